@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
+import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
+import type {
+  AcquireLeaseInput,
+  CacheMeta,
+  CacheTable,
+  Lease,
+  PublishInput,
+} from '../../core/ports.js';
+import { RequestStatus, SortKey, requestSortKey } from '../../core/rows.js';
+import { PublishAction, classifyPublishFailure } from './cancellation.js';
+import { Guard, allOf, namesOf } from './conditions.js';
+import { itemToHolder, itemToMeta, keyOf, leaseToItem, metaToItem } from './items.js';
+
+export interface DynamoCacheTableOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /**
+   * How long after expiry DynamoDB TTL may collect a LOCK row. GC only: expiry is always checked
+   * by comparing `lease_expires_at` with the caller's clock.
+   * @default 3600
+   */
+  readonly lockTtlBufferSeconds?: number;
+}
+
+/** The cache table on DynamoDB: META reads, the LOCK lease, and the publish transaction. */
+export class DynamoCacheTable implements CacheTable {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #lockTtlBuffer: number;
+
+  constructor(options: DynamoCacheTableOptions) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? 3600;
+  }
+
+  async getMeta(
+    pk: string,
+    options: { consistent?: boolean } = {},
+  ): Promise<CacheMeta | undefined> {
+    const { Item } = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#tableName,
+        Key: keyOf(pk, SortKey.Meta),
+        ConsistentRead: options.consistent ?? false,
+      }),
+    );
+    return Item === undefined ? undefined : itemToMeta(Item);
+  }
+
+  async acquireLease(input: AcquireLeaseInput): Promise<Lease> {
+    const lease: Lease = {
+      pk: input.pk,
+      token: randomUUID(),
+      expiresAt: input.now + input.durationSeconds,
+      owner: input.owner,
+    };
+    try {
+      await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: leaseToItem(lease, lease.expiresAt + this.#lockTtlBuffer),
+          ConditionExpression: Guard.leaseFree,
+          ExpressionAttributeNames: namesOf(Guard.leaseFree),
+          ExpressionAttributeValues: { ':now': { N: String(input.now) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return lease;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new LeaseHeldError(input.pk, itemToHolder(error.Item));
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Conditioned on the token alone: any takeover replaces the token atomically, so a caller whose
+   * token is still on the row is still the only writer, even if its time ran out meanwhile.
+   */
+  async refreshLease(
+    lease: Lease,
+    input: { now: number; durationSeconds: number },
+  ): Promise<Lease> {
+    const expiresAt = input.now + input.durationSeconds;
+    const update = 'SET #lease_expires_at = :expires_at, #ttl = :ttl';
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          UpdateExpression: update,
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ExpressionAttributeValues: {
+            ':expires_at': { N: String(expiresAt) },
+            ':ttl': { N: String(expiresAt + this.#lockTtlBuffer) },
+            ':token': { S: lease.token },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ...lease, expiresAt };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new LeaseLostError(lease.pk, itemToHolder(error.Item), { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async releaseLease(lease: Lease): Promise<boolean> {
+    try {
+      await this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(Guard.leaseToken),
+          ExpressionAttributeValues: { ':token': { S: lease.token } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
+   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED. The condition
+   * sits on the Delete itself: DynamoDB rejects a ConditionCheck and a Delete on the same item.
+   */
+  async publishGeneration(input: PublishInput): Promise<void> {
+    const { lease, meta, now, seal } = input;
+    if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
+    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
+    const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
+    const items: TransactWriteItem[] = [
+      {
+        Put: {
+          TableName: this.#tableName,
+          Item: metaToItem(meta),
+          ConditionExpression: Guard.notNewerGeneration,
+          ExpressionAttributeNames: namesOf(Guard.notNewerGeneration),
+          ExpressionAttributeValues: { ':generated_at': { N: String(meta.generatedAt) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      {
+        Delete: {
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          ConditionExpression: lockCondition,
+          ExpressionAttributeNames: namesOf(lockCondition),
+          ExpressionAttributeValues: {
+            ':token': { S: lease.token },
+            ':now': { N: String(now) },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ];
+    if (seal !== undefined) {
+      const update =
+        'SET #status = :completed, #result_s3_key = :s3_key, #result_generated_at = :generated_at, #ttl = :ttl';
+      actions.push(PublishAction.SealRequest);
+      items.push({
+        Update: {
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, requestSortKey(seal.idempotencyKey)),
+          UpdateExpression: update,
+          ExpressionAttributeNames: namesOf(update),
+          ExpressionAttributeValues: {
+            ':completed': { S: RequestStatus.Completed },
+            ':s3_key': { S: meta.s3Key },
+            ':generated_at': { N: String(meta.generatedAt) },
+            ':ttl': { N: String(seal.ttl) },
+          },
+        },
+      });
+    }
+    try {
+      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+    } catch (error) {
+      throw classifyPublishFailure(error, lease.pk, actions) ?? error;
+    }
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Condition expressions of the cache table, as named fragments. Every attribute is referenced as
+ * `#<attribute name>` (`ttl` and `status` are DynamoDB reserved words), so the names map can be
+ * derived from the expression itself.
+ */
+export const Guard = {
+  /** LOCK is free: no row, or its holder's time has run out on the caller's clock (acquire). */
+  leaseFree: '(attribute_not_exists(#pk) OR #lease_expires_at <= :now)',
+  /** The caller's token is still the one on LOCK: nobody took the lease over (refresh, release, publish). */
+  leaseToken: '(#lease_token = :token)',
+  /** The caller's lease has not run out on its own clock (publish). */
+  leaseLive: '(#lease_expires_at > :now)',
+  /** META is absent or not newer than the generation being written: never go backwards (publish). */
+  notNewerGeneration: '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)',
+} as const;
+
+export const allOf = (...fragments: string[]): string => fragments.join(' AND ');
+
+/** The ExpressionAttributeNames an expression uses: `#name` always stands for attribute `name`. */
+export const namesOf = (...expressions: string[]): Record<string, string> => {
+  const names: Record<string, string> = {};
+  for (const expression of expressions) {
+    for (const [token] of expression.matchAll(/#[A-Za-z0-9_]+/g)) names[token] = token.slice(1);
+  }
+  return names;
+};

@@ -1,0 +1,70 @@
+/**
+ * Rows of the cache table, with the exact FaceTheory attribute names and types (`s3_key` S,
+ * `generated_at` N, `lease_expires_at` N...), so Go and Python TableTheory services read and
+ * write the same rows.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { LeaseHolder } from '../../core/errors.js';
+import type { CacheMeta, Lease } from '../../core/ports.js';
+import { SortKey } from '../../core/rows.js';
+
+export type Item = Record<string, AttributeValue>;
+
+const S = (value: string): AttributeValue => ({ S: value });
+const N = (value: number): AttributeValue => ({ N: String(value) });
+
+/** Optional attributes are left out rather than written as NULL. */
+const optional = <T>(name: string, value: T | undefined, encode: (v: T) => AttributeValue): Item =>
+  value === undefined ? {} : { [name]: encode(value) };
+
+export const keyOf = (pk: string, sk: string): Item => ({ pk: S(pk), sk: S(sk) });
+
+export const metaToItem = (meta: CacheMeta): Item => ({
+  ...keyOf(meta.pk, SortKey.Meta),
+  s3_key: S(meta.s3Key),
+  generated_at: N(meta.generatedAt),
+  revalidate_seconds: N(meta.revalidateSeconds),
+  ...optional('etag', meta.etag, S),
+  ...optional('ttl', meta.ttl, N),
+  ...optional('cache_key', meta.cacheKey, S),
+  ...optional('content_type', meta.contentType, S),
+  ...optional('status_code', meta.statusCode, N),
+  ...optional('location', meta.location, S),
+});
+
+export const itemToMeta = (item: Item): CacheMeta => ({
+  pk: str(item, 'pk') ?? '',
+  s3Key: str(item, 's3_key') ?? '',
+  generatedAt: num(item, 'generated_at') ?? 0,
+  revalidateSeconds: num(item, 'revalidate_seconds') ?? 0,
+  etag: str(item, 'etag'),
+  ttl: num(item, 'ttl'),
+  cacheKey: str(item, 'cache_key'),
+  contentType: str(item, 'content_type'),
+  statusCode: num(item, 'status_code'),
+  location: str(item, 'location'),
+});
+
+export const leaseToItem = (lease: Lease, ttl: number): Item => ({
+  ...keyOf(lease.pk, SortKey.Lock),
+  lease_token: S(lease.token),
+  lease_expires_at: N(lease.expiresAt),
+  ttl: N(ttl),
+  ...optional('lease_owner', lease.owner, S),
+});
+
+export const itemToHolder = (item: Item | undefined): LeaseHolder | undefined =>
+  item === undefined
+    ? undefined
+    : {
+        token: str(item, 'lease_token'),
+        expiresAt: num(item, 'lease_expires_at') ?? 0,
+        owner: str(item, 'lease_owner'),
+      };
+
+export const str = (item: Item, name: string): string | undefined => item[name]?.S;
+
+export const num = (item: Item, name: string): number | undefined => {
+  const value = item[name]?.N;
+  return value === undefined ? undefined : Number(value);
+};

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
+
+/** Longest normalised cache key (path plus canonical query) accepted, in characters. */
+export const MAX_CACHE_KEY_LENGTH = 1024;
+
+/** Tenants are short identifiers; `#` is excluded so the pk stays unambiguous. */
+const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// C0 controls, DEL and C1 controls: never part of a page address.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
+const ENCODED_SLASH = /%2f/i;
+const ENCODED_BACKSLASH = /%5c/i;
+const ENCODED_DOT = /%2e/i;
+
+/** What the cache key depends on besides the path: which query parameters, how long a key. */
+export interface CacheKeyPolicy {
+  /** Query parameters that select a different page; every other parameter is dropped. */
+  readonly allowedQueryParams: readonly string[];
+  /** @default MAX_CACHE_KEY_LENGTH */
+  readonly maxKeyLength?: number;
+}
+
+export interface CacheKeyInput {
+  readonly tenant?: string | undefined;
+  /** The path as received (still percent-encoded), e.g. a function URL event's `rawPath`. */
+  readonly rawPath: string;
+  /** The query string as received, without `?`. */
+  readonly rawQueryString?: string | undefined;
+}
+
+/** One cache entry's identity: what the renderer is asked for and where its rows live. */
+export interface CacheKey {
+  readonly tenant: string | undefined;
+  /** Canonical, percent-encoded path: `/blog/caf%C3%A9`. */
+  readonly path: string;
+  /** Canonical query: allow-listed params sorted by name then value, encoded; '' when none. */
+  readonly query: string;
+  /** `path` plus `?query` when there is one: the string that is hashed. */
+  readonly key: string;
+  /** sha256 hex of `key`. */
+  readonly hash: string;
+  /** `TENANT#<tenant>#CACHE#<hash>` or `CACHE#<hash>`. */
+  readonly pk: string;
+}
+
+const reject = (reason: InvalidKeyReason, message: string): never => {
+  throw new InvalidCacheKeyError(reason, message);
+};
+
+/**
+ * Turns a request into its cache key, decoding exactly once and rejecting anything that could
+ * alias another entry or escape the path (traversal, encoded separators, control characters).
+ * Equivalent requests (segment slashes, unicode composition, parameter order, unknown parameters)
+ * get the same key.
+ */
+export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy): CacheKey {
+  const maxKeyLength = policy.maxKeyLength ?? MAX_CACHE_KEY_LENGTH;
+  const tenant = validateTenant(input.tenant);
+  const path = normalisePath(input.rawPath, maxKeyLength);
+  const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams, maxKeyLength);
+  const key = query ? `${path}?${query}` : path;
+  if (key.length > maxKeyLength) {
+    reject(InvalidKeyReason.TooLong, `cache key is longer than ${maxKeyLength} characters`);
+  }
+  const hash = sha256Hex(key);
+  return { tenant, path, query, key, hash, pk: partitionKey(tenant, hash) };
+}
+
+/** The FaceTheory partition key of a cache entry. */
+export const partitionKey = (tenant: string | undefined, hash: string): string =>
+  tenant === undefined ? `CACHE#${hash}` : `TENANT#${tenant}#CACHE#${hash}`;
+
+export const sha256Hex = (value: string): string =>
+  createHash('sha256').update(value, 'utf8').digest('hex');
+
+function validateTenant(tenant: string | undefined): string | undefined {
+  if (tenant === undefined) return undefined;
+  if (!TENANT_PATTERN.test(tenant)) {
+    reject(
+      InvalidKeyReason.InvalidTenant,
+      'tenant must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-", starting alphanumeric',
+    );
+  }
+  return tenant;
+}
+
+function normalisePath(rawPath: string, maxKeyLength: number): string {
+  // Cheap bound before any decoding work: an encoded character is at most 3 raw characters each.
+  if (rawPath.length > maxKeyLength * 3) {
+    reject(InvalidKeyReason.TooLong, `path is longer than ${maxKeyLength * 3} characters`);
+  }
+  if (!rawPath.startsWith('/')) reject(InvalidKeyReason.InvalidPath, 'path must start with "/"');
+  if (rawPath.includes('\\') || ENCODED_BACKSLASH.test(rawPath)) {
+    reject(InvalidKeyReason.Backslash, 'path must not contain a backslash');
+  }
+  if (ENCODED_SLASH.test(rawPath)) {
+    reject(InvalidKeyReason.EncodedSeparator, 'path must not contain an encoded "/"');
+  }
+  if (ENCODED_DOT.test(rawPath)) {
+    reject(InvalidKeyReason.EncodedDot, 'path must not contain an encoded "."');
+  }
+  const segments: string[] = [];
+  for (const rawSegment of rawPath.split('/')) {
+    if (rawSegment === '') continue; // '//' and a trailing '/' name the same page
+    const segment = decodeComponent(rawSegment, 'path').normalize('NFC');
+    if (segment === '.' || segment === '..' || aliasesTraversal(segment)) {
+      reject(InvalidKeyReason.Traversal, 'path must not contain "." or ".." segments');
+    }
+    segments.push(encodePathSegment(segment));
+  }
+  return `/${segments.join('/')}`;
+}
+
+/** Compatibility forms (fullwidth dots and solidus) that some later system might fold. */
+function aliasesTraversal(segment: string): boolean {
+  const folded = segment.normalize('NFKC');
+  if (folded === segment) return false;
+  return folded === '.' || folded === '..' || /[/\\]/.test(folded);
+}
+
+function normaliseQuery(
+  rawQuery: string,
+  allowed: readonly string[],
+  maxKeyLength: number,
+): string {
+  if (rawQuery === '' || allowed.length === 0) return '';
+  if (rawQuery.length > maxKeyLength * 3) {
+    reject(InvalidKeyReason.TooLong, `query is longer than ${maxKeyLength * 3} characters`);
+  }
+  const pairs: [string, string][] = [];
+  for (const part of rawQuery.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    const name = decodeComponent(rawName.replaceAll('+', ' '), 'query');
+    if (!allowed.includes(name)) continue;
+    const value = decodeComponent(rawValue.replaceAll('+', ' '), 'query').normalize('NFC');
+    pairs.push([name, value]);
+  }
+  pairs.sort(([an, av], [bn, bv]) => compare(an, bn) || compare(av, bv));
+  return pairs
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+    .join('&');
+}
+
+/** Percent-encodes a segment, leaving RFC 3986 path characters (sub-delims, ':' and '@') readable. */
+const encodePathSegment = (segment: string): string =>
+  encodeURIComponent(segment).replace(
+    /%(21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/g,
+    (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)),
+  );
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Decodes once; anything still looking encoded afterwards was encoded twice. */
+function decodeComponent(raw: string, where: 'path' | 'query'): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return reject(InvalidKeyReason.MalformedEncoding, `${where} has malformed percent-encoding`);
+  }
+  if (!decoded.isWellFormed()) {
+    reject(InvalidKeyReason.MalformedEncoding, `${where} is not well-formed unicode`);
+  }
+  if (CONTROL_CHARACTER.test(decoded)) {
+    reject(InvalidKeyReason.ControlCharacter, `${where} must not contain control characters`);
+  }
+  if (PERCENT_ESCAPE.test(decoded)) {
+    reject(InvalidKeyReason.DoubleEncoding, `${where} must not be percent-encoded twice`);
+  }
+  return decoded;
+}

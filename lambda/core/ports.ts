@@ -1,0 +1,98 @@
+/**
+ * The ports the ISR core needs, in one place. Each adapter (DynamoDB, S3, SQS, HTTP renderer)
+ * implements one of these in a file of its own; use cases only ever see these types.
+ */
+import type { Generation } from './freshness.js';
+
+/** The published generation of one cache entry: the FaceTheory META row. */
+export interface CacheMeta extends Generation {
+  readonly pk: string;
+  /** Object key of the body in the bucket; immutable, never overwritten. */
+  readonly s3Key: string;
+  readonly etag?: string | undefined;
+  /** GC horizon only; freshness never depends on it. */
+  readonly ttl?: number | undefined;
+  /** The normalised cache key, for operators reading the table. */
+  readonly cacheKey?: string | undefined;
+  readonly contentType?: string | undefined;
+  /** HTTP status the page is served with (200, 404, 301...). */
+  readonly statusCode?: number | undefined;
+  /** Redirect target of a 3xx page. */
+  readonly location?: string | undefined;
+}
+
+/** A lease this caller holds: the token is what keeps stale writers out. */
+export interface Lease {
+  readonly pk: string;
+  readonly token: string;
+  /** Epoch seconds; the lease is held iff this is later than now. */
+  readonly expiresAt: number;
+  readonly owner?: string | undefined;
+}
+
+export interface AcquireLeaseInput {
+  readonly pk: string;
+  /** Caller's clock, epoch seconds. */
+  readonly now: number;
+  readonly durationSeconds: number;
+  /** Free text for operators (function name, request id). */
+  readonly owner?: string | undefined;
+}
+
+/** Marks the REQ#<key> idempotency row COMPLETED in the same transaction as the publish. */
+export interface IdempotencySeal {
+  readonly idempotencyKey: string;
+  /** GC horizon of the REQ# row, epoch seconds. */
+  readonly ttl: number;
+}
+
+export interface PublishInput {
+  readonly lease: Lease;
+  readonly meta: CacheMeta;
+  /** Caller's clock, epoch seconds: the lease must still be live at this time. */
+  readonly now: number;
+  readonly seal?: IdempotencySeal | undefined;
+}
+
+/** META and LOCK rows of the cache table, and the one transaction that ties them together. */
+export interface CacheTable {
+  getMeta(pk: string, options?: { consistent?: boolean }): Promise<CacheMeta | undefined>;
+  /** @throws LeaseHeldError when another contender holds a live lease. */
+  acquireLease(input: AcquireLeaseInput): Promise<Lease>;
+  /** Extends a lease this caller still owns. @throws LeaseLostError otherwise. */
+  refreshLease(lease: Lease, input: { now: number; durationSeconds: number }): Promise<Lease>;
+  /** Best-effort release; false when the lease was no longer this caller's. */
+  releaseLease(lease: Lease): Promise<boolean>;
+  /**
+   * Puts META, deletes LOCK and (with a seal) completes REQ# in one transaction.
+   * @throws LeaseLostError, NewerGenerationError, RetryableStoreError
+   */
+  publishGeneration(input: PublishInput): Promise<void>;
+}
+
+export interface PutBodyInput {
+  readonly s3Key: string;
+  readonly body: Uint8Array;
+  readonly contentType: string;
+}
+
+export type GetBodyResult =
+  | {
+      readonly kind: 'body';
+      readonly body: Uint8Array;
+      readonly etag: string;
+      readonly contentType: string | undefined;
+    }
+  | { readonly kind: 'not-modified'; readonly etag: string | undefined };
+
+/** Page bodies, one immutable object per generation. */
+export interface BodyStore {
+  /** Writes a new object; never replaces an existing one. Returns its ETag. */
+  putBody(input: PutBodyInput): Promise<{ readonly s3Key: string; readonly etag: string }>;
+  /** @throws BodyNotFoundError when the object is gone. */
+  getBody(s3Key: string, options?: { ifNoneMatch?: string | undefined }): Promise<GetBodyResult>;
+  /** Deletes a body no META points to (a stale writer's orphan). */
+  deleteBody(s3Key: string): Promise<void>;
+  /** Tags a body META no longer points to, so the bucket lifecycle can expire it. */
+  markSuperseded(s3Key: string): Promise<void>;
+}

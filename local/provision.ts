@@ -1,0 +1,103 @@
+/**
+ * Creates the table, bucket and queues on local backends, shaped as the CDK stack shapes them in
+ * AWS. Used by `npm start`, the tests and the benchmarks.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+/** The cache table: pk/sk strings, TTL on `ttl` (garbage collection only). */
+export async function ensureCacheTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  }
+}
+
+export async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+  }
+}
+
+export interface RegenerationQueues {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly dlqUrl: string;
+  readonly dlqArn: string;
+}
+
+export interface QueueOptions {
+  /** Base name; `.fifo` and `-dlq.fifo` are appended. */
+  readonly name: string;
+  /** @default 30 */
+  readonly visibilityTimeoutSeconds?: number;
+  /** @default 5 */
+  readonly maxReceiveCount?: number;
+}
+
+/** The FIFO regeneration queue and its FIFO DLQ, with a redrive policy between them. */
+export async function ensureRegenerationQueues(
+  client: SQSClient,
+  options: QueueOptions,
+): Promise<RegenerationQueues> {
+  const dlq = await createFifoQueue(client, `${options.name}-dlq.fifo`, {});
+  const queue = await createFifoQueue(client, `${options.name}.fifo`, {
+    VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: dlq.arn,
+      maxReceiveCount: options.maxReceiveCount ?? 5,
+    }),
+  });
+  return { queueUrl: queue.url, queueArn: queue.arn, dlqUrl: dlq.url, dlqArn: dlq.arn };
+}
+
+async function createFifoQueue(
+  client: SQSClient,
+  name: string,
+  attributes: Record<string, string>,
+): Promise<{ url: string; arn: string }> {
+  const { QueueUrl } = await client.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: { FifoQueue: 'true', ...attributes },
+    }),
+  );
+  if (QueueUrl === undefined) throw new Error(`no URL for queue ${name}`);
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = Attributes?.QueueArn;
+  if (arn === undefined) throw new Error(`no ARN for queue ${name}`);
+  return { url: QueueUrl, arn };
+}

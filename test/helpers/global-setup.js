@@ -1,0 +1,21 @@
+// Jest loads global setup outside its module system, so this file is plain ESM and loads the
+// TypeScript backends through tsx.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tsImport } from 'tsx/esm/api';
+
+/**
+ * Starts the real local backends once per test run: DynamoDB Local, s3rver and local-aws-sqs.
+ * Test files reach them through the endpoints exported here (workers inherit the environment).
+ * A backend that cannot start fails the whole run, loudly.
+ */
+export default async function globalSetup() {
+  const { startLocalBackends } = await tsImport('../../local/backends/index.ts', import.meta.url);
+  const directory = mkdtempSync(join(tmpdir(), 'isr-test-'));
+  const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
+  process.env.ISR_TEST_DYNAMODB_ENDPOINT = backends.endpoints.dynamodb;
+  process.env.ISR_TEST_S3_ENDPOINT = backends.endpoints.s3;
+  process.env.ISR_TEST_SQS_ENDPOINT = backends.endpoints.sqs;
+  globalThis.__ISR_BACKENDS__ = { backends, directory };
+}

@@ -1,0 +1,343 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Guard } from '../../../../lambda/adapters/dynamodb/conditions.js';
+import { DynamoCacheTable } from '../../../../lambda/adapters/dynamodb/cache-table.js';
+import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import {
+  LeaseHeldError,
+  LeaseLostError,
+  NewerGenerationError,
+} from '../../../../lambda/core/errors.js';
+import type { CacheMeta, Lease } from '../../../../lambda/core/ports.js';
+import { requestSortKey } from '../../../../lambda/core/rows.js';
+import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
+import { createTestTable, testClients } from '../../../helpers/backends.js';
+import { removeGuard } from '../../../helpers/guard-mutation.js';
+
+const T0 = 1_800_000_000; // a frozen clock, epoch seconds
+const LEASE = 30;
+
+let clients: AwsClients;
+let tableName: string;
+let table: DynamoCacheTable;
+let keyCounter = 0;
+
+beforeAll(async () => {
+  clients = testClients();
+  tableName = await createTestTable(clients);
+  table = new DynamoCacheTable({ client: clients.dynamodb, tableName });
+});
+afterAll(() => clients.dynamodb.destroy());
+
+/** A fresh cache entry per test, so tests never see each other's rows. */
+const freshPk = (): string =>
+  normaliseCacheKey({ rawPath: `/page-${++keyCounter}` }, { allowedQueryParams: [] }).pk;
+
+const metaFor = (
+  pk: string,
+  generatedAt: number,
+  s3Key = `pages/_/x/${generatedAt}`,
+): CacheMeta => ({
+  pk,
+  s3Key,
+  generatedAt,
+  revalidateSeconds: 60,
+  etag: `"etag-${generatedAt}"`,
+  contentType: 'text/html; charset=utf-8',
+  statusCode: 200,
+});
+
+const rawItem = async (pk: string, sk: string) =>
+  (
+    await clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: pk }, sk: { S: sk } },
+        ConsistentRead: true,
+      }),
+    )
+  ).Item;
+
+const caught = async (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe('DynamoCacheTable lease', () => {
+  it('acquires a free lease', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE, owner: 'w1' });
+    expect(lease).toMatchObject({ pk, expiresAt: T0 + LEASE, owner: 'w1' });
+    expect(lease.token).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses a held lease and names the current holder', async () => {
+    const pk = freshPk();
+    const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE, owner: 'w1' });
+    const error = await caught(
+      table.acquireLease({ pk, now: T0 + LEASE - 1, durationSeconds: LEASE }),
+    );
+    expect(error).toBeInstanceOf(LeaseHeldError);
+    expect((error as LeaseHeldError).holder).toEqual({
+      token: first.token,
+      expiresAt: T0 + LEASE,
+      owner: 'w1',
+    });
+  });
+
+  it('grants an expired lease to the next contender with a new token', async () => {
+    const pk = freshPk();
+    const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    const second = await table.acquireLease({ pk, now: T0 + LEASE, durationSeconds: LEASE });
+    expect(second.token).not.toBe(first.token);
+    expect(second.expiresAt).toBe(T0 + 2 * LEASE);
+  });
+
+  it('extends the lease for its owner and refuses anyone else', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    const refreshed = await table.refreshLease(lease, { now: T0 + 20, durationSeconds: LEASE });
+    expect(refreshed.expiresAt).toBe(T0 + 20 + LEASE);
+    // Still held at a time the original lease would have run out.
+    await expect(
+      table.acquireLease({ pk, now: T0 + LEASE + 5, durationSeconds: LEASE }),
+    ).rejects.toBeInstanceOf(LeaseHeldError);
+
+    const impostor: Lease = { ...lease, token: 'not-the-token' };
+    await expect(
+      table.refreshLease(impostor, { now: T0 + 21, durationSeconds: LEASE }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await rawItem(pk, 'LOCK'))?.lease_expires_at).toEqual({ N: String(T0 + 20 + LEASE) });
+  });
+
+  it('refuses to refresh a lease that another contender took over', async () => {
+    const pk = freshPk();
+    const stale = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    const current = await table.acquireLease({ pk, now: T0 + LEASE + 1, durationSeconds: LEASE });
+    await expect(
+      table.refreshLease(stale, { now: T0 + LEASE + 2, durationSeconds: LEASE }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await rawItem(pk, 'LOCK'))?.lease_token).toEqual({ S: current.token });
+  });
+
+  it('releases only its own lease', async () => {
+    const pk = freshPk();
+    const stale = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    const current = await table.acquireLease({ pk, now: T0 + LEASE, durationSeconds: LEASE });
+    expect(await table.releaseLease(stale)).toBe(false);
+    expect(await rawItem(pk, 'LOCK')).toBeDefined();
+    expect(await table.releaseLease(current)).toBe(true);
+    expect(await rawItem(pk, 'LOCK')).toBeUndefined();
+  });
+});
+
+describe('DynamoCacheTable publishGeneration', () => {
+  it('commits META and removes LOCK in one step for the lease owner', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    await table.publishGeneration({ lease, meta: metaFor(pk, T0), now: T0 + 5 });
+    expect(await table.getMeta(pk, { consistent: true })).toMatchObject(metaFor(pk, T0));
+    expect(await rawItem(pk, 'LOCK')).toBeUndefined();
+  });
+
+  it('changes nothing and raises LeaseLostError after the lease expired', async () => {
+    const outcome = await publishAfterExpiry();
+    expect(outcome.error).toBeInstanceOf(LeaseLostError);
+    expect(outcome.meta).toBeUndefined();
+    expect(outcome.lockToken).toBe(outcome.lease.token);
+  });
+
+  it('changes nothing and raises LeaseLostError after another worker took the lease over', async () => {
+    const outcome = await publishAfterTakeover();
+    expect(outcome.error).toBeInstanceOf(LeaseLostError);
+    expect((outcome.error as LeaseLostError).holder?.token).toBe(outcome.current.token);
+    expect(outcome.meta).toBeUndefined();
+    expect(outcome.lockToken).toBe(outcome.current.token);
+  });
+
+  it('never replaces a newer generation with an older one', async () => {
+    const outcome = await publishOlderGeneration();
+    expect(outcome.error).toBeInstanceOf(NewerGenerationError);
+    expect((outcome.error as NewerGenerationError).currentGeneratedAt).toBe(T0 + 100);
+    expect(outcome.meta?.generatedAt).toBe(T0 + 100);
+    // The whole transaction was cancelled, so the lease is still there for its owner to release.
+    expect(outcome.lockToken).toBe(outcome.lease.token);
+  });
+
+  it('accepts a generation equal to the live one (same-second regeneration)', async () => {
+    const pk = freshPk();
+    const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    await table.publishGeneration({ lease: first, meta: metaFor(pk, T0, 'a'), now: T0 });
+    const second = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    await table.publishGeneration({ lease: second, meta: metaFor(pk, T0, 'b'), now: T0 });
+    expect((await table.getMeta(pk, { consistent: true }))?.s3Key).toBe('b');
+  });
+
+  it('marks the REQ# row COMPLETED with the result in the same transaction', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    await table.publishGeneration({
+      lease,
+      meta: metaFor(pk, T0, 'pages/_/h/result'),
+      now: T0 + 1,
+      seal: { idempotencyKey: 'msg-1', ttl: T0 + 86_400 },
+    });
+    expect(await rawItem(pk, requestSortKey('msg-1'))).toEqual({
+      pk: { S: pk },
+      sk: { S: 'REQ#msg-1' },
+      status: { S: 'COMPLETED' },
+      result_s3_key: { S: 'pages/_/h/result' },
+      result_generated_at: { N: String(T0) },
+      ttl: { N: String(T0 + 86_400) },
+    });
+  });
+
+  it('leaves the REQ# row alone when the publish is refused', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    await expect(
+      table.publishGeneration({
+        lease,
+        meta: metaFor(pk, T0),
+        now: T0 + LEASE,
+        seal: { idempotencyKey: 'msg-2', ttl: T0 + 86_400 },
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await rawItem(pk, requestSortKey('msg-2'))).toBeUndefined();
+  });
+});
+
+describe('DynamoCacheTable rows', () => {
+  it('writes META and LOCK with the exact FaceTheory attribute names and types', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE, owner: 'w1' });
+    expect(await rawItem(pk, 'LOCK')).toEqual({
+      pk: { S: pk },
+      sk: { S: 'LOCK' },
+      lease_token: { S: lease.token },
+      lease_expires_at: { N: String(T0 + LEASE) },
+      ttl: { N: String(T0 + LEASE + 3600) },
+      lease_owner: { S: 'w1' },
+    });
+    await table.publishGeneration({
+      lease,
+      meta: { ...metaFor(pk, T0, 'pages/_/h/1'), ttl: T0 + 7 * 86_400, cacheKey: '/page' },
+      now: T0 + 1,
+    });
+    expect(await rawItem(pk, 'META')).toEqual({
+      pk: { S: pk },
+      sk: { S: 'META' },
+      s3_key: { S: 'pages/_/h/1' },
+      generated_at: { N: String(T0) },
+      revalidate_seconds: { N: '60' },
+      etag: { S: `"etag-${T0}"` },
+      ttl: { N: String(T0 + 7 * 86_400) },
+      cache_key: { S: '/page' },
+      content_type: { S: 'text/html; charset=utf-8' },
+      status_code: { N: '200' },
+    });
+  });
+
+  it('reads META eventually or strongly consistent and returns undefined when absent', async () => {
+    const pk = freshPk();
+    expect(await table.getMeta(pk)).toBeUndefined();
+    expect(await table.getMeta(pk, { consistent: true })).toBeUndefined();
+  });
+});
+
+describe('DynamoCacheTable guards (negative controls)', () => {
+  // The scenarios above, run again with one guard removed from the wire: each must now show the
+  // violation, proving the assertions above would catch the missing guard.
+  it('without the token condition, a stale writer with a skewed clock overwrites META', async () => {
+    const outcome = await withoutGuard(Guard.leaseToken, publishAfterTakeover);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.meta).toBeDefined();
+  });
+
+  it('without the expiry condition, a writer whose lease ran out still publishes', async () => {
+    const outcome = await withoutGuard(Guard.leaseLive, publishAfterExpiry);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.meta).toBeDefined();
+  });
+
+  it('without the newer-generation condition, an older generation replaces a newer one', async () => {
+    const outcome = await withoutGuard(Guard.notNewerGeneration, publishOlderGeneration);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.meta?.generatedAt).toBe(T0 + 50);
+  });
+
+  it('without the free-lease condition, a second contender takes a held lease', async () => {
+    const outcome = await withoutGuard(Guard.leaseFree, acquireHeldLease);
+    expect(outcome.error).toBeUndefined();
+  });
+
+  it('with every guard in place, the same contender is refused', async () => {
+    expect((await acquireHeldLease()).error).toBeInstanceOf(LeaseHeldError);
+  });
+});
+
+// Scenarios shared by the tests and their negative controls.
+
+async function withoutGuard<T>(fragment: string, scenario: () => Promise<T>): Promise<T> {
+  const restore = removeGuard(clients.dynamodb, fragment);
+  try {
+    return await scenario();
+  } finally {
+    restore();
+  }
+}
+
+const lockTokenOf = async (pk: string) => (await rawItem(pk, 'LOCK'))?.lease_token?.S;
+
+async function publishAfterExpiry() {
+  const pk = freshPk();
+  const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+  const error = await caught(
+    table.publishGeneration({ lease, meta: metaFor(pk, T0), now: T0 + LEASE }),
+  );
+  return {
+    error,
+    lease,
+    meta: await table.getMeta(pk, { consistent: true }),
+    lockToken: await lockTokenOf(pk),
+  };
+}
+
+/** The stale worker's clock is behind: by its own reckoning its lease is still live. */
+async function publishAfterTakeover() {
+  const pk = freshPk();
+  const stale = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+  const current = await table.acquireLease({ pk, now: T0 + LEASE, durationSeconds: LEASE });
+  const error = await caught(
+    table.publishGeneration({ lease: stale, meta: metaFor(pk, T0), now: T0 + 1 }),
+  );
+  return {
+    error,
+    current,
+    meta: await table.getMeta(pk, { consistent: true }),
+    lockToken: await lockTokenOf(pk),
+  };
+}
+
+async function publishOlderGeneration() {
+  const pk = freshPk();
+  const first = await table.acquireLease({ pk, now: T0 + 100, durationSeconds: LEASE });
+  await table.publishGeneration({ lease: first, meta: metaFor(pk, T0 + 100), now: T0 + 101 });
+  const lease = await table.acquireLease({ pk, now: T0 + 102, durationSeconds: LEASE });
+  const error = await caught(
+    table.publishGeneration({ lease, meta: metaFor(pk, T0 + 50), now: T0 + 103 }),
+  );
+  return {
+    error,
+    lease,
+    meta: await table.getMeta(pk, { consistent: true }),
+    lockToken: await lockTokenOf(pk),
+  };
+}
+
+async function acquireHeldLease() {
+  const pk = freshPk();
+  await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+  return { error: await caught(table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE })) };
+}
