@@ -2,6 +2,7 @@
  * The ports the ISR core needs, in one place. Each adapter (DynamoDB, S3, SQS, HTTP renderer)
  * implements one of these in a file of its own; use cases only ever see these types.
  */
+import type { CacheKey } from './cache-key.js';
 import type { Generation } from './freshness.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
@@ -19,6 +20,8 @@ export interface CacheMeta extends Generation {
   readonly statusCode?: number | undefined;
   /** Redirect target of a 3xx page. */
   readonly location?: string | undefined;
+  /** Tags the renderer gave the page (for operators and tag-based revalidation). */
+  readonly tags?: readonly string[] | undefined;
 }
 
 /** A lease this caller holds: the token is what keeps stale writers out. */
@@ -95,4 +98,50 @@ export interface BodyStore {
   deleteBody(s3Key: string): Promise<void>;
   /** Tags a body META no longer points to, so the bucket lifecycle can expire it. */
   markSuperseded(s3Key: string): Promise<void>;
+}
+
+/** What the renderer is asked for: only the cache key, so nothing outside it can change a page. */
+export interface RenderRequest {
+  readonly cacheKey: CacheKey;
+  /** Aborted when the render must stop (timeout, lease lost). */
+  readonly signal: AbortSignal;
+}
+
+/** A rendered page. The status decides what happens to it (see `renderDisposition`). */
+export interface RenderResult {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Uint8Array;
+  /** Redirect target, for 3xx pages. */
+  readonly location?: string | undefined;
+  /** Freshness this page asks for; the configured default otherwise. */
+  readonly revalidateSeconds?: number | undefined;
+  readonly tags?: readonly string[] | undefined;
+}
+
+/**
+ * Produces a page. Implementations throw `RenderRetryableError` for failures that may pass
+ * (timeouts, network errors) and return any HTTP status they get.
+ */
+export interface Renderer {
+  render(request: RenderRequest): Promise<RenderResult>;
+}
+
+/** A queue message the worker gives up on, and why. */
+export interface DeadLetter {
+  readonly messageId: string;
+  readonly body: string;
+  readonly groupId: string | undefined;
+  readonly receiveCount: number;
+  readonly reason: { readonly code: string; readonly message: string };
+}
+
+/** Where poison and exhausted messages go, with their reason attached. */
+export interface DeadLetterQueue {
+  send(letter: DeadLetter): Promise<void>;
+}
+
+/** Counts renders per cache entry (the demo renderer shows it on the page). */
+export interface RenderCounter {
+  increment(cacheKey: CacheKey): Promise<number>;
 }

@@ -30,6 +30,10 @@ export const metaToItem = (meta: CacheMeta): Item => ({
   ...optional('content_type', meta.contentType, S),
   ...optional('status_code', meta.statusCode, N),
   ...optional('location', meta.location, S),
+  // A string set cannot be empty: no tags means no attribute.
+  ...optional('tags', meta.tags?.length ? meta.tags : undefined, (tags) => ({
+    SS: [...new Set(tags)],
+  })),
 });
 
 export const itemToMeta = (item: Item): CacheMeta => ({
@@ -43,6 +47,7 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   contentType: str(item, 'content_type'),
   statusCode: num(item, 'status_code'),
   location: str(item, 'location'),
+  tags: item.tags?.SS,
 });
 
 export const leaseToItem = (lease: Lease, ttl: number): Item => ({

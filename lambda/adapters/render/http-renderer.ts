@@ -1,0 +1,120 @@
+import { RenderRejectedError, RenderRetryableError } from '../../core/errors.js';
+import type { RenderRequest, RenderResult, Renderer } from '../../core/ports.js';
+
+export interface HttpRendererOptions {
+  /** The SSR origin, e.g. `http://ssr.internal:8080/app`. Only ever this host is fetched. */
+  readonly originUrl: string;
+  /** In multi-tenant mode, the header that carries the tenant to the upstream. */
+  readonly tenantHeader?: string | undefined;
+  /** Largest body read; larger pages are rejected. @default 5 MiB */
+  readonly maxBodyBytes?: number;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Renders by fetching the page from an upstream SSR origin. The request is built from the cache
+ * key alone: no viewer header, cookie or host ever reaches the upstream, so nothing outside the
+ * cache key can change a cached page. Redirects are returned, not followed. The caller applies
+ * the timeout (below the lease) through `signal`.
+ */
+export class HttpRenderer implements Renderer {
+  readonly #origin: URL;
+  readonly #options: HttpRendererOptions;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: HttpRendererOptions) {
+    this.#origin = new URL(options.originUrl);
+    if (this.#origin.protocol !== 'http:' && this.#origin.protocol !== 'https:') {
+      throw new Error(`render origin must be http(s): ${options.originUrl}`);
+    }
+    this.#options = options;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  async render({ cacheKey, signal }: RenderRequest): Promise<RenderResult> {
+    const url = new URL(this.#origin);
+    url.pathname = `${this.#origin.pathname.replace(/\/$/, '')}${cacheKey.path}`;
+    url.search = cacheKey.query;
+    const headers: Record<string, string> = {
+      accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
+      'user-agent': 'facetheory-isr (regeneration)',
+      'x-isr-regeneration': '1',
+    };
+    if (cacheKey.tenant !== undefined && this.#options.tenantHeader !== undefined) {
+      headers[this.#options.tenantHeader] = cacheKey.tenant;
+    }
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method: 'GET', headers, redirect: 'manual', signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new RenderRetryableError(`upstream ${url.origin} unreachable`, undefined, {
+        cause: error,
+      });
+    }
+    const cacheControl = response.headers.get('cache-control') ?? '';
+    if (response.ok && /(^|[\s,])(no-store|private)($|[\s,=])/i.test(cacheControl)) {
+      await response.body?.cancel();
+      throw new RenderRejectedError(
+        `upstream marked ${cacheKey.path} uncacheable (Cache-Control: ${cacheControl})`,
+        response.status,
+      );
+    }
+    const body = await readLimited(response, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+      body,
+      location: this.#relativeLocation(response.headers.get('location')),
+      revalidateSeconds: sharedMaxAge(cacheControl),
+    };
+  }
+
+  /** A redirect to the upstream's own host is made relative, so it never leaks to viewers. */
+  #relativeLocation(location: string | null): string | undefined {
+    if (location === null) return undefined;
+    const target = new URL(location, this.#origin);
+    if (target.origin !== this.#origin.origin) return location;
+    const prefix = this.#origin.pathname.replace(/\/$/, '');
+    const path = target.pathname.startsWith(`${prefix}/`)
+      ? target.pathname.slice(prefix.length)
+      : target.pathname;
+    return `${path}${target.search}${target.hash}`;
+  }
+}
+
+/** `s-maxage`, else `max-age`, from a Cache-Control header: the freshness the page asks for. */
+function sharedMaxAge(cacheControl: string): number | undefined {
+  const directive = (name: string) =>
+    new RegExp(`(?:^|,)\\s*${name}\\s*=\\s*"?(\\d+)"?`, 'i').exec(cacheControl)?.[1];
+  const value = directive('s-maxage') ?? directive('max-age');
+  return value === undefined ? undefined : Number(value);
+}
+
+async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    throw new RenderRejectedError(
+      `upstream body of ${declared} bytes is over the ${maxBytes}-byte limit`,
+      response.status,
+    );
+  }
+  if (response.body === null) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      throw new RenderRejectedError(
+        `upstream body is over the ${maxBytes}-byte limit`,
+        response.status,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,70 @@
+import { epochSeconds, type Clock } from './clock.js';
+import { LeaseLostError } from './errors.js';
+import type { CacheTable, Lease } from './ports.js';
+
+export interface LeaseKeeperOptions {
+  readonly clock: Clock;
+  readonly durationSeconds: number;
+  /** @default a third of the lease duration */
+  readonly refreshEveryMs?: number | undefined;
+  /** Called when a refresh fails for a reason other than losing the lease (the next tick retries). */
+  readonly onRefreshError?: (error: unknown) => void;
+}
+
+/**
+ * Keeps a lease alive while long work runs, by refreshing it (conditioned on the token) on a
+ * timer. When the lease turns out to be lost, `signal` aborts so the work can stop early; the
+ * publish would be refused anyway.
+ */
+export class LeaseKeeper {
+  readonly #table: CacheTable;
+  readonly #options: LeaseKeeperOptions;
+  readonly #abort = new AbortController();
+  #lease: Lease;
+  #timer: NodeJS.Timeout | undefined;
+  #inFlight: Promise<void> | undefined;
+
+  constructor(table: CacheTable, lease: Lease, options: LeaseKeeperOptions) {
+    this.#table = table;
+    this.#lease = lease;
+    this.#options = options;
+    const every = options.refreshEveryMs ?? Math.max(1, (options.durationSeconds * 1000) / 3);
+    this.#timer = setInterval(() => {
+      this.#inFlight ??= this.#refresh().finally(() => (this.#inFlight = undefined));
+    }, every);
+    this.#timer.unref();
+  }
+
+  /** The lease as last refreshed. */
+  get lease(): Lease {
+    return this.#lease;
+  }
+
+  /** Aborted once the lease is known to be lost. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Stops refreshing and waits for a refresh in flight, so it cannot race the publish. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#inFlight;
+  }
+
+  async #refresh(): Promise<void> {
+    try {
+      this.#lease = await this.#table.refreshLease(this.#lease, {
+        now: epochSeconds(this.#options.clock),
+        durationSeconds: this.#options.durationSeconds,
+      });
+    } catch (error) {
+      if (error instanceof LeaseLostError) {
+        clearInterval(this.#timer);
+        this.#abort.abort(error);
+      } else {
+        this.#options.onRefreshError?.(error);
+      }
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Decision } from '../core/regenerate.js';
+
+export const METRICS_NAMESPACE = 'FaceTheoryIsr';
+
+/** Powertools Logger and Metrics for one of the service's functions. */
+export function createObservability(serviceName: 'origin' | 'worker') {
+  return {
+    logger: new Logger({ serviceName: `isr-${serviceName}` }),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `isr-${serviceName}` }),
+  };
+}
+
+/** The metric each decision counts towards (alarms and dashboards key on these names). */
+const DECISION_METRICS: Record<Decision, string> = {
+  new: 'Regenerations',
+  fresh: 'SkippedFresh',
+  duplicate: 'DuplicatesDropped',
+  conflict: 'IdempotencyConflicts',
+  'lease-held': 'LeaseContention',
+  'lease-lost': 'LeaseLost',
+  superseded: 'Superseded',
+  rejected: 'RenderRejected',
+  'in-progress': 'InProgressRetries',
+  retry: 'RetryableFailures',
+  poison: 'PoisonMessages',
+};
+
+export function countDecision(metrics: Metrics, decision: Decision): void {
+  metrics.addMetric(DECISION_METRICS[decision], MetricUnit.Count, 1);
+}
+
+export { MetricUnit };

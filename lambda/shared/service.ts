@@ -1,0 +1,61 @@
+import { DynamoCacheTable } from '../adapters/dynamodb/cache-table.js';
+import { DynamoRenderCounter } from '../adapters/dynamodb/render-counter.js';
+import { DemoRenderer } from '../adapters/render/demo-renderer.js';
+import { HttpRenderer } from '../adapters/render/http-renderer.js';
+import { S3BodyStore } from '../adapters/s3/body-store.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Renderer } from '../core/ports.js';
+import type { LogSink, RegenerateDeps } from '../core/regenerate.js';
+import type { AwsClients } from './aws-clients.js';
+import type { ServiceConfig } from './config.js';
+
+/** What a function is built from besides its configuration; tests and local mode inject these. */
+export interface ServiceRuntime {
+  readonly clients: AwsClients;
+  /** @default systemClock */
+  readonly clock?: Clock | undefined;
+  /** @default an HttpRenderer for RENDER_ORIGIN_URL, else the DemoRenderer */
+  readonly renderer?: Renderer | undefined;
+  /** Who holds leases, for operators reading LOCK rows. */
+  readonly owner?: string | undefined;
+}
+
+/** The upstream renderer when one is configured, else the demo renderer. */
+export function createRenderer(config: ServiceConfig, clients: AwsClients, clock: Clock): Renderer {
+  if (config.renderOriginUrl !== undefined) {
+    return new HttpRenderer({
+      originUrl: config.renderOriginUrl,
+      tenantHeader: config.tenantHeader,
+      maxBodyBytes: config.maxBodyBytes,
+    });
+  }
+  return new DemoRenderer({
+    counter: new DynamoRenderCounter({ client: clients.dynamodb, tableName: config.tableName }),
+    clock,
+    revalidateSeconds: config.defaultRevalidateSeconds,
+  });
+}
+
+/** The adapters and settings of one regeneration, shared by the worker and the origin's misses. */
+export function createRegenerateDeps(
+  config: ServiceConfig,
+  runtime: ServiceRuntime,
+  log: LogSink,
+): RegenerateDeps {
+  const clock = runtime.clock ?? systemClock;
+  return {
+    cacheTable: new DynamoCacheTable({
+      client: runtime.clients.dynamodb,
+      tableName: config.tableName,
+    }),
+    bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
+    renderer: runtime.renderer ?? createRenderer(config, runtime.clients, clock),
+    clock,
+    leaseSeconds: config.leaseSeconds,
+    renderTimeoutMs: config.renderTimeoutMs,
+    defaultRevalidateSeconds: config.defaultRevalidateSeconds,
+    maxBodyBytes: config.maxBodyBytes,
+    metaTtlSeconds: config.metaTtlSeconds,
+    log,
+  };
+}

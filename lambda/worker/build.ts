@@ -1,0 +1,37 @@
+import { RequestRowStore } from '../adapters/dynamodb/request-store.js';
+import { SqsDeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
+import type { LogSink } from '../core/regenerate.js';
+import type { WorkerConfig } from '../shared/config.js';
+import { createObservability } from '../shared/observability.js';
+import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
+import { createWorkerHandler } from './handler.js';
+import { createIdempotencyConfig, type WorkerDeps } from './process-message.js';
+
+/** The worker's use-case dependencies, from validated configuration and injected clients. */
+export function createWorkerDeps(config: WorkerConfig, runtime: ServiceRuntime, log: LogSink): WorkerDeps {
+  return {
+    ...createRegenerateDeps(config, runtime, log),
+    keyPolicy: config.keyPolicy,
+    idempotency: {
+      store: new RequestRowStore({ client: runtime.clients.dynamodb, tableName: config.tableName }),
+      config: createIdempotencyConfig(config.idempotencyTtlSeconds),
+      ttlSeconds: config.idempotencyTtlSeconds,
+    },
+    maxReceiveCount: config.maxReceiveCount,
+    owner: runtime.owner,
+  };
+}
+
+/** Builds the worker handler from validated configuration and injected clients. */
+export function buildWorkerHandler(
+  config: WorkerConfig,
+  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
+) {
+  const { logger, metrics } = runtime.observability ?? createObservability('worker');
+  return createWorkerHandler({
+    deps: createWorkerDeps(config, runtime, logger),
+    deadLetters: new SqsDeadLetterQueue({ client: runtime.clients.sqs, queueUrl: config.dlqUrl }),
+    logger,
+    metrics,
+  });
+}

@@ -1,0 +1,75 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { DeadLetterQueue } from '../core/ports.js';
+import { countDecision, MetricUnit } from '../shared/observability.js';
+import { processMessage, type WorkerDeps, type WorkerMessage } from './process-message.js';
+
+export interface WorkerHandlerOptions {
+  readonly deps: WorkerDeps;
+  readonly deadLetters: DeadLetterQueue;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** SQS record -> the worker's message. */
+export const toWorkerMessage = (record: SQSRecord): WorkerMessage => ({
+  messageId: record.messageId,
+  body: record.body,
+  receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+  groupId: record.attributes.MessageGroupId,
+});
+
+/**
+ * The worker Lambda: each SQS record goes through `processMessage`; its report decides whether
+ * the record is acknowledged, retried (reported in `batchItemFailures`), or sent to the DLQ with
+ * its reason and then acknowledged. Records of a batch run concurrently: each is idempotent and
+ * lease-guarded, so their order does not matter.
+ */
+export function createWorkerHandler(options: WorkerHandlerOptions) {
+  const { deps, deadLetters, logger, metrics } = options;
+  const processor = new BatchProcessor(EventType.SQS);
+
+  const handleRecord = async (record: SQSRecord): Promise<void> => {
+    const started = performance.now();
+    const message = toWorkerMessage(record);
+    const report = await processMessage(deps, message);
+    const durationMs = Math.round(performance.now() - started);
+    countDecision(metrics, report.decision);
+    metrics.addMetric('RegenerationDuration', MetricUnit.Milliseconds, durationMs);
+    const fields = {
+      decision: report.decision,
+      action: report.action,
+      idempotencyKey: report.idempotencyKey,
+      cacheKeyHash: report.cacheKeyHash,
+      receiveCount: message.receiveCount,
+      durationMs,
+      ...report.detail,
+    };
+    if (report.action === 'ack') {
+      logger.info('regeneration intent handled', fields);
+      return;
+    }
+    if (report.action === 'retry') {
+      logger.warn('regeneration intent will be retried', { ...fields, error: report.error });
+      throw report.error;
+    }
+    logger.error('regeneration intent dead-lettered', { ...fields, reason: report.reason });
+    await deadLetters.send({ ...message, reason: report.reason });
+    metrics.addMetric('DeadLettered', MetricUnit.Count, 1);
+  };
+
+  return middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    deps.idempotency.config.registerLambdaContext(context);
+    return processPartialResponse(event, handleRecord, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+  })
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
+}

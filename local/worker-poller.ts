@@ -1,0 +1,162 @@
+/**
+ * Feeds SQS batches to the worker handler the way Lambda's event source mapping does: receive,
+ * invoke with an SQSEvent, delete only the records the handler did not report as failures (the
+ * rest reappear after the visibility timeout, and the queue's redrive policy moves them to the
+ * DLQ once their receive count is spent).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type QueueAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly handler: SqsHandler;
+  /** @default 5 */
+  readonly batchSize?: number;
+  /** Long-poll wait for the first message of a batch. @default 1 */
+  readonly waitTimeSeconds?: number;
+  /** The function timeout the handler is told about (remaining time). @default 60_000 */
+  readonly functionTimeoutMs?: number;
+  readonly region?: string;
+}
+
+export interface PollResult {
+  readonly received: number;
+  readonly failed: readonly string[];
+  readonly response: SQSBatchResponse | undefined;
+}
+
+/** Receives one batch, hands it to the handler, deletes what succeeded. */
+export async function pollOnce(options: PollerOptions): Promise<PollResult> {
+  const messages = await receiveBatch(options);
+  if (messages.length === 0) return { received: 0, failed: [], response: undefined };
+  const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options)) };
+  const response = await options.handler(event, lambdaContext(options.functionTimeoutMs ?? 60_000));
+  const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+  const done = messages.filter((message) => !failed.has(message.MessageId ?? ''));
+  if (done.length > 0) {
+    await options.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: done.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle ?? '',
+        })),
+      }),
+    );
+  }
+  return { received: messages.length, failed: [...failed], response };
+}
+
+/**
+ * local-aws-sqs long-polls badly when asked for several messages at once (it waits the whole
+ * wait time and can hand out one message twice), so a batch is built one message at a time.
+ */
+async function receiveBatch(options: PollerOptions): Promise<Message[]> {
+  const batch: Message[] = [];
+  const batchSize = options.batchSize ?? 5;
+  while (batch.length < batchSize) {
+    const { Messages } = await options.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: batch.length === 0 ? (options.waitTimeSeconds ?? 1) : 0,
+        // local-aws-sqs only reports the receive count when asked for it by this (legacy) name.
+        AttributeNames: ['ApproximateReceiveCount' as QueueAttributeName],
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    const message = Messages?.[0];
+    if (message === undefined) break;
+    if (batch.some((seen) => seen.MessageId === message.MessageId)) break;
+    batch.push(message);
+  }
+  return batch;
+}
+
+function toRecord(message: Message, options: PollerOptions): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      MessageGroupId: attributes.MessageGroupId,
+      MessageDeduplicationId: attributes.MessageDeduplicationId,
+      SequenceNumber: attributes.SequenceNumber,
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: options.queueArn,
+    awsRegion: options.region ?? 'us-east-1',
+  };
+}
+
+/** The part of a Lambda context the handlers use: remaining time drives idempotency expiry. */
+export function lambdaContext(timeoutMs: number, functionName = 'isr-local'): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Polls until stopped; one batch at a time, like a function with reserved concurrency 1. */
+export class WorkerPoller {
+  readonly #options: PollerOptions;
+  readonly #onError: (error: unknown) => void;
+  #running: Promise<void> | undefined;
+  #stopping = false;
+
+  constructor(options: PollerOptions, onError: (error: unknown) => void) {
+    this.#options = options;
+    this.#onError = onError;
+  }
+
+  start(): void {
+    this.#running ??= this.#loop();
+  }
+
+  /** Stops after the batch in hand is finished, so no message is half-processed. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#running;
+  }
+
+  async #loop(): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        await pollOnce(this.#options);
+      } catch (error) {
+        this.#onError(error);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  }
+}

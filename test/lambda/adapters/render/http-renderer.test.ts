@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { HttpRenderer } from '../../../../lambda/adapters/render/http-renderer.js';
+import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { RenderRejectedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
+import { startHttpServer } from '../../../helpers/http-server.js';
+
+type Server = Awaited<ReturnType<typeof startHttpServer>>;
+let upstream: Server;
+
+beforeAll(async () => {
+  upstream = await startHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const route = url.pathname.replace(/^\/app/, '');
+    switch (route) {
+      case '/moved':
+        res.writeHead(301, { location: `http://${req.headers.host}/app/new-home?x=1` }).end();
+        return;
+      case '/elsewhere':
+        res.writeHead(302, { location: 'https://example.org/page' }).end();
+        return;
+      case '/gone':
+        res.writeHead(410, { 'content-type': 'text/html' }).end('gone');
+        return;
+      case '/down':
+        res.writeHead(503).end('down');
+        return;
+      case '/private':
+        res.writeHead(200, { 'cache-control': 'private, max-age=60' }).end('secret');
+        return;
+      case '/huge':
+        res.writeHead(200, { 'content-type': 'text/html' }).end('x'.repeat(4096));
+        return;
+      case '/huge-chunked':
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.write('x'.repeat(2048));
+        res.end('x'.repeat(2048));
+        return;
+      case '/slow':
+        setTimeout(() => res.writeHead(200).end('late'), 2_000).unref();
+        return;
+      default:
+        res
+          .writeHead(200, {
+            'content-type': 'text/html; charset=utf-8',
+            'cache-control': 'public, max-age=5, s-maxage=120',
+          })
+          .end(`<p>${url.pathname}${url.search}</p>`);
+    }
+  });
+});
+afterAll(() => upstream.close());
+
+const keyOf = (rawPath: string, rawQueryString = '', tenant?: string) =>
+  normaliseCacheKey({ rawPath, rawQueryString, tenant }, { allowedQueryParams: ['page'] });
+const renderer = (options: { tenantHeader?: string; maxBodyBytes?: number } = {}) =>
+  new HttpRenderer({ originUrl: `${upstream.url}/app/`, ...options });
+const render = (r: HttpRenderer, rawPath: string, query = '', tenant?: string) =>
+  r.render({ cacheKey: keyOf(rawPath, query, tenant), signal: AbortSignal.timeout(1_000) });
+const text = (body: Uint8Array) => new TextDecoder().decode(body);
+
+describe('HttpRenderer', () => {
+  it('fetches the canonical key under the origin path, with s-maxage as the freshness', async () => {
+    const page = await render(renderer(), '/blog//caf%C3%A9/', 'utm=1&page=2');
+    expect(page).toMatchObject({
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      revalidateSeconds: 120,
+    });
+    expect(text(page.body)).toBe('<p>/app/blog/caf%C3%A9?page=2</p>');
+  });
+
+  it('sends only its own fixed headers, and the tenant under the configured header', async () => {
+    upstream.seen.length = 0;
+    await render(renderer({ tenantHeader: 'x-isr-tenant' }), '/a', '', 'acme');
+    const headers = upstream.seen[0]?.headers ?? {};
+    // Exactly the renderer's own headers plus what fetch itself always adds: no viewer header can
+    // reach the upstream, because the renderer is only ever given the cache key.
+    const addedByFetch = [
+      'host',
+      'connection',
+      'accept-language',
+      'sec-fetch-mode',
+      'accept-encoding',
+    ];
+    expect(Object.keys(headers).sort()).toEqual(
+      [...addedByFetch, 'accept', 'user-agent', 'x-isr-regeneration', 'x-isr-tenant'].sort(),
+    );
+    expect(headers['x-isr-tenant']).toBe('acme');
+    expect(headers.host).toBe(new URL(upstream.url).host);
+  });
+
+  it('returns redirects without following them, relative when they point at the upstream itself', async () => {
+    expect(await render(renderer(), '/moved')).toMatchObject({
+      status: 301,
+      location: '/new-home?x=1',
+    });
+    expect(await render(renderer(), '/elsewhere')).toMatchObject({
+      status: 302,
+      location: 'https://example.org/page',
+    });
+  });
+
+  it('passes the upstream status through for the core to judge', async () => {
+    expect((await render(renderer(), '/gone')).status).toBe(410);
+    expect((await render(renderer(), '/down')).status).toBe(503);
+  });
+
+  it('refuses a page the upstream marked private or no-store', async () => {
+    await expect(render(renderer(), '/private')).rejects.toBeInstanceOf(RenderRejectedError);
+  });
+
+  it.each(['/huge', '/huge-chunked'])('refuses a body over the limit (%s)', async (path) => {
+    await expect(render(renderer({ maxBodyBytes: 3000 }), path)).rejects.toBeInstanceOf(
+      RenderRejectedError,
+    );
+  });
+
+  it('reports an unreachable upstream as retryable', async () => {
+    const dead = new HttpRenderer({ originUrl: 'http://127.0.0.1:9' });
+    await expect(render(dead, '/a')).rejects.toBeInstanceOf(RenderRetryableError);
+  });
+
+  it('stops when its signal aborts', async () => {
+    const started = Date.now();
+    await expect(
+      renderer().render({ cacheKey: keyOf('/slow'), signal: AbortSignal.timeout(100) }),
+    ).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('accepts only http(s) origins', () => {
+    expect(() => new HttpRenderer({ originUrl: 'file:///etc/passwd' })).toThrow(/http/);
+  });
+});

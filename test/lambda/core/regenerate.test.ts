@@ -1,0 +1,270 @@
+import { ListObjectsV2Command, GetObjectTaggingCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DynamoCacheTable } from '../../../lambda/adapters/dynamodb/cache-table.js';
+import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { S3BodyStore, SupersededTag } from '../../../lambda/adapters/s3/body-store.js';
+import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
+import { RenderRetryableError, RetryableStoreError } from '../../../lambda/core/errors.js';
+import { isFresh } from '../../../lambda/core/freshness.js';
+import type { RenderRequest } from '../../../lambda/core/ports.js';
+import { regenerate, type RegenerateDeps } from '../../../lambda/core/regenerate.js';
+import type { AwsClients } from '../../../lambda/shared/aws-clients.js';
+import { createTestBucket, createTestTable, testClients } from '../../helpers/backends.js';
+import { TestClock } from '../../helpers/clock.js';
+import { countingRenderer, sleep, type PageFunction } from '../../helpers/renderers.js';
+import { delegate } from '../../helpers/tables.js';
+
+let clients: AwsClients;
+let bucket: string;
+let table: DynamoCacheTable;
+let bodies: S3BodyStore;
+let paths = 0;
+
+beforeAll(async () => {
+  clients = testClients();
+  bucket = await createTestBucket(clients);
+  table = new DynamoCacheTable({
+    client: clients.dynamodb,
+    tableName: await createTestTable(clients),
+  });
+  bodies = new S3BodyStore({ client: clients.s3, bucket });
+});
+afterAll(() => {
+  clients.dynamodb.destroy();
+  clients.s3.destroy();
+});
+
+function setup(page: PageFunction, overrides: Partial<RegenerateDeps> = {}) {
+  const clock = new TestClock();
+  const counter = countingRenderer(page);
+  const deps: RegenerateDeps = {
+    cacheTable: table,
+    bodies,
+    renderer: counter.renderer,
+    clock,
+    leaseSeconds: 30,
+    renderTimeoutMs: 2_000,
+    defaultRevalidateSeconds: 60,
+    ...overrides,
+  };
+  const cacheKey = normaliseCacheKey({ rawPath: `/regen-${++paths}` }, { allowedQueryParams: [] });
+  const run = (d: RegenerateDeps = deps) =>
+    regenerate(d, {
+      cacheKey,
+      isSatisfied: (meta, now) => meta !== undefined && isFresh(meta, now),
+    });
+  return { clock, counter, deps, cacheKey, run };
+}
+
+const text = async (s3Key: string) => {
+  const got = await bodies.getBody(s3Key);
+  return got.kind === 'body' ? new TextDecoder().decode(got.body) : undefined;
+};
+const keysUnder = async (hash: string) =>
+  (
+    (
+      await clients.s3.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: `pages/_/${hash}/` }),
+      )
+    ).Contents ?? []
+  ).map((object) => object.Key);
+const lockOf = (pk: string) =>
+  table.acquireLease({ pk, now: 0, durationSeconds: 1 }).then(
+    () => 'free',
+    () => 'held',
+  );
+
+describe('regenerate', () => {
+  it('publishes a render under a new body key and releases the lease', async () => {
+    const { run, cacheKey, clock } = setup((request) => htmlPage(`<p>${request.cacheKey.key}</p>`));
+    const outcome = await run();
+    expect(outcome.decision).toBe('new');
+    const meta = await table.getMeta(cacheKey.pk, { consistent: true });
+    expect(meta).toMatchObject({
+      generatedAt: clock.seconds,
+      revalidateSeconds: 60,
+      statusCode: 200,
+      cacheKey: cacheKey.key,
+    });
+    expect(meta?.s3Key).toMatch(
+      new RegExp(`^pages/_/${cacheKey.hash}/${clock.seconds}-[0-9a-f-]{36}$`),
+    );
+    expect(await text(meta?.s3Key ?? '')).toBe(`<p>${cacheKey.key}</p>`);
+    expect(await lockOf(cacheKey.pk)).toBe('free');
+  });
+
+  it('tags the replaced body as superseded and leaves the live one untagged', async () => {
+    const { run, cacheKey, clock } = setup((_request, call) =>
+      htmlPage(`v${call}`, { revalidateSeconds: 1 }),
+    );
+    await run();
+    const first = await table.getMeta(cacheKey.pk, { consistent: true });
+    clock.advance(2);
+    await run();
+    const second = await table.getMeta(cacheKey.pk, { consistent: true });
+    const tags = async (key: string) =>
+      (await clients.s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet;
+    expect(await tags(first?.s3Key ?? '')).toEqual([SupersededTag]);
+    expect(await tags(second?.s3Key ?? '')).toEqual([]);
+  });
+
+  describe('keeps the last good page', () => {
+    async function failAfterGoodPage(
+      failure: PageFunction,
+      overrides: Partial<RegenerateDeps> = {},
+    ) {
+      const ctx = setup(
+        (request, call) =>
+          call === 1 ? htmlPage('good page', { revalidateSeconds: 1 }) : failure(request, call),
+        overrides,
+      );
+      await ctx.run();
+      const before = await table.getMeta(ctx.cacheKey.pk, { consistent: true });
+      ctx.clock.advance(2);
+      const result = await ctx.run().then(
+        (outcome) => ({ outcome, error: undefined }),
+        (error: unknown) => ({ outcome: undefined, error }),
+      );
+      return {
+        ...result,
+        before,
+        after: await table.getMeta(ctx.cacheKey.pk, { consistent: true }),
+        liveText: await text(before?.s3Key ?? ''),
+        lock: await lockOf(ctx.cacheKey.pk),
+        objects: await keysUnder(ctx.cacheKey.hash),
+      };
+    }
+
+    it.each([
+      ['a 5xx answer', () => htmlPage('oops', { status: 503 })],
+      ['a thrown error', () => Promise.reject(new Error('template crashed'))],
+      [
+        'a render that times out',
+        (request: RenderRequest) => sleep(500, request.signal).then(() => htmlPage('late')),
+      ],
+    ])('after %s: retryable, META and body untouched, lease released', async (_label, failure) => {
+      const result = await failAfterGoodPage(failure, { renderTimeoutMs: 100 });
+      expect(result.error).toBeInstanceOf(RenderRetryableError);
+      expect(result.after).toEqual(result.before);
+      expect(result.liveText).toBe('good page');
+      expect(result.lock).toBe('free');
+      expect(result.objects).toEqual([result.before?.s3Key]);
+    });
+
+    it('after a refused page (403): rejected, META and body untouched, lease released', async () => {
+      const result = await failAfterGoodPage(() => htmlPage('forbidden', { status: 403 }));
+      expect(result.outcome).toMatchObject({ decision: 'rejected', status: 403 });
+      expect(result.after).toEqual(result.before);
+      expect(result.lock).toBe('free');
+    });
+
+    it('after an oversized page: rejected, nothing written', async () => {
+      const result = await failAfterGoodPage(() => htmlPage('x'.repeat(2048)), {
+        maxBodyBytes: 1024,
+      });
+      expect(result.outcome).toMatchObject({ decision: 'rejected' });
+      expect(result.objects).toEqual([result.before?.s3Key]);
+    });
+  });
+
+  it('publishes a 404 as a page of its own, so a gone page is not retried forever', async () => {
+    const { run, cacheKey } = setup(() => htmlPage('not here', { status: 404 }));
+    expect((await run()).decision).toBe('new');
+    expect((await table.getMeta(cacheKey.pk, { consistent: true }))?.statusCode).toBe(404);
+  });
+
+  describe('long renders', () => {
+    /** The render outlasts the lease (the test clock jumps 40 s past a 30 s lease mid-render). */
+    const longRender = (clock: { advance(s: number): void }) => async () => {
+      clock.advance(40);
+      await sleep(300);
+      return htmlPage('slow page');
+    };
+
+    it('keeps the lease by refreshing it, and publishes', async () => {
+      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 50 });
+      const deps = { ...ctx.deps, renderer: countingRenderer(longRender(ctx.clock)).renderer };
+      expect((await ctx.run(deps)).decision).toBe('new');
+    });
+
+    it('negative control: without refresh, the lease runs out and nothing is published', async () => {
+      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
+      const deps = { ...ctx.deps, renderer: countingRenderer(longRender(ctx.clock)).renderer };
+      expect((await ctx.run(deps)).decision).toBe('lease-lost');
+      expect(await table.getMeta(ctx.cacheKey.pk, { consistent: true })).toBeUndefined();
+      expect(await keysUnder(ctx.cacheKey.hash)).toEqual([]); // the orphan body was deleted
+    });
+
+    it('stops the render as soon as a refresh finds the lease taken over', async () => {
+      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 50 });
+      let stolen = false;
+      const deps = {
+        ...ctx.deps,
+        renderer: countingRenderer(async (request) => {
+          ctx.clock.advance(31);
+          await table.acquireLease({
+            pk: ctx.cacheKey.pk,
+            now: ctx.clock.seconds,
+            durationSeconds: 30,
+          });
+          stolen = true;
+          await sleep(2_000, request.signal);
+          return htmlPage('never published');
+        }).renderer,
+      };
+      const started = Date.now();
+      expect((await ctx.run(deps)).decision).toBe('lease-lost');
+      expect(stolen).toBe(true);
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(await keysUnder(ctx.cacheKey.hash)).toEqual([]);
+    });
+  });
+
+  it('deletes its body and reports lease-lost when another worker published meanwhile', async () => {
+    const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
+    const other = setup(() => htmlPage('by the other worker'));
+    const deps = {
+      ...ctx.deps,
+      renderer: countingRenderer(async () => {
+        ctx.clock.advance(31); // our lease runs out; another worker takes over and publishes
+        await regenerate(
+          { ...other.deps, clock: ctx.clock },
+          {
+            cacheKey: ctx.cacheKey,
+            isSatisfied: () => false,
+          },
+        );
+        return htmlPage('stale render');
+      }).renderer,
+    };
+    expect((await ctx.run(deps)).decision).toBe('lease-lost');
+    const meta = await table.getMeta(ctx.cacheKey.pk, { consistent: true });
+    expect(await text(meta?.s3Key ?? '')).toBe('by the other worker');
+    expect(await keysUnder(ctx.cacheKey.hash)).toEqual([meta?.s3Key]);
+  });
+
+  it('keeps its body when a publish committed but its answer was lost', async () => {
+    const ctx = setup(() => htmlPage('committed page'));
+    let calls = 0;
+    const lossy = delegate(table, {
+      publishGeneration: async (input) => {
+        calls += 1;
+        await table.publishGeneration(input);
+        if (calls === 1) throw new RetryableStoreError('answer lost after commit');
+      },
+    });
+    const outcome = await ctx.run({ ...ctx.deps, cacheTable: lossy });
+    expect(outcome.decision).toBe('new');
+    expect(calls).toBe(2); // the retry found LOCK gone; META showed the publish was ours
+    const meta = await table.getMeta(ctx.cacheKey.pk, { consistent: true });
+    expect(await text(meta?.s3Key ?? '')).toBe('committed page');
+  });
+
+  it('skips the render when META is fresh once the lease is held', async () => {
+    const { run, counter, cacheKey } = setup(() => htmlPage('page'));
+    expect((await run()).decision).toBe('new');
+    expect((await run()).decision).toBe('fresh');
+    expect(counter.calls).toBe(1);
+    expect(await lockOf(cacheKey.pk)).toBe('free');
+  });
+});
