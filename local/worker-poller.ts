@@ -95,7 +95,8 @@ function toRecord(message: Message, options: PollerOptions): SQSRecord {
       ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
       SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
       SenderId: attributes.SenderId ?? 'local',
-      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      ApproximateFirstReceiveTimestamp:
+        attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
       MessageGroupId: attributes.MessageGroupId,
       MessageDeduplicationId: attributes.MessageDeduplicationId,
       SequenceNumber: attributes.SequenceNumber,

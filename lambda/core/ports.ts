@@ -4,6 +4,7 @@
  */
 import type { CacheKey } from './cache-key.js';
 import type { Generation } from './freshness.js';
+import type { RegenerationIntent } from './intent.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
 export interface CacheMeta extends Generation {
@@ -144,4 +145,13 @@ export interface DeadLetterQueue {
 /** Counts renders per cache entry (the demo renderer shows it on the page). */
 export interface RenderCounter {
   increment(cacheKey: CacheKey): Promise<number>;
+}
+
+/** Where stale hits queue their regeneration intent. */
+export interface RegenerationQueue {
+  /** Messages with one `deduplicationId` collapse into one (SQS FIFO, 5-minute window). */
+  enqueue(
+    intent: RegenerationIntent,
+    options: { readonly deduplicationId: string; readonly groupId: string },
+  ): Promise<void>;
 }

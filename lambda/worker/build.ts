@@ -8,7 +8,11 @@ import { createWorkerHandler } from './handler.js';
 import { createIdempotencyConfig, type WorkerDeps } from './process-message.js';
 
 /** The worker's use-case dependencies, from validated configuration and injected clients. */
-export function createWorkerDeps(config: WorkerConfig, runtime: ServiceRuntime, log: LogSink): WorkerDeps {
+export function createWorkerDeps(
+  config: WorkerConfig,
+  runtime: ServiceRuntime,
+  log: LogSink,
+): WorkerDeps {
   return {
     ...createRegenerateDeps(config, runtime, log),
     keyPolicy: config.keyPolicy,

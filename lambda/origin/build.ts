@@ -1,0 +1,45 @@
+import { SqsRegenerationQueue } from '../adapters/sqs/regeneration-queue.js';
+import type { LogSink } from '../core/regenerate.js';
+import type { OriginConfig } from '../shared/config.js';
+import { createObservability } from '../shared/observability.js';
+import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
+import { createOriginHandler } from './handler.js';
+import type { OriginDeps } from './serve.js';
+
+/** The origin's use-case dependencies, from validated configuration and injected clients. */
+export function createOriginDeps(
+  config: OriginConfig,
+  runtime: ServiceRuntime,
+  log: LogSink,
+): OriginDeps {
+  return {
+    ...createRegenerateDeps(config, runtime, log),
+    keyPolicy: config.keyPolicy,
+    multiTenant: config.tenantHeader !== undefined,
+    queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
+    deployId: config.deployId,
+    dedupeWindowSeconds: config.dedupeWindowSeconds,
+    messageGroups: config.messageGroups,
+    missWaitMs: config.missWaitMs,
+    retryAfterSeconds: config.retryAfterSeconds,
+    caching: {
+      staleSharedMaxAge: config.staleSharedMaxAge,
+      staleWhileRevalidateSeconds: config.staleWhileRevalidateSeconds,
+      staleIfErrorSeconds: config.staleIfErrorSeconds,
+    },
+    owner: runtime.owner,
+  };
+}
+
+export function buildOriginHandler(
+  config: OriginConfig,
+  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
+) {
+  const { logger, metrics } = runtime.observability ?? createObservability('origin');
+  return createOriginHandler({
+    deps: createOriginDeps(config, runtime, logger),
+    tenantHeader: config.tenantHeader,
+    logger,
+    metrics,
+  });
+}

@@ -1,0 +1,92 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
+import { MetricUnit } from '../shared/observability.js';
+import type { PageResponse } from './responses.js';
+import { servePage, type OriginDeps, type PageRequest } from './serve.js';
+
+export interface OriginHandlerOptions {
+  readonly deps: OriginDeps;
+  /** Lower-case name of the tenant header in multi-tenant mode. */
+  readonly tenantHeader: string | undefined;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** Function URL event (payload 2.0, from CloudFront) -> origin request. Host is never read. */
+export function toPageRequest(
+  event: LambdaFunctionURLEvent,
+  tenantHeader: string | undefined,
+): PageRequest {
+  const headers = event.headers ?? {};
+  return {
+    method: event.requestContext.http.method.toUpperCase(),
+    rawPath: event.rawPath,
+    rawQueryString: event.rawQueryString ?? '',
+    tenant: tenantHeader === undefined ? undefined : headers[tenantHeader]?.trim(),
+    ifNoneMatch: headers['if-none-match'],
+  };
+}
+
+/** What the origin returns: the structured form of a function URL response. */
+export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
+
+const TEXTUAL = /^(text\/|application\/(json|xml|javascript|xhtml\+xml|[\w.+-]+\+(json|xml)))/i;
+
+/** Text bodies go out as UTF-8, anything else base64-encoded. HEAD gets no body. */
+export function toFunctionUrlResult(response: PageResponse, head: boolean): FunctionUrlResult {
+  const result: FunctionUrlResult = {
+    statusCode: response.status,
+    headers: response.headers,
+  };
+  if (head || response.body === undefined) return result;
+  const textual = TEXTUAL.test(response.headers['content-type'] ?? '');
+  return {
+    ...result,
+    body: Buffer.from(response.body).toString(textual ? 'utf8' : 'base64'),
+    isBase64Encoded: !textual,
+  };
+}
+
+/** The metric each response counts towards. */
+const metricFor = (response: PageResponse): string => {
+  const cache = response.headers['x-isr-cache'];
+  if (response.status === 304) return 'NotModified';
+  if (cache === 'HIT') return 'CacheHits';
+  if (cache === 'STALE') return 'CacheStale';
+  if (cache === 'MISS') return 'CacheMisses';
+  return response.status >= 500 ? 'OriginUnavailable' : 'BadRequests';
+};
+
+/** The origin Lambda behind CloudFront: converts the event, serves, logs the decision. */
+export function createOriginHandler(options: OriginHandlerOptions) {
+  const { deps, tenantHeader, logger, metrics } = options;
+  return middy(async (event: LambdaFunctionURLEvent): Promise<FunctionUrlResult> => {
+    const started = performance.now();
+    const request = toPageRequest(event, tenantHeader);
+    const response = await servePage(deps, request);
+    const durationMs = Math.round(performance.now() - started);
+    metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
+    metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
+    if (response.detail?.enqueue === 'enqueue-failed')
+      metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
+    if (response.detail?.bodyMissing !== undefined)
+      metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
+    const fields = {
+      decision: response.decision,
+      status: response.status,
+      cache: response.headers['x-isr-cache'],
+      cacheKeyHash: response.cacheKeyHash,
+      durationMs,
+      ...response.detail,
+    };
+    if (response.status >= 500) logger.error('origin request failed', fields);
+    else logger.info('origin request served', fields);
+    return toFunctionUrlResult(response, request.method === 'HEAD');
+  })
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
+}

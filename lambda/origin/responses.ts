@@ -1,0 +1,79 @@
+import { secondsUntilStale } from '../core/freshness.js';
+import type { CacheMeta } from '../core/ports.js';
+
+export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS' } as const;
+export type CacheStatus = (typeof CacheStatus)[keyof typeof CacheStatus];
+
+/** How long shared caches may keep what the origin serves. */
+export interface CachingPolicy {
+  /** `s-maxage` of a stale response: short, so the regenerated page replaces it soon. */
+  readonly staleSharedMaxAge: number;
+  readonly staleWhileRevalidateSeconds: number;
+  readonly staleIfErrorSeconds: number;
+}
+
+export interface PageResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Uint8Array | undefined;
+  /** What was decided, for the log line: fresh, stale, new, lease-held, a 4xx reason... */
+  readonly decision: string;
+  readonly cacheKeyHash: string | undefined;
+  readonly detail?: Record<string, unknown> | undefined;
+}
+
+/**
+ * Headers of a published generation. `Cache-Control` uses delta-seconds only, which CloudFront
+ * honours: `s-maxage` is the freshness left (short when stale), browsers revalidate with the ETag.
+ */
+export function generationHeaders(
+  meta: CacheMeta,
+  cacheStatus: CacheStatus,
+  nowSeconds: number,
+  policy: CachingPolicy,
+): Record<string, string> {
+  const sharedMaxAge =
+    cacheStatus === CacheStatus.Stale
+      ? policy.staleSharedMaxAge
+      : secondsUntilStale(meta, nowSeconds);
+  const headers: Record<string, string> = {
+    'content-type': meta.contentType ?? 'application/octet-stream',
+    'cache-control': [
+      'public',
+      'max-age=0',
+      `s-maxage=${sharedMaxAge}`,
+      `stale-while-revalidate=${policy.staleWhileRevalidateSeconds}`,
+      `stale-if-error=${policy.staleIfErrorSeconds}`,
+    ].join(', '),
+    'last-modified': new Date(meta.generatedAt * 1000).toUTCString(),
+    'x-isr-cache': cacheStatus,
+  };
+  if (meta.etag !== undefined) headers.etag = meta.etag;
+  if (meta.location !== undefined) headers.location = meta.location;
+  return headers;
+}
+
+/** A refusal with its reason as JSON, never cached. */
+export function errorResponse(
+  status: number,
+  reason: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): PageResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...extraHeaders },
+    body: new TextEncoder().encode(JSON.stringify({ error: reason, message })),
+    decision: reason,
+    cacheKeyHash: undefined,
+  };
+}
+
+/** If-None-Match with the weak comparison RFC 9110 asks for: `*`, lists and `W/` prefixes. */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string | undefined): boolean {
+  if (ifNoneMatch === undefined || etag === undefined) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch
+    .split(',')
+    .some((candidate) => candidate.trim() === '*' || opaque(candidate) === opaque(etag));
+}

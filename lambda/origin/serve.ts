@@ -1,0 +1,249 @@
+import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../core/cache-key.js';
+import { epochSeconds } from '../core/clock.js';
+import { messageGroupFor, regenerationDedupeId } from '../core/dedupe.js';
+import {
+  BodyNotFoundError,
+  InvalidCacheKeyError,
+  InvalidKeyReason,
+  RenderRetryableError,
+} from '../core/errors.js';
+import { isFresh } from '../core/freshness.js';
+import type { CacheMeta, RegenerationQueue } from '../core/ports.js';
+import { regenerate, type RegenerateDeps } from '../core/regenerate.js';
+import {
+  CacheStatus,
+  errorResponse,
+  etagMatches,
+  generationHeaders,
+  type CachingPolicy,
+  type PageResponse,
+} from './responses.js';
+
+export interface OriginDeps extends RegenerateDeps {
+  readonly keyPolicy: CacheKeyPolicy;
+  /** Multi-tenant mode: a request without a tenant is refused. */
+  readonly multiTenant: boolean;
+  readonly queue: RegenerationQueue;
+  readonly deployId: string;
+  readonly dedupeWindowSeconds: number;
+  readonly messageGroups: number;
+  /** How long a miss waits for another holder's publish before answering 503. */
+  readonly missWaitMs: number;
+  readonly retryAfterSeconds: number;
+  readonly caching: CachingPolicy;
+  readonly owner?: string | undefined;
+}
+
+/** An origin request, as the use case needs it (never the Host header). */
+export interface PageRequest {
+  readonly method: string;
+  readonly rawPath: string;
+  readonly rawQueryString: string;
+  /** The configured tenant header's value; ignored in single-tenant mode. */
+  readonly tenant: string | undefined;
+  readonly ifNoneMatch: string | undefined;
+}
+
+/**
+ * Serves one origin request: HIT from the cache, STALE at once while one regeneration is queued,
+ * MISS rendered in the request under the same lease and publish protocol as the worker. Storage
+ * errors become a 503 with Retry-After, never a stack trace.
+ */
+export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
+      allow: 'GET, HEAD',
+    });
+  }
+  let cacheKey: CacheKey;
+  try {
+    if (deps.multiTenant && !request.tenant) {
+      throw new InvalidCacheKeyError(
+        InvalidKeyReason.MissingTenant,
+        'the tenant header is required',
+      );
+    }
+    cacheKey = normaliseCacheKey(
+      {
+        tenant: deps.multiTenant ? request.tenant : undefined,
+        rawPath: request.rawPath,
+        rawQueryString: request.rawQueryString,
+      },
+      deps.keyPolicy,
+    );
+  } catch (error) {
+    if (!(error instanceof InvalidCacheKeyError)) throw error;
+    return errorResponse(400, error.reason, error.message);
+  }
+  try {
+    return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
+  } catch (error) {
+    const renderFailed = error instanceof RenderRetryableError;
+    return {
+      ...errorResponse(
+        503,
+        renderFailed ? 'render-failed' : 'unavailable',
+        renderFailed
+          ? 'the page could not be rendered; try again shortly'
+          : 'the cache is unavailable; try again shortly',
+        { 'retry-after': String(deps.retryAfterSeconds) },
+      ),
+      cacheKeyHash: cacheKey.hash,
+      detail: { error },
+    };
+  }
+}
+
+async function serveKey(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+): Promise<PageResponse> {
+  const now = epochSeconds(deps.clock);
+  const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+  if (meta === undefined) return serveMiss(deps, cacheKey, request, undefined);
+
+  const fresh = isFresh(meta, now);
+  // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
+  const enqueued = fresh ? undefined : enqueueRegeneration(deps, cacheKey, meta, now);
+  const served = await serveGeneration(
+    deps,
+    meta,
+    request,
+    fresh ? CacheStatus.Hit : CacheStatus.Stale,
+  );
+  const enqueue = await enqueued;
+  if (served === undefined) {
+    const miss = await serveMiss(deps, cacheKey, request, meta);
+    return { ...miss, detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue } };
+  }
+  return { ...served, decision: fresh ? 'fresh' : 'stale', detail: enqueue && { enqueue } };
+}
+
+/** A published generation as a response; undefined when its body is missing from the bucket. */
+async function serveGeneration(
+  deps: OriginDeps,
+  meta: CacheMeta,
+  request: PageRequest,
+  cacheStatus: CacheStatus,
+): Promise<PageResponse | undefined> {
+  const headers = generationHeaders(meta, cacheStatus, epochSeconds(deps.clock), deps.caching);
+  const status = meta.statusCode ?? 200;
+  const base = { headers, decision: 'fresh', cacheKeyHash: undefined };
+  // Both answers come from META alone: no S3 call for a revalidation or a HEAD.
+  if (status < 300 && etagMatches(request.ifNoneMatch, meta.etag)) {
+    return { ...base, status: 304, body: undefined };
+  }
+  if (request.method === 'HEAD') return { ...base, status, body: undefined };
+  try {
+    const stored = await deps.bodies.getBody(meta.s3Key);
+    return { ...base, status, body: stored.kind === 'body' ? stored.body : undefined };
+  } catch (error) {
+    if (error instanceof BodyNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/** Queues one regeneration intent; a failure is reported, never turned into an error page. */
+async function enqueueRegeneration(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  meta: CacheMeta,
+  now: number,
+): Promise<'enqueued' | 'enqueue-failed'> {
+  try {
+    await deps.queue.enqueue(
+      {
+        v: 1,
+        ...(cacheKey.tenant === undefined ? {} : { tenant: cacheKey.tenant }),
+        path: cacheKey.path,
+        query: cacheKey.query,
+        deployId: deps.deployId,
+        observedGeneratedAt: meta.generatedAt,
+        ...(meta.etag === undefined ? {} : { observedEtag: meta.etag }),
+      },
+      {
+        deduplicationId: regenerationDedupeId(meta, deps.deployId, now, deps.dedupeWindowSeconds),
+        groupId: messageGroupFor(cacheKey.hash, deps.messageGroups),
+      },
+    );
+    return 'enqueued';
+  } catch (error) {
+    deps.log?.warn('could not enqueue a regeneration; the stale page is served', {
+      cacheKeyHash: cacheKey.hash,
+      error,
+    });
+    return 'enqueue-failed';
+  }
+}
+
+/**
+ * Renders in the request. When another holder is already rendering, waits (bounded) for its
+ * publish. `broken` is a META whose body was missing: only a different generation answers.
+ */
+async function serveMiss(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+  broken: CacheMeta | undefined,
+): Promise<PageResponse> {
+  const isSatisfied = (current: CacheMeta | undefined) =>
+    current !== undefined && current.s3Key !== broken?.s3Key;
+  const outcome = await regenerate(deps, { cacheKey, isSatisfied, owner: deps.owner });
+  switch (outcome.decision) {
+    case 'new': {
+      const headers = generationHeaders(
+        outcome.meta,
+        CacheStatus.Miss,
+        epochSeconds(deps.clock),
+        deps.caching,
+      );
+      const body = request.method === 'HEAD' ? undefined : outcome.page.body;
+      return {
+        status: outcome.page.status,
+        headers,
+        body,
+        decision: 'new',
+        cacheKeyHash: undefined,
+      };
+    }
+    case 'rejected':
+      return errorResponse(
+        502,
+        'render-rejected',
+        `the page could not be rendered (${outcome.reason})`,
+      );
+    default: {
+      const current =
+        outcome.decision === 'fresh'
+          ? outcome.meta
+          : await awaitPublish(deps, cacheKey, isSatisfied);
+      const served =
+        current === undefined
+          ? undefined
+          : await serveGeneration(deps, current, request, CacheStatus.Miss);
+      if (served !== undefined) return { ...served, decision: outcome.decision };
+      return {
+        ...errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
+          'retry-after': String(deps.retryAfterSeconds),
+        }),
+      };
+    }
+  }
+}
+
+/** Polls META (strongly consistent, backing off) until the holder's publish shows or time is up. */
+async function awaitPublish(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  isSatisfied: (current: CacheMeta | undefined) => boolean,
+): Promise<CacheMeta | undefined> {
+  const deadline = performance.now() + deps.missWaitMs;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
+    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    if (isSatisfied(current)) return current;
+    const left = deadline - performance.now();
+    if (left <= 0) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+  }
+}
