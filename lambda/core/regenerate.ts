@@ -275,8 +275,20 @@ async function retireBody(deps: RegenerateDeps, previous: CacheMeta | undefined,
   });
 }
 
+/**
+ * Removes a body no META points to. A caller without delete rights (the origin) tags it instead,
+ * so the bucket lifecycle collects it like a superseded body.
+ */
 async function deleteOrphan(deps: RegenerateDeps, s3Key: string) {
-  await deps.bodies.deleteBody(s3Key).catch((error: unknown) => {
-    deps.log?.warn('could not delete an unpublished body', { s3Key, error });
-  });
+  try {
+    await deps.bodies.deleteBody(s3Key);
+  } catch (deleteError) {
+    await deps.bodies.markSuperseded(s3Key).catch((error: unknown) => {
+      deps.log?.warn('could not delete or tag an unpublished body; it is kept', {
+        s3Key,
+        deleteError,
+        error,
+      });
+    });
+  }
 }

@@ -12,7 +12,7 @@ import type { AwsClients } from '../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../helpers/backends.js';
 import { TestClock } from '../../helpers/clock.js';
 import { countingRenderer, sleep, type PageFunction } from '../../helpers/renderers.js';
-import { delegate } from '../../helpers/tables.js';
+import { withOverrides } from '../../helpers/overrides.js';
 
 let clients: AwsClients;
 let bucket: string;
@@ -243,10 +243,37 @@ describe('regenerate', () => {
     expect(await keysUnder(ctx.cacheKey.hash)).toEqual([meta?.s3Key]);
   });
 
+  it('tags its orphan for the lifecycle when it may not delete it (the origin has no s3:DeleteObject)', async () => {
+    const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
+    const other = setup(() => htmlPage('by the other worker'));
+    const noDelete = withOverrides(bodies, {
+      deleteBody: () => Promise.reject(new Error('AccessDenied')),
+    });
+    const deps = {
+      ...ctx.deps,
+      bodies: noDelete,
+      renderer: countingRenderer(async () => {
+        ctx.clock.advance(31);
+        await regenerate(
+          { ...other.deps, clock: ctx.clock },
+          { cacheKey: ctx.cacheKey, isSatisfied: () => false },
+        );
+        return htmlPage('stale render');
+      }).renderer,
+    };
+    expect((await ctx.run(deps)).decision).toBe('lease-lost');
+    const live = (await table.getMeta(ctx.cacheKey.pk, { consistent: true }))?.s3Key;
+    const orphan = (await keysUnder(ctx.cacheKey.hash)).find((key) => key !== live) ?? '';
+    const { TagSet } = await clients.s3.send(
+      new GetObjectTaggingCommand({ Bucket: bucket, Key: orphan }),
+    );
+    expect(TagSet).toEqual([SupersededTag]);
+  });
+
   it('keeps its body when a publish committed but its answer was lost', async () => {
     const ctx = setup(() => htmlPage('committed page'));
     let calls = 0;
-    const lossy = delegate(table, {
+    const lossy = withOverrides(table, {
       publishGeneration: async (input) => {
         calls += 1;
         await table.publishGeneration(input);

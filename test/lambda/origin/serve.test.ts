@@ -6,7 +6,7 @@ import type { RegenerationQueue } from '../../../lambda/core/ports.js';
 import { TestClock } from '../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
 import { countingRenderer, sleep } from '../../helpers/renderers.js';
-import { delegate } from '../../helpers/tables.js';
+import { withOverrides } from '../../helpers/overrides.js';
 
 const clock = new TestClock();
 const counter = countingRenderer((request, call) =>
@@ -217,7 +217,7 @@ describe('origin: failures', () => {
   });
 
   it('answers 503 with Retry-After, never a stack trace, when DynamoDB fails', async () => {
-    const failing = delegate(h.deps.cacheTable, {
+    const failing = withOverrides(h.deps.cacheTable, {
       getMeta: () => Promise.reject(new Error('ProvisionedThroughputExceededException at line 42')),
     });
     const reply = await h.invoke('/any', { handler: h.handlerWith({ cacheTable: failing }) });

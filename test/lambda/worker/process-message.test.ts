@@ -6,7 +6,7 @@ import { processMessage, type WorkerDeps } from '../../../lambda/worker/process-
 import { TestClock } from '../../helpers/clock.js';
 import { removeGuard } from '../../helpers/guard-mutation.js';
 import { countingRenderer, sleep } from '../../helpers/renderers.js';
-import { delegate } from '../../helpers/tables.js';
+import { withOverrides } from '../../helpers/overrides.js';
 import {
   createWorkerHarness,
   intentFor,
@@ -148,7 +148,7 @@ describe('processMessage crash recovery', () => {
     const path = freshPath();
     const pk = h.keyFor(path).pk;
     let crash = true;
-    const crashingTable = delegate(h.deps.cacheTable, {
+    const crashingTable = withOverrides(h.deps.cacheTable, {
       publishGeneration: (input) =>
         crash ? new Promise<never>(() => undefined) : h.deps.cacheTable.publishGeneration(input),
     });
