@@ -1,0 +1,151 @@
+/**
+ * `npm start`: the whole service on one machine, in one process tree. DynamoDB Local (data kept
+ * under .local/ so a restart keeps the cache), s3rver on a folder, local-aws-sqs with the FIFO
+ * queue and its DLQ, the origin handler behind an HTTP server that plays CloudFront, and a
+ * poller that feeds SQS batches to the worker handler.
+ */
+import { join, resolve } from 'node:path';
+import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
+import { createAwsClients } from '../lambda/shared/aws-clients.js';
+import { buildOriginHandler } from '../lambda/origin/build.js';
+import { buildWorkerHandler } from '../lambda/worker/build.js';
+import {
+  assertJava,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  startLocalBackends,
+} from './backends/index.js';
+import { assertPortFree } from './backends/ports.js';
+import { startHttpFront } from './http-front.js';
+import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
+import { WorkerPoller } from './worker-poller.js';
+
+const WORKER_TIMEOUT_MS = 60_000;
+const ORIGIN_TIMEOUT_MS = 30_000;
+
+/** Local defaults; anything set in the environment wins. */
+function localEnvironment(): Record<string, string | undefined> {
+  return {
+    FACETHEORY_CACHE_TABLE_NAME: 'isr-cache',
+    ISR_BODY_BUCKET: 'isr-bodies',
+    ISR_REVALIDATE_SECONDS: '10',
+    ISR_DEDUPE_WINDOW_SECONDS: '5',
+    ISR_DEPLOY_ID: 'local',
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+    // EMF metric blobs are for CloudWatch; locally the decision log lines say the same.
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...process.env,
+  };
+}
+
+async function main(): Promise<void> {
+  const env = localEnvironment();
+  Object.assign(process.env, env); // Powertools reads its settings from the environment
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port <= 0 || port > 65_535)
+    throw new Error(`PORT must be a port number, got "${env.PORT}"`);
+  const dataDir = resolve(env.ISR_LOCAL_DATA_DIR ?? '.local');
+
+  assertJava();
+  await assertPortFree(port, 'the ISR server; set PORT to use another');
+  const backends = await startLocalBackends({
+    s3Directory: join(dataDir, 's3'),
+    dynamoDbPath: join(dataDir, 'dynamodb'),
+  });
+  let stopping: Promise<void> | undefined;
+  const stopBackends = () => backends.stop();
+  try {
+    const clients = createAwsClients({
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      endpoints: backends.endpoints,
+    });
+    const workerMaxReceives = Number(env.ISR_MAX_RECEIVE_COUNT ?? 5);
+    const tableName = env.FACETHEORY_CACHE_TABLE_NAME ?? 'isr-cache';
+    await ensureCacheTable(clients.dynamodb, tableName);
+    await ensureBucket(clients.s3, env.ISR_BODY_BUCKET ?? 'isr-bodies');
+    const queues = await ensureRegenerationQueues(clients.sqs, {
+      name: 'isr-regeneration',
+      visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000,
+      // local-aws-sqs redrives one receive earlier than SQS does; one more keeps the worker's own
+      // last attempt (which dead-letters with a reason) the same as in AWS.
+      maxReceiveCount: workerMaxReceives + 1,
+    });
+    const serviceEnv = { ...env, ISR_QUEUE_URL: queues.queueUrl, ISR_DLQ_URL: queues.dlqUrl };
+    const originConfig = loadOriginConfig(serviceEnv);
+    const origin = buildOriginHandler(originConfig, { clients, owner: 'local-origin' });
+    const worker = buildWorkerHandler(loadWorkerConfig(serviceEnv), {
+      clients,
+      owner: 'local-worker',
+    });
+
+    const front = await startHttpFront({
+      handler: origin,
+      port,
+      tenantHeader: originConfig.tenantHeader,
+      functionTimeoutMs: ORIGIN_TIMEOUT_MS,
+      onError: (error) => console.error('origin handler failed:', error),
+    });
+    const poller = new WorkerPoller(
+      {
+        sqs: clients.sqs,
+        queueUrl: queues.queueUrl,
+        queueArn: queues.queueArn,
+        handler: worker,
+        batchSize: 5,
+        waitTimeSeconds: 1,
+        functionTimeoutMs: WORKER_TIMEOUT_MS,
+      },
+      (error) => console.error('worker poll failed:', error),
+    );
+    poller.start();
+
+    let firstSignalAt = 0;
+    const shutdown = (signal: string) => {
+      if (stopping !== undefined) {
+        // One Ctrl-C reaches us several times (the terminal signals the whole process group and
+        // npm and tsx relay it too); only a later, deliberate second one forces the exit.
+        if (Date.now() - firstSignalAt < 2_000) return;
+        console.error(`${signal} again: exiting now`);
+        process.exit(1);
+      }
+      firstSignalAt = Date.now();
+      console.log(`${signal}: finishing in-flight work and stopping...`);
+      stopping = (async () => {
+        await front.close(); // no new requests; in-flight ones complete
+        await poller.stop(); // the batch in hand is finished and acknowledged
+        await stopBackends(); // DynamoDB Local closes its database file
+        console.log('stopped cleanly');
+      })();
+      stopping.then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error('shutdown failed:', error);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+    const renderer =
+      originConfig.renderOriginUrl ??
+      `demo renderer (revalidate ${originConfig.defaultRevalidateSeconds} s)`;
+    console.log(
+      `data: ${dataDir}  dynamodb: ${backends.endpoints.dynamodb}  s3: ${backends.endpoints.s3}  sqs: ${backends.endpoints.sqs}`,
+    );
+    console.log(`rendering with: ${renderer}`);
+    console.log(`ISR ready on ${front.url}  try: curl -i ${front.url}/hello`);
+  } catch (error) {
+    await stopBackends();
+    throw error;
+  }
+}
+
+function fail(error: unknown): never {
+  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+await main().catch(fail);
