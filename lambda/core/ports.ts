@@ -91,7 +91,7 @@ export type GetBodyResult =
 
 /** Page bodies, one immutable object per generation. */
 export interface BodyStore {
-  /** Writes a new object; never replaces an existing one. Returns its ETag. */
+  /** Writes a new object; never replaces an existing one. Returns the key it stored under and its ETag. */
   putBody(input: PutBodyInput): Promise<{ readonly s3Key: string; readonly etag: string }>;
   /** @throws BodyNotFoundError when the object is gone. */
   getBody(s3Key: string, options?: { ifNoneMatch?: string | undefined }): Promise<GetBodyResult>;

@@ -135,9 +135,8 @@ export async function regenerate(
     if (refusal !== undefined) return refusal;
     if (keeper.signal.aborted) return { decision: 'lease-lost' };
 
-    const s3Key = newBodyKey(input.cacheKey, generatedAt);
-    const { etag } = await deps.bodies.putBody({
-      s3Key,
+    const { s3Key, etag } = await deps.bodies.putBody({
+      s3Key: newBodyKey(input.cacheKey, generatedAt),
       body: page.body,
       contentType: page.contentType,
     });

@@ -1,0 +1,80 @@
+/**
+ * `npm run model-check [runs] [seed]`: the model check at length (10,000 runs by default) on its
+ * own local backends, with progress. The same property `npm test` runs a bounded number of times.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { createAwsClients } from '../../lambda/shared/aws-clients.js';
+import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local/backends/index.js';
+import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
+import { planArbitrary, runPlan } from './run.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const runs = Number(process.argv[2] ?? 10_000);
+const seed =
+  process.argv[3] === undefined
+    ? Date.now() ^ (Math.random() * 0x100000000)
+    : Number(process.argv[3]);
+const directory = mkdtempSync(join(tmpdir(), 'isr-model-'));
+const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
+const clients = createAwsClients({
+  region: LOCAL_REGION,
+  credentials: LOCAL_CREDENTIALS,
+  endpoints: backends.endpoints,
+});
+await ensureCacheTable(clients.dynamodb, 'isr-model');
+await ensureBucket(clients.s3, 'isr-model');
+const env = {
+  FACETHEORY_CACHE_TABLE_NAME: 'isr-model',
+  ISR_BODY_BUCKET: 'isr-model',
+  ISR_QUEUE_URL: 'http://localhost/unused.fifo',
+  ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
+  ISR_LEASE_SECONDS: '30',
+  ISR_REVALIDATE_SECONDS: '20',
+  ISR_DEPLOY_ID: 'model',
+};
+const context = {
+  endpoints: backends.endpoints,
+  workerConfig: loadWorkerConfig(env),
+  originConfig: loadOriginConfig(env),
+};
+
+console.log(`model check: ${runs} runs, seed ${seed}`);
+const started = Date.now();
+let done = 0;
+try {
+  await fc.assert(
+    fc.asyncProperty(planArbitrary, async (plan) => {
+      await runPlan(context, plan);
+      done += 1;
+      if (done % 100 === 0 || done === runs) {
+        const perRun = (Date.now() - started) / done;
+        const left = Math.round(((runs - done) * perRun) / 60_000);
+        process.stdout.write(
+          `\r  ${done}/${runs} runs, ${perRun.toFixed(0)} ms/run, ~${left} min left   `,
+        );
+      }
+    }),
+    { numRuns: runs, seed, endOnFailure: true },
+  );
+  console.log(
+    `\nmodel check: ${runs} runs passed in ${((Date.now() - started) / 60_000).toFixed(1)} min (seed ${seed})`,
+  );
+} catch (error) {
+  console.error(
+    `\nmodel check FAILED after ${done} passing runs (seed ${seed}):\n${String(error)}`,
+  );
+  process.exitCode = 1;
+} finally {
+  clients.dynamodb.destroy();
+  clients.s3.destroy();
+  clients.sqs.destroy();
+  await backends.stop();
+  rmSync(directory, { recursive: true, force: true });
+}

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
+import type { AwsClients } from '../../lambda/shared/aws-clients.js';
+import { createTestBucket, createTestTable, testClients } from '../helpers/backends.js';
+import { planArbitrary, runPlan, type ModelContext, type Mutation } from './run.js';
+
+/**
+ * Model check of the whole protocol against the real code on DynamoDB Local and s3rver: several
+ * workers and origins, duplicate and reordered deliveries, clock skew up to half the lease,
+ * pauses past the lease, crashes after each step, lost publish answers, TransactionConflict.
+ * A bounded number of runs here; `npm run model-check` runs 10,000.
+ */
+let clients: AwsClients;
+let context: ModelContext;
+const RUNS = Number(process.env.ISR_MODEL_RUNS ?? 40);
+
+beforeAll(async () => {
+  clients = testClients();
+  const env = {
+    FACETHEORY_CACHE_TABLE_NAME: await createTestTable(clients),
+    ISR_BODY_BUCKET: await createTestBucket(clients),
+    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
+    ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
+    ISR_LEASE_SECONDS: '30',
+    ISR_REVALIDATE_SECONDS: '20',
+    ISR_DEPLOY_ID: 'model',
+  };
+  context = {
+    endpoints: {
+      dynamodb: process.env.ISR_TEST_DYNAMODB_ENDPOINT ?? '',
+      s3: process.env.ISR_TEST_S3_ENDPOINT ?? '',
+    },
+    workerConfig: loadWorkerConfig(env),
+    originConfig: loadOriginConfig(env),
+  };
+});
+afterAll(() => {
+  clients.dynamodb.destroy();
+  clients.s3.destroy();
+  clients.sqs.destroy();
+});
+
+/** Runs plans until one violates an invariant; resolves to the violation's message. */
+async function firstViolation(
+  mutation: Mutation,
+  seed: number,
+  maxRuns: number,
+): Promise<string | undefined> {
+  const result = await fc.check(
+    fc.asyncProperty(planArbitrary, (plan) => runPlan(context, plan, mutation)),
+    { numRuns: maxRuns, seed, endOnFailure: true },
+  );
+  return result.failed ? String((result.errorInstance as Error | undefined)?.message) : undefined;
+}
+
+describe('model check', () => {
+  it(`holds every invariant over ${RUNS} generated runs`, async () => {
+    await fc.assert(
+      fc.asyncProperty(planArbitrary, (plan) => runPlan(context, plan)),
+      { numRuns: RUNS, endOnFailure: true },
+    );
+  }, 600_000);
+
+  it('negative control: without the token condition, a stale writer publishes', async () => {
+    expect(await firstViolation('no-token-condition', 1, 300)).toMatch(
+      /published .* with lease .* but the lease belonged to/,
+    );
+  }, 600_000);
+
+  it('negative control: with one shared body key per page, META points at another writer’s body', async () => {
+    expect(await firstViolation('shared-body-key', 1, 300)).toMatch(/the body there is/);
+  }, 600_000);
+
+  it('negative control: without the free-lease condition, a live lease is granted again', async () => {
+    expect(await firstViolation('no-free-lease-condition', 1, 300)).toMatch(
+      /was granted .* while lease .* was live/,
+    );
+  }, 600_000);
+});

@@ -1,0 +1,573 @@
+/**
+ * One model-check run: a generated plan of deliveries (with duplicates, skew and faults) and
+ * origin requests, interleaved by a generated schedule against the real code; then the faults
+ * stop and every unfinished intent is redelivered; then the invariants are checked.
+ */
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import fc from 'fast-check';
+import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
+import { Guard } from '../../lambda/adapters/dynamodb/conditions.js';
+import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
+import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
+import { isFresh } from '../../lambda/core/freshness.js';
+import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
+import { createOriginDeps } from '../../lambda/origin/build.js';
+import { servePage } from '../../lambda/origin/serve.js';
+import type { OriginConfig, WorkerConfig } from '../../lambda/shared/config.js';
+import { createWorkerDeps } from '../../lambda/worker/build.js';
+import { processMessage, type MessageReport } from '../../lambda/worker/process-message.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import { lambdaContext } from '../../local/worker-poller.js';
+import { removeGuard } from '../helpers/guard-mutation.js';
+import { Interleaver } from './interleaver.js';
+import {
+  CrashPoint,
+  LEASE_SECONDS,
+  sharedKeyBodies,
+  uniqueRunId,
+  World,
+  type ActorFaults,
+  type ModelEvent,
+} from './world.js';
+
+export interface DeliveryPlan extends ActorFaults {
+  /** What the invocation's context reports as time left: the REQ# STARTED expiry. */
+  readonly remainingMs: number;
+}
+export interface MessagePlan {
+  readonly key: number;
+  /** No observed generation: regenerate even if someone published since. */
+  readonly forced: boolean;
+  readonly deliveries: readonly DeliveryPlan[];
+}
+export interface OriginPlan extends ActorFaults {
+  readonly key: number;
+}
+export type Step = { readonly advance: number } | { readonly pick: number };
+export interface Plan {
+  readonly keys: number;
+  readonly messages: readonly MessagePlan[];
+  readonly origins: readonly OriginPlan[];
+  readonly schedule: readonly Step[];
+}
+
+/** Longest time an invocation has left when it claims REQ# (wall-clock ms). */
+const MAX_REMAINING_MS = 250;
+
+/** Clock skew between actors: up to half the lease either way. */
+const MAX_SKEW_SECONDS = LEASE_SECONDS / 2;
+
+const faultsArbitrary = {
+  skew: fc.integer({ min: -MAX_SKEW_SECONDS, max: MAX_SKEW_SECONDS }),
+  crashAfter: fc.option(fc.constantFrom(...Object.values(CrashPoint)), { freq: 3, nil: undefined }),
+  conflictOnPublish: fc.boolean(),
+  loseAnswer: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
+};
+
+export const planArbitrary: fc.Arbitrary<Plan> = fc.record({
+  keys: fc.integer({ min: 1, max: 2 }),
+  messages: fc.array(
+    fc.record({
+      key: fc.nat(),
+      forced: fc.boolean(),
+      deliveries: fc.array(
+        fc.record({ ...faultsArbitrary, remainingMs: fc.constantFrom(5, 250) }),
+        {
+          minLength: 1,
+          maxLength: 3,
+        },
+      ),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  origins: fc.array(fc.record({ ...faultsArbitrary, key: fc.nat() }), { maxLength: 2 }),
+  schedule: fc.array(
+    fc.oneof(
+      {
+        weight: 1,
+        arbitrary: fc.record({ advance: fc.integer({ min: 1, max: 2 * LEASE_SECONDS }) }),
+      },
+      { weight: 5, arbitrary: fc.record({ pick: fc.nat() }) },
+    ),
+    { maxLength: 80 },
+  ),
+});
+
+/** A guard removed for a negative control; `none` runs the real code as shipped. */
+export type Mutation =
+  'none' | 'no-token-condition' | 'no-free-lease-condition' | 'shared-body-key';
+
+export interface ModelContext {
+  readonly endpoints: { readonly dynamodb: string; readonly s3: string };
+  readonly workerConfig: WorkerConfig;
+  readonly originConfig: OriginConfig;
+}
+
+export class InvariantViolation extends Error {
+  override readonly name = 'InvariantViolation';
+}
+
+const START = 1_900_000_000;
+
+export async function runPlan(
+  context: ModelContext,
+  plan: Plan,
+  mutation: Mutation = 'none',
+): Promise<void> {
+  const runId = uniqueRunId();
+  const world = new World(context.endpoints, START);
+  const interleaver = new Interleaver();
+  const keys: CacheKey[] = Array.from({ length: plan.keys }, (_, index) =>
+    normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
+  );
+  const observer = observerFor(context);
+  const destroyers: (() => void)[] = [observer.destroy];
+  const guard = (client: DynamoDBClient) => {
+    if (mutation === 'no-token-condition') removeGuard(client, Guard.leaseToken);
+    if (mutation === 'no-free-lease-condition') removeGuard(client, Guard.leaseFree);
+  };
+
+  try {
+    const seeded = await seed(world, interleaver, context, keys[0]);
+    const queued: RegenerationIntent[] = [];
+
+    const worker = (actor: string, faults: ActorFaults, remainingMs: number, intent: string) => {
+      const clients = world.clientsFor(actor, interleaver, faults);
+      guard(clients.dynamodb);
+      destroyers.push(() => {
+        clients.dynamodb.destroy();
+        clients.s3.destroy();
+      });
+      const deps = createWorkerDeps(
+        context.workerConfig,
+        {
+          clients,
+          clock: world.clockFor(faults.skew),
+          renderer: world.rendererFor(actor, intent),
+          owner: actor,
+        },
+        { warn: () => undefined },
+      );
+      // The time the invocation has left when it claims REQ#: its in-progress expiry.
+      deps.idempotency.config.registerLambdaContext({
+        ...lambdaContext(remainingMs, actor),
+        getRemainingTimeInMillis: () => remainingMs,
+      });
+      return {
+        ...deps,
+        leaseRefreshMs: 3_600_000, // leases run out: time moves only when the schedule says so
+        maxReceiveCount: 1_000,
+        bodies: mutation === 'shared-body-key' ? sharedKeyBodies(deps.bodies) : deps.bodies,
+      };
+    };
+    const origin = (actor: string, faults: ActorFaults) => {
+      const clients = world.clientsFor(actor, interleaver, faults);
+      guard(clients.dynamodb);
+      destroyers.push(() => {
+        clients.dynamodb.destroy();
+        clients.s3.destroy();
+      });
+      const deps = createOriginDeps(
+        context.originConfig,
+        {
+          clients,
+          clock: world.clockFor(faults.skew),
+          renderer: world.rendererFor(actor, `origin:${actor}`),
+          owner: actor,
+        },
+        { warn: () => undefined },
+      );
+      return {
+        ...deps,
+        leaseRefreshMs: 3_600_000,
+        missWaitMs: 0,
+        queue: {
+          enqueue: (intent: RegenerationIntent) => {
+            queued.push(intent);
+            return Promise.resolve();
+          },
+        },
+        bodies: mutation === 'shared-body-key' ? sharedKeyBodies(deps.bodies) : deps.bodies,
+      };
+    };
+
+    // Messages and their deliveries (duplicates run side by side, in any order).
+    const messages = plan.messages.map((message, index) => {
+      const key = keys[message.key % keys.length];
+      const observed = key === keys[0] && !message.forced ? { observedGeneratedAt: seeded } : {};
+      return {
+        id: `m${index}-${runId}`,
+        body: encodeIntent({
+          v: 1,
+          path: key.path,
+          query: '',
+          deployId: context.workerConfig.deployId,
+          ...observed,
+        }),
+      };
+    });
+    const reports = new Map<string, MessageReport[]>();
+    const record = (messageId: string, report: MessageReport | undefined) => {
+      if (report !== undefined) reports.set(messageId, [...(reports.get(messageId) ?? []), report]);
+    };
+    plan.messages.forEach((message, m) => {
+      const { id, body } = messages[m];
+      message.deliveries.forEach((delivery, d) => {
+        const actor = `w${m}.${d}`;
+        const deps = worker(actor, delivery, delivery.remainingMs, id);
+        void interleaver
+          .start(actor, () =>
+            processMessage(deps, { messageId: id, body, receiveCount: d + 1, groupId: 'g' }),
+          )
+          .then((report) => record(id, report as MessageReport | undefined));
+      });
+    });
+    plan.origins.forEach((plan, index) => {
+      const actor = `o${index}`;
+      const deps = origin(actor, plan);
+      const key = keys[plan.key % keys.length];
+      void interleaver.start(actor, () =>
+        servePage(deps, {
+          method: 'GET',
+          rawPath: key.path,
+          rawQueryString: '',
+          tenant: undefined,
+          ifNoneMatch: undefined,
+        }),
+      );
+    });
+
+    // Chaos: the schedule picks who moves next and when time jumps.
+    await interleaver.settle();
+    for (const step of plan.schedule) {
+      if (!interleaver.hasWaiting()) break;
+      if ('advance' in step) {
+        world.trueTime += step.advance;
+        continue;
+      }
+      const before = world.log.length;
+      await interleaver.step(step.pick);
+      await checkLiveBody(world.log, world.log.slice(before), observer);
+    }
+    while (interleaver.hasWaiting()) {
+      const before = world.log.length;
+      await interleaver.step(0);
+      await checkLiveBody(world.log, world.log.slice(before), observer);
+    }
+    for (const actor of [
+      ...plan.messages.flatMap((m, i) => m.deliveries.map((_, d) => `w${i}.${d}`)),
+      ...plan.origins.map((_, i) => `o${i}`),
+    ]) {
+      const error = interleaver.errorOf(actor);
+      if (error !== undefined)
+        throw new InvariantViolation(
+          `${actor} threw: ${error instanceof Error ? error.stack : JSON.stringify(error)}`,
+        );
+    }
+
+    // Faults stop: every lease runs out (a lease taken by a clock running fast lasts up to the
+    // lease plus the largest skew), then unfinished intents are redelivered until done.
+    world.trueTime += LEASE_SECONDS + MAX_SKEW_SECONDS + 1;
+    // ...and, as SQS's visibility timeout (>= 6x the function timeout) guarantees, a redelivery
+    // comes only after the crashed invocation's time, so its REQ# claim has run out (wall clock).
+    await new Promise((resolve) => setTimeout(resolve, MAX_REMAINING_MS + 10));
+    const done = (id: string) =>
+      (reports.get(id) ?? []).some((report) => report.action !== 'retry');
+    let quiet = 0;
+    for (let round = 0; ; round++) {
+      const pending = messages.filter((message) => !done(message.id));
+      for (const message of pending) {
+        const actor = `q${quiet++}`;
+        const deps = worker(actor, { skew: 0 }, 60_000, message.id);
+        const receiveCount = (reports.get(message.id)?.length ?? 0) + 1;
+        const before = world.log.length;
+        record(
+          message.id,
+          await processMessage(deps, {
+            messageId: message.id,
+            body: message.body,
+            receiveCount,
+            groupId: 'g',
+          }),
+        );
+        await checkLiveBody(world.log, world.log.slice(before), observer);
+      }
+      for (const key of keys) {
+        const deps = origin(`q${quiet++}`, { skew: 0 });
+        await servePage(deps, {
+          method: 'GET',
+          rawPath: key.path,
+          rawQueryString: '',
+          tenant: undefined,
+          ifNoneMatch: undefined,
+        });
+      }
+      for (const intent of queued.splice(0)) {
+        messages.push({ id: `queued${messages.length}-${runId}`, body: encodeIntent(intent) });
+      }
+      const metas = await Promise.all(
+        keys.map((key) => observer.table.getMeta(key.pk, { consistent: true })),
+      );
+      const allFresh = metas.every((meta) => meta !== undefined && isFresh(meta, world.trueTime));
+      if (allFresh && messages.every((message) => done(message.id))) break;
+      if (round >= 40) {
+        throw new InvariantViolation(
+          `not settled after the faults stopped: ${JSON.stringify({ metas, reports: [...reports] })}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 60)); // REQ# STARTED expiries are wall-clock
+    }
+
+    checkLog(world.log);
+    for (const [id, list] of reports) {
+      const dead = list.find((report) => report.action === 'dead-letter');
+      if (dead !== undefined)
+        throw new InvariantViolation(`${id} was dead-lettered: ${JSON.stringify(dead)}`);
+    }
+    await checkStartedRequestsCanFinish(observer, keys, async (messageId) => {
+      const message = messages.find((candidate) => candidate.id === messageId);
+      if (message === undefined) throw new InvariantViolation(`REQ#${messageId} names no message`);
+      const deps = worker(`q${quiet++}`, { skew: 0 }, 60_000, message.id);
+      return processMessage(deps, {
+        messageId,
+        body: message.body,
+        receiveCount: 99,
+        groupId: 'g',
+      });
+    });
+    await checkLiveBody(
+      world.log,
+      world.log.filter((event) => event.kind === 'publish'),
+      observer,
+    );
+  } finally {
+    for (const destroy of destroyers) destroy();
+  }
+}
+
+async function seed(
+  world: World,
+  interleaver: Interleaver,
+  context: ModelContext,
+  key: CacheKey,
+): Promise<number> {
+  const clients = world.clientsFor('seed', interleaver, { skew: 0 });
+  try {
+    const table = new DynamoCacheTable({
+      client: clients.dynamodb,
+      tableName: context.workerConfig.tableName,
+    });
+    const bodies = new S3BodyStore({ client: clients.s3, bucket: context.workerConfig.bucket });
+    const generatedAt = world.trueTime - 100; // stale from the start
+    const lease = await table.acquireLease({
+      pk: key.pk,
+      now: generatedAt,
+      durationSeconds: LEASE_SECONDS,
+    });
+    const stored = await bodies.putBody({
+      s3Key: `pages/_/${key.hash}/seed`,
+      body: new TextEncoder().encode('seed page'),
+      contentType: 'text/html',
+    });
+    await table.publishGeneration({
+      lease,
+      now: generatedAt,
+      meta: {
+        pk: key.pk,
+        s3Key: stored.s3Key,
+        etag: stored.etag,
+        generatedAt,
+        revalidateSeconds: 20,
+      },
+    });
+    return generatedAt;
+  } finally {
+    clients.dynamodb.destroy();
+    clients.s3.destroy();
+  }
+}
+
+function observerFor(context: ModelContext) {
+  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const dynamodb = new DynamoDBClient({ ...common, endpoint: context.endpoints.dynamodb });
+  const s3 = new S3Client({
+    ...common,
+    endpoint: context.endpoints.s3,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  return {
+    dynamodb,
+    tableName: context.workerConfig.tableName,
+    table: new DynamoCacheTable({ client: dynamodb, tableName: context.workerConfig.tableName }),
+    bodies: new S3BodyStore({ client: s3, bucket: context.workerConfig.bucket }),
+    destroy: () => {
+      dynamodb.destroy();
+      s3.destroy();
+    },
+  };
+}
+type Observer = ReturnType<typeof observerFor>;
+
+/**
+ * META only ever points to a complete body written by the worker whose publish won: checked
+ * after every step that wrote a body or published, so a transient overwrite is caught too.
+ */
+async function checkLiveBody(
+  log: readonly ModelEvent[],
+  fresh: readonly ModelEvent[],
+  observer: Observer,
+): Promise<void> {
+  const touched = new Set(
+    fresh
+      .filter((event) => event.kind === 'body' || event.kind === 'publish')
+      .map((event) => event.pk),
+  );
+  for (const pk of touched) {
+    const meta = await observer.table.getMeta(pk, { consistent: true });
+    if (meta === undefined) continue;
+    const winner = [...log]
+      .reverse()
+      .find((event) => event.kind === 'publish' && event.pk === pk && event.s3Key === meta.s3Key);
+    if (winner === undefined)
+      throw new InvariantViolation(`META of ${pk} points at ${meta.s3Key}, which no publish wrote`);
+    const written = [...log]
+      .reverse()
+      .find(
+        (event): event is Extract<ModelEvent, { kind: 'body' }> =>
+          event.kind === 'body' && event.s3Key === meta.s3Key && event.actor === winner.actor,
+      );
+    const stored = await observer.bodies.getBody(meta.s3Key).catch(() => undefined);
+    const text = stored?.kind === 'body' ? new TextDecoder().decode(stored.body) : undefined;
+    if (written === undefined || text !== written.content) {
+      throw new InvariantViolation(
+        `META of ${pk} points at ${meta.s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
+      );
+    }
+  }
+}
+
+/**
+ * Replays the event log against a ghost LOCK: a lease is only granted once the previous one
+ * ended or ran out on the taker's clock; every publish came from the current lease holder;
+ * generated_at never decreases; each intent publishes at most once; two renders of one intent
+ * never overlap a live lease.
+ */
+export function checkLog(log: readonly ModelEvent[]): void {
+  const holder = new Map<string, string | undefined>();
+  const expiresAt = new Map<string, number>();
+  const ended = new Set<string>();
+  const generation = new Map<string, number>();
+  const publishedIntents = new Set<string>();
+  const leaseOf = new Map<string, string>(); // actor -> its lease token
+  const renders = new Map<string, string[]>(); // intent -> lease tokens it rendered under
+  for (const event of log) {
+    switch (event.kind) {
+      case 'acquire': {
+        const previous = holder.get(event.pk);
+        const takerNow = event.at + event.skew;
+        if (
+          previous !== undefined &&
+          !ended.has(previous) &&
+          (expiresAt.get(previous) ?? 0) > takerNow
+        ) {
+          throw new InvariantViolation(
+            `${event.actor} was granted ${event.pk} at ${takerNow} (its clock) while lease ${previous} was live until ${expiresAt.get(previous)}`,
+          );
+        }
+        if (previous !== undefined) ended.add(previous);
+        holder.set(event.pk, event.token);
+        expiresAt.set(event.token, event.expiresAt);
+        leaseOf.set(event.actor, event.token);
+        break;
+      }
+      case 'release':
+        if (holder.get(event.pk) === event.token) holder.set(event.pk, undefined);
+        ended.add(event.token);
+        break;
+      case 'publish': {
+        if (holder.get(event.pk) !== event.token) {
+          throw new InvariantViolation(
+            `${event.actor} published ${event.pk} with lease ${event.token}, but the lease belonged to ${holder.get(event.pk) ?? 'nobody'}`,
+          );
+        }
+        holder.set(event.pk, undefined);
+        ended.add(event.token);
+        const before = generation.get(event.pk) ?? -Infinity;
+        if (event.generatedAt < before) {
+          throw new InvariantViolation(
+            `generated_at of ${event.pk} went back from ${before} to ${event.generatedAt}`,
+          );
+        }
+        generation.set(event.pk, event.generatedAt);
+        if (event.intent !== undefined) {
+          if (publishedIntents.has(event.intent))
+            throw new InvariantViolation(`intent ${event.intent} published twice`);
+          publishedIntents.add(event.intent);
+        }
+        break;
+      }
+      case 'render': {
+        const token = leaseOf.get(event.actor) ?? '';
+        const earlier = renders.get(event.intent) ?? [];
+        const live = earlier.find((other) => other !== token && !ended.has(other));
+        if (live !== undefined) {
+          throw new InvariantViolation(
+            `intent ${event.intent} rendered by ${event.actor} while lease ${live} of an earlier render was live`,
+          );
+        }
+        renders.set(event.intent, [...earlier, token]);
+        break;
+      }
+      case 'body':
+        break;
+    }
+  }
+}
+
+/**
+ * No REQ# row stays STARTED without a later delivery able to finish it. A row can be left
+ * STARTED legitimately (its delivery crashed, and a duplicate of the same message was answered
+ * by a fresh META before reaching REQ#); it must then be past its in-progress expiry, and a new
+ * delivery of that message must finish (it may finish without touching the row, which DynamoDB
+ * TTL then collects).
+ */
+async function checkStartedRequestsCanFinish(
+  observer: Observer,
+  keys: readonly CacheKey[],
+  redeliver: (messageId: string) => Promise<MessageReport>,
+): Promise<void> {
+  for (const key of keys) {
+    for (const row of await startedRequests(observer, key)) {
+      const messageId = row.sk?.S?.slice('REQ#'.length) ?? '';
+      if (Number(row.in_progress_expires_at_ms?.N ?? Infinity) >= Date.now()) {
+        throw new InvariantViolation(
+          `REQ#${messageId} is STARTED and not yet expired after every intent finished`,
+        );
+      }
+      const report = await redeliver(messageId);
+      if (report.action === 'retry') {
+        throw new InvariantViolation(
+          `REQ#${messageId} was left STARTED and a later delivery could not finish: ${JSON.stringify(report)}`,
+        );
+      }
+    }
+  }
+}
+
+async function startedRequests(observer: Observer, key: CacheKey) {
+  const { Items } = await observer.dynamodb.send(
+    new QueryCommand({
+      TableName: observer.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :req)',
+      ExpressionAttributeValues: { ':pk': { S: key.pk }, ':req': { S: 'REQ#' } },
+      ConsistentRead: true,
+    }),
+  );
+  return (Items ?? []).filter((item) => item.status?.S === 'STARTED');
+}

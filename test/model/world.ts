@@ -1,0 +1,238 @@
+/**
+ * The system under test for the model check: real worker and origin code, on DynamoDB Local and
+ * s3rver, each actor with its own SDK clients whose middleware (a) parks every call at the
+ * interleaver's gate, (b) injects the actor's faults, (c) records what committed in a global,
+ * totally ordered event log that the invariants are checked against.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DynamoDBClient,
+  TransactionCanceledException,
+  type PutItemCommandInput,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { htmlPage, ModuleRenderer } from '../../lambda/adapters/render/module-renderer.js';
+import type { Clock } from '../../lambda/core/clock.js';
+import type { BodyStore, Renderer } from '../../lambda/core/ports.js';
+import type { AwsClients } from '../../lambda/shared/aws-clients.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import type { Interleaver } from './interleaver.js';
+
+/** Where a crash can strike: right after this call has taken effect. */
+export const CrashPoint = {
+  RequestWritten: 'req-written',
+  LeaseTaken: 'lease-taken',
+  BodyWritten: 'body-written',
+  PublishSent: 'publish-sent',
+} as const;
+export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
+
+export interface ActorFaults {
+  /** Seconds this actor's clock is ahead (or behind) of true time. */
+  readonly skew: number;
+  readonly crashAfter?: CrashPoint | undefined;
+  /** Its first publish is cancelled with TransactionConflict before reaching DynamoDB. */
+  readonly conflictOnPublish?: boolean;
+  /** Its first publish commits, but the answer is lost (a network error comes back instead). */
+  readonly loseAnswer?: boolean;
+}
+
+export type ModelEvent =
+  | {
+      kind: 'acquire';
+      actor: string;
+      pk: string;
+      token: string;
+      expiresAt: number;
+      at: number;
+      skew: number;
+    }
+  | { kind: 'release'; actor: string; pk: string; token: string }
+  | {
+      kind: 'publish';
+      actor: string;
+      pk: string;
+      token: string;
+      s3Key: string;
+      generatedAt: number;
+      intent: string | undefined;
+    }
+  | { kind: 'body'; actor: string; pk: string; s3Key: string; content: string }
+  | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
+
+/** Shared state of one run: true time (epoch seconds) and the event log. */
+export class World {
+  trueTime: number;
+  readonly log: ModelEvent[] = [];
+  readonly #endpoints: { dynamodb: string; s3: string };
+
+  constructor(endpoints: { dynamodb: string; s3: string }, startTime: number) {
+    this.#endpoints = endpoints;
+    this.trueTime = startTime;
+  }
+
+  clockFor(skew: number): Clock {
+    return { now: () => (this.trueTime + skew) * 1000 };
+  }
+
+  /** SDK clients for one actor: gated, faulty as planned, recording what commits. */
+  clientsFor(actor: string, interleaver: Interleaver, faults: ActorFaults): AwsClients {
+    const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 };
+    const dynamodb = new DynamoDBClient({ ...common, endpoint: this.#endpoints.dynamodb });
+    const s3 = new S3Client({
+      ...common,
+      endpoint: this.#endpoints.s3,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    let publishes = 0;
+    const middleware =
+      (service: 'dynamodb' | 's3') =>
+      (next: (args: { input: object }) => Promise<unknown>, context: { commandName?: string }) =>
+      async (args: { input: object }): Promise<unknown> => {
+        const command = `${service}:${context.commandName ?? '?'}`;
+        await interleaver.gate(actor, command);
+        const input = args.input;
+        if (command === 'dynamodb:TransactWriteItemsCommand') {
+          publishes += 1;
+          if (faults.conflictOnPublish === true && publishes === 1) {
+            throw new TransactionCanceledException({
+              message: 'Transaction cancelled (injected)',
+              $metadata: {},
+              CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+            });
+          }
+        }
+        const result = await interleaver.inFlight(() => next(args));
+        const crashPoint = this.#record(actor, faults, command, input);
+        if (crashPoint !== undefined && crashPoint === faults.crashAfter)
+          await interleaver.die(actor);
+        if (
+          command === 'dynamodb:TransactWriteItemsCommand' &&
+          faults.loseAnswer === true &&
+          publishes === 1
+        ) {
+          throw Object.assign(new Error('socket hang up (injected: answer lost)'), {
+            name: 'TimeoutError',
+          });
+        }
+        return result;
+      };
+    dynamodb.middlewareStack.add(middleware('dynamodb') as never, {
+      step: 'initialize',
+      name: 'model-gate',
+    });
+    s3.middlewareStack.add(middleware('s3') as never, { step: 'initialize', name: 'model-gate' });
+    return { dynamodb, s3, sqs: undefined as never };
+  }
+
+  /** A renderer that logs each render and produces a page unique to this actor and call. */
+  rendererFor(actor: string, intent: string): Renderer {
+    let calls = 0;
+    return new ModuleRenderer((request) => {
+      calls += 1;
+      const content = `page ${request.cacheKey.key} by ${actor} #${calls}`;
+      this.log.push({
+        kind: 'render',
+        actor,
+        intent,
+        pk: request.cacheKey.pk,
+        content,
+        at: this.trueTime,
+      });
+      return htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS });
+    });
+  }
+
+  /** Records a call that took effect; returns the crash point it reached, if any. */
+  #record(
+    actor: string,
+    faults: ActorFaults,
+    command: string,
+    input: object,
+  ): CrashPoint | undefined {
+    switch (command) {
+      case 'dynamodb:PutItemCommand': {
+        const item = (input as PutItemCommandInput).Item ?? {};
+        if (item.sk?.S === 'LOCK') {
+          this.log.push({
+            kind: 'acquire',
+            actor,
+            pk: item.pk?.S ?? '',
+            token: item.lease_token?.S ?? '',
+            expiresAt: Number(item.lease_expires_at?.N),
+            at: this.trueTime,
+            skew: faults.skew,
+          });
+          return CrashPoint.LeaseTaken;
+        }
+        return item.sk?.S?.startsWith('REQ#') === true ? CrashPoint.RequestWritten : undefined;
+      }
+      case 'dynamodb:DeleteItemCommand': {
+        const del = input as {
+          Key?: Record<string, { S?: string }>;
+          ExpressionAttributeValues?: Record<string, { S?: string }>;
+        };
+        if (del.Key?.sk?.S === 'LOCK') {
+          this.log.push({
+            kind: 'release',
+            actor,
+            pk: del.Key.pk?.S ?? '',
+            token: del.ExpressionAttributeValues?.[':token']?.S ?? '',
+          });
+        }
+        return undefined;
+      }
+      case 'dynamodb:TransactWriteItemsCommand': {
+        const items = (input as TransactWriteItemsCommandInput).TransactItems ?? [];
+        const meta = items[0]?.Put?.Item ?? {};
+        const seal = items[2]?.Update?.Key?.sk?.S;
+        this.log.push({
+          kind: 'publish',
+          actor,
+          pk: meta.pk?.S ?? '',
+          token: items[1]?.Delete?.ExpressionAttributeValues?.[':token']?.S ?? '',
+          s3Key: meta.s3_key?.S ?? '',
+          generatedAt: Number(meta.generated_at?.N),
+          intent: seal?.slice('REQ#'.length),
+        });
+        return CrashPoint.PublishSent;
+      }
+      case 's3:PutObjectCommand': {
+        const put = input as PutObjectCommandInput;
+        const key = put.Key ?? '';
+        this.log.push({
+          kind: 'body',
+          actor,
+          pk: `CACHE#${key.split('/')[2] ?? ''}`,
+          s3Key: key,
+          content: new TextDecoder().decode(put.Body as Uint8Array),
+        });
+        return CrashPoint.BodyWritten;
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
+export const LEASE_SECONDS = 30;
+export const REVALIDATE_SECONDS = 20;
+
+/**
+ * Negative control for rule 3 (immutable bodies): every render of a page writes one shared key,
+ * as a naive implementation would.
+ */
+export function sharedKeyBodies(bodies: BodyStore): BodyStore {
+  return {
+    putBody: (input) =>
+      bodies.putBody({ ...input, s3Key: input.s3Key.replace(/\/[^/]+$/, '/shared') }),
+    getBody: (s3Key, options) => bodies.getBody(s3Key, options),
+    deleteBody: (s3Key) => bodies.deleteBody(s3Key),
+    markSuperseded: (s3Key) => bodies.markSuperseded(s3Key),
+  };
+}
+
+export const uniqueRunId = (): string => randomUUID().slice(0, 8);
