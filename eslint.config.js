@@ -30,7 +30,10 @@ export default tseslint.config(
       ...jest.configs['flat/recommended'].rules,
       'jest/no-focused-tests': 'error',
       'jest/no-disabled-tests': 'error',
-      'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'fc.assert'] }],
+      'jest/expect-expect': [
+        'error',
+        { assertFunctionNames: ['expect', 'expect*', 'fc.assert', '*.has*', '*.resource*Is'] },
+      ],
       '@typescript-eslint/unbound-method': 'off',
     },
   },

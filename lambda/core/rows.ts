@@ -18,10 +18,13 @@ export const RequestStatus = {
 } as const;
 export type RequestStatus = (typeof RequestStatus)[keyof typeof RequestStatus];
 
+/** Every body key starts with this prefix; the bucket's grants and lifecycle rule rely on it. */
+export const BODY_KEY_PREFIX = 'pages/';
+
 /**
  * A new, never-used object key for one render's body. Bodies are immutable: a paused stale
  * writer that overwrote a shared key could replace the live body after a newer publish, so every
  * render gets its own key and only META decides which one is live.
  */
 export const newBodyKey = (cacheKey: CacheKey, generatedAt: number): string =>
-  `pages/${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${generatedAt}-${randomUUID()}`;
+  `${BODY_KEY_PREFIX}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${generatedAt}-${randomUUID()}`;

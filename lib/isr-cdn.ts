@@ -1,0 +1,133 @@
+/**
+ * CloudFront in front of the origin's function URL, with policies that mirror the origin's cache
+ * key (`normaliseCacheKey`): the allow-listed query parameters and, in multi-tenant mode, the
+ * tenant header; never cookies. The edge and the origin then agree on what one page is, and
+ * nothing else reaches the origin.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import {
+  AllowedMethods,
+  CachedMethods,
+  CacheCookieBehavior,
+  CacheHeaderBehavior,
+  CachePolicy,
+  CacheQueryStringBehavior,
+  OriginRequestCookieBehavior,
+  OriginRequestHeaderBehavior,
+  OriginRequestPolicy,
+  OriginRequestQueryStringBehavior,
+  Distribution,
+  HttpVersion,
+  SecurityPolicyProtocol,
+  ViewerProtocolPolicy,
+  type GeoRestriction,
+} from 'aws-cdk-lib/aws-cloudfront';
+import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+
+/** CloudFront's default origin response timeout quota. */
+const MAX_ORIGIN_READ_TIMEOUT_SECONDS = 60;
+
+export interface CacheKeyShape {
+  readonly allowedQueryParams: readonly string[];
+  readonly tenantHeader: string | undefined;
+}
+
+/**
+ * Keys on exactly the origin's cache-key inputs. TTLs defer to the origin: default and minimum
+ * 0, so only its `s-maxage` makes a response cacheable, capped at a year. Gzip and Brotli are
+ * part of the key so CloudFront can compress and serve each encoding.
+ */
+export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
+  return new CachePolicy(scope, id, {
+    comment: 'ISR pages: allow-listed query params and tenant header only',
+    minTtl: Duration.seconds(0),
+    defaultTtl: Duration.seconds(0),
+    maxTtl: Duration.days(365),
+    queryStringBehavior:
+      shape.allowedQueryParams.length === 0
+        ? CacheQueryStringBehavior.none()
+        : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
+    headerBehavior:
+      shape.tenantHeader === undefined
+        ? CacheHeaderBehavior.none()
+        : CacheHeaderBehavior.allowList(shape.tenantHeader),
+    cookieBehavior: CacheCookieBehavior.none(),
+    enableAcceptEncodingGzip: true,
+    enableAcceptEncodingBrotli: true,
+  });
+}
+
+/**
+ * Forwards the same allow-lists and nothing else. Never the viewer's Host (the function URL
+ * routes on its own host name, and OAC signs it), so no AllViewer policy.
+ */
+export function createPageOriginRequestPolicy(scope: Construct, id: string, shape: CacheKeyShape) {
+  return new OriginRequestPolicy(scope, id, {
+    comment: 'ISR pages: allow-listed query params and tenant header only, never Host',
+    queryStringBehavior:
+      shape.allowedQueryParams.length === 0
+        ? OriginRequestQueryStringBehavior.none()
+        : OriginRequestQueryStringBehavior.allowList(...shape.allowedQueryParams),
+    headerBehavior:
+      shape.tenantHeader === undefined
+        ? OriginRequestHeaderBehavior.none()
+        : OriginRequestHeaderBehavior.allowList(shape.tenantHeader),
+    cookieBehavior: OriginRequestCookieBehavior.none(),
+  });
+}
+
+export interface PageDistributionOptions {
+  readonly functionUrl: IFunctionUrl;
+  readonly cachePolicy: CachePolicy;
+  readonly originRequestPolicy: OriginRequestPolicy;
+  /** The origin function's timeout: CloudFront waits as long (up to its 60 s default quota). */
+  readonly originTimeout: Duration;
+  readonly domainNames?: string[] | undefined;
+  readonly certificate?: ICertificate | undefined;
+  readonly webAclId?: string | undefined;
+  readonly geoRestriction?: GeoRestriction | undefined;
+  readonly accessLogsBucket?: IBucket | undefined;
+}
+
+/**
+ * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3. The function URL is reached through Origin
+ * Access Control: CloudFront signs each request (SigV4) and the helper grants
+ * cloudfront.amazonaws.com both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL),
+ * each conditioned on this distribution's ARN.
+ */
+export function createPageDistribution(
+  scope: Construct,
+  id: string,
+  options: PageDistributionOptions,
+): Distribution {
+  const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
+  const logs = options.accessLogsBucket;
+  return new Distribution(scope, id, {
+    comment: 'ISR pages',
+    defaultBehavior: {
+      origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
+        readTimeout: Duration.seconds(readTimeout),
+      }),
+      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+      cachedMethods: CachedMethods.CACHE_GET_HEAD,
+      compress: true,
+      cachePolicy: options.cachePolicy,
+      originRequestPolicy: options.originRequestPolicy,
+    },
+    httpVersion: HttpVersion.HTTP2_AND_3,
+    // Only a custom certificate can hold viewers to TLS 1.2 (the default one is fixed at TLSv1).
+    minimumProtocolVersion: options.certificate ? SecurityPolicyProtocol.TLS_V1_2_2021 : undefined,
+    domainNames: options.domainNames,
+    certificate: options.certificate,
+    webAclId: options.webAclId,
+    geoRestriction: options.geoRestriction,
+    enableLogging: logs !== undefined,
+    logBucket: logs,
+    logFilePrefix: logs ? 'cloudfront/' : undefined,
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * What each function's role may do, written out action by action: the grant helpers of the
+ * L2 constructs (grantReadWriteData, grantReadWrite) add Scan, Query, batch and listing actions
+ * the service never needs. Every statement names this service's table, bucket or queue only.
+ *
+ * - origin: Get/Put/Update/DeleteItem on the table; GetObject, PutObject, PutObjectTagging on
+ *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
+ * - worker: Get/Put/Update/DeleteItem on the table; PutObject, PutObjectTagging, DeleteObject
+ *   on `pages/*`; consume the queue (granted by its event source); SendMessage to the DLQ.
+ */
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { BODY_KEY_PREFIX } from '../lambda/core/rows.js';
+
+/**
+ * Item actions of the lease + publish protocol, which both functions run (the origin for the
+ * misses it renders). A TransactWriteItems call is authorised per item by these same actions
+ * (there is no IAM action named after the transaction); the publish uses no ConditionCheck, so
+ * ConditionCheckItem is not needed. DeleteItem releases the caller's own LOCK (conditioned on its
+ * token) and, in the worker, drops a REQ# claim that is still STARTED so a retry can take it.
+ * No Scan, Query, batch or table-level action.
+ */
+export const CACHE_TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+] as const;
+
+/**
+ * The origin reads bodies, writes the body of a miss it renders, and tags what it cannot delete:
+ * a body it wrote but lost the publish for, or the body its publish superseded. It may not delete
+ * objects, so a compromised or buggy origin cannot remove a live page.
+ */
+export const ORIGIN_BODY_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging'] as const;
+
+/**
+ * The worker writes bodies, deletes the orphan of a publish it lost, and tags superseded bodies
+ * for the lifecycle rule. It never reads a body (only the origin serves them), so no GetObject.
+ */
+export const WORKER_BODY_ACTIONS = [
+  's3:PutObject',
+  's3:PutObjectTagging',
+  's3:DeleteObject',
+] as const;
+
+export interface ServiceResources {
+  readonly table: ITableV2;
+  readonly bucket: IBucket;
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+}
+
+/** The origin's data access; its log and invoke permissions are wired by the construct. */
+export function grantOriginAccess(role: IRole, resources: ServiceResources): void {
+  const { table, bucket, queue } = resources;
+  role.addToPrincipalPolicy(cacheTableStatement(table));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'PageBodies',
+      actions: [...ORIGIN_BODY_ACTIONS],
+      resources: [bucket.arnForObjects(`${BODY_KEY_PREFIX}*`)],
+    }),
+  );
+  // Without ListBucket, S3 answers a GetObject for a missing key with 403, not 404, and the
+  // origin could not tell a missing body (re-render it) from a real denial (503).
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'MissingBodyIs404',
+      actions: ['s3:ListBucket'],
+      resources: [bucket.bucketArn],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'EnqueueRegeneration',
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+    }),
+  );
+}
+
+/** The worker's data access; consuming the queue is granted by its event source. */
+export function grantWorkerAccess(role: IRole, resources: ServiceResources): void {
+  const { table, bucket, deadLetterQueue } = resources;
+  role.addToPrincipalPolicy(cacheTableStatement(table));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'PageBodies',
+      actions: [...WORKER_BODY_ACTIONS],
+      resources: [bucket.arnForObjects(`${BODY_KEY_PREFIX}*`)],
+    }),
+  );
+  // A poison message goes to the DLQ with its reason, then is acknowledged.
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'DeadLetterWithReason',
+      actions: ['sqs:SendMessage'],
+      resources: [deadLetterQueue.queueArn],
+    }),
+  );
+}
+
+function cacheTableStatement(table: ITableV2): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'CacheTableItems',
+    actions: [...CACHE_TABLE_ACTIONS],
+    resources: [table.tableArn],
+  });
+}

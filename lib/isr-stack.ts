@@ -1,0 +1,61 @@
+/**
+ * The deployable stack: one IsrService and its outputs. Settings come from the stack props,
+ * else from CDK context (`-c renderOriginUrl=...`, `-c allowedQueryParams=page,lang`,
+ * `-c tenantHeader=x-tenant`, `-c deployId=...`); props win.
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { IsrService, type IsrServiceProps } from './isr-service.js';
+
+export interface IsrStackProps extends StackProps {
+  /** @default - read from CDK context, then the construct's defaults */
+  readonly service?: IsrServiceProps;
+}
+
+export class IsrStack extends Stack {
+  readonly service: IsrService;
+
+  constructor(scope: Construct, id: string, props: IsrStackProps = {}) {
+    super(scope, id, props);
+    this.service = new IsrService(this, 'Isr', { ...serviceContext(this), ...props.service });
+
+    const outputs = {
+      DistributionDomainName: this.service.distribution.distributionDomainName,
+      TableName: this.service.table.tableName,
+      BucketName: this.service.bucket.bucketName,
+      QueueName: this.service.queue.queueName,
+      DeadLetterQueueName: this.service.deadLetterQueue.queueName,
+    };
+    for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
+  }
+}
+
+/** The construct props settable from context; a list is comma-separated or a JSON array. */
+function serviceContext(scope: Construct): IsrServiceProps {
+  const text = (key: string): string | undefined => {
+    const value: unknown = scope.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') throw new Error(`context ${key} must be a string`);
+    return value.trim() || undefined;
+  };
+  const list = (
+    key: string,
+    value: unknown = scope.node.tryGetContext(key),
+  ): string[] | undefined => {
+    if (value === undefined || value === null) return undefined;
+    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+    if (typeof value !== 'string') throw new Error(`context ${key} must be a list of strings`);
+    if (value.trim().startsWith('[')) return list(key, JSON.parse(value) as unknown);
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  };
+  const props: IsrServiceProps = {
+    renderOriginUrl: text('renderOriginUrl'),
+    allowedQueryParams: list('allowedQueryParams'),
+    tenantHeader: text('tenantHeader'),
+    deployId: text('deployId'),
+  };
+  return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined));
+}

@@ -1,0 +1,56 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { logicalIdOf, resourceOf, synthIsrStack } from './stack-fixture.js';
+
+/** The environment a deployed function gets, with the CloudFormation references filled in. */
+const deployedEnv = {
+  FACETHEORY_CACHE_TABLE_NAME: 'isr-cache',
+  ISR_BODY_BUCKET: 'isr-bodies',
+  ISR_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr.fifo',
+  ISR_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-dlq.fifo',
+  AWS_REGION: 'us-east-1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
+describe('Lambda bundling', () => {
+  // One real esbuild run (the other CDK tests skip bundling); local esbuild, never Docker.
+  const outdir = mkdtempSync(join(tmpdir(), 'isr-bundle-'));
+  const { template, service } = synthIsrStack({ bundle: true, outdir });
+  const bundleOf = (fn: typeof service.originFunction) => {
+    const resource = resourceOf<{ Code: { S3Key: string } }>(template, logicalIdOf(fn));
+    // Asset directories are named after the asset hash, which is also the S3 key.
+    const hash = resource.Properties.Code.S3Key.replace(/\.zip$/, '');
+    return join(outdir, `asset.${hash}`, 'index.mjs');
+  };
+
+  it.each([
+    ['origin', () => service.originFunction],
+    ['worker', () => service.workerFunction],
+  ])('builds the %s as one minified ESM file with a source map', (_name, fn) => {
+    const bundle = bundleOf(fn());
+    const code = readFileSync(bundle, 'utf8');
+    expect(code.startsWith("import { createRequire } from 'module';")).toBe(true);
+    expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+    expect(statSync(`${bundle}.map`).size).toBeGreaterThan(0);
+    // The SDK is bundled, not taken from the runtime.
+    expect(code).not.toMatch(/from\s*["']@aws-sdk\//);
+    expect(statSync(bundle).size).toBeLessThan(5 * 1024 * 1024);
+  });
+
+  it.each([
+    ['origin', () => service.originFunction],
+    ['worker', () => service.workerFunction],
+  ])('loads the %s bundle under plain node and exports handler', (_name, fn) => {
+    const script = `import(${JSON.stringify(pathToFileURL(bundleOf(fn())).href)})
+      .then((module) => console.log(typeof module.handler))`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, ...deployedEnv },
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('function');
+  });
+});

@@ -1,0 +1,126 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, jest } from '@jest/globals';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
+import { Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { IsrService } from '../../lib/isr-service.js';
+import { cdkJsonContext, synthIsrStack } from './stack-fixture.js';
+
+/** Rule ids acknowledged anywhere under `scope`, with their reasons. */
+function acknowledgements(scope: IConstruct): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const node of scope.node.findAll()) {
+    for (const entry of node.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.set(id.replace(/^annotation::/i, ''), reason);
+      }
+    }
+  }
+  return found;
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  it('reports no unacknowledged error or warning', () => {
+    const { stack } = synthIsrStack();
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it('passes as a synth plugin, the way bin/isr.ts runs it', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'isr-nag-'));
+    const { app, stack } = synthIsrStack({ outdir });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth({ force: true })).not.toThrow();
+    const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: { pluginName: string; violations: unknown[] }[];
+    };
+    const nag = report.pluginReports.filter((plugin) => plugin.pluginName.includes('AwsSolutions'));
+    expect(nag.flatMap((plugin) => plugin.violations)).toEqual([]);
+    expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('fails the synth on a finding nobody acknowledged (negative control)', () => {
+    const ignore = jest.spyOn(Validations.prototype, 'acknowledge').mockImplementation(() => {});
+    const outdir = mkdtempSync(join(tmpdir(), 'isr-nag-'));
+    try {
+      const { app } = synthIsrStack({ outdir });
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+      expect(() => app.synth({ force: true })).toThrow(/AwsSolutions-S1/);
+    } finally {
+      ignore.mockRestore();
+    }
+  });
+
+  it('gives every acknowledgement a specific reason', () => {
+    const { service } = synthIsrStack();
+    const acks = acknowledgements(service);
+    expect([...acks.keys()].sort()).toEqual([
+      'AwsSolutions-CFR1',
+      'AwsSolutions-CFR2',
+      'AwsSolutions-CFR3',
+      'AwsSolutions-CFR4',
+      'AwsSolutions-IAM5[Resource::<IsrBodiesF2E2F209.Arn>/pages/*]',
+      'AwsSolutions-L1',
+      'AwsSolutions-S1',
+    ]);
+    for (const reason of acks.values()) expect(reason.length).toBeGreaterThan(40);
+  });
+
+  it('needs no acknowledgement for what the props fix (negative control)', () => {
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Hardened');
+    const logs = new Bucket(stack, 'AccessLogs', {
+      objectOwnership: ObjectOwnership.OBJECT_WRITER,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+    });
+    const service = new IsrService(stack, 'Isr', {
+      accessLogsBucket: logs,
+      domainNames: ['pages.example.com'],
+      certificate: Certificate.fromCertificateArn(
+        stack,
+        'Cert',
+        'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+      ),
+      webAclId: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/isr/abc',
+      geoRestriction: GeoRestriction.allowlist('DE', 'FR'),
+    });
+    const acks = acknowledgements(service);
+    for (const rule of ['S1', 'CFR1', 'CFR2', 'CFR3', 'CFR4']) {
+      expect(acks.has(`AwsSolutions-${rule}`)).toBe(false);
+    }
+    expect(new AwsSolutionsChecks().validateScope(service).violations).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('would report the findings without the acknowledgements', () => {
+    const ignore = jest.spyOn(Validations.prototype, 'acknowledge').mockImplementation(() => {});
+    let rules: string[];
+    try {
+      const { service } = synthIsrStack();
+      rules = new AwsSolutionsChecks()
+        .validateScope(service)
+        .violations.map((violation) => violation.ruleName);
+    } finally {
+      ignore.mockRestore();
+    }
+    expect(rules.sort()).toEqual([
+      'AwsSolutions-CFR1',
+      'AwsSolutions-CFR2',
+      'AwsSolutions-CFR3',
+      'AwsSolutions-CFR4',
+      'AwsSolutions-IAM5[Resource::<IsrBodiesF2E2F209.Arn>/pages/*]',
+      'AwsSolutions-L1',
+      'AwsSolutions-S1',
+    ]);
+  });
+});

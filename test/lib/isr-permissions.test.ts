@@ -1,0 +1,165 @@
+import { describe, expect, it } from '@jest/globals';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Template } from 'aws-cdk-lib/assertions';
+import {
+  actionsOf,
+  allowedActionsOf,
+  coversAction,
+  getAtt,
+  logicalIdOf,
+  policyStatementsOf,
+  resourcesOf,
+  serviceIds,
+  synthIsrStack,
+  type PolicyStatementJson,
+} from './stack-fixture.js';
+
+const { template, service } = synthIsrStack();
+const ids = serviceIds(service);
+const arnOf = (logicalId: string) => getAtt(logicalId, 'Arn');
+const bodiesArn = { 'Fn::Join': ['', [arnOf(ids.bucket), '/pages/*']] };
+
+const statementsFor = (built: Template, roleId: string, service: string) =>
+  policyStatementsOf(built, roleId).statements.filter((statement) =>
+    actionsOf(statement).some((action) => action.startsWith(`${service}:`)),
+  );
+
+/** The boundaries every role must keep; each returns the offending statements. */
+const boundaryBreaches = {
+  dynamodbOutsideTable: (built: Template, roleId: string, tableId: string) =>
+    statementsFor(built, roleId, 'dynamodb').filter(
+      (statement) => JSON.stringify(resourcesOf(statement)) !== JSON.stringify([arnOf(tableId)]),
+    ),
+  scanOrQuery: (built: Template, roleId: string) =>
+    ['dynamodb:Scan', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem'].filter(
+      (action) => coversAction(allowedActionsOf(built, roleId), action),
+    ),
+  objectDelete: (built: Template, roleId: string) =>
+    coversAction(allowedActionsOf(built, roleId), 's3:DeleteObject'),
+};
+
+describe('IAM boundaries', () => {
+  it('use no AWS managed policy and no wildcard resource', () => {
+    for (const role of [ids.originRole, ids.workerRole]) {
+      const { statements, managedPolicyArns } = policyStatementsOf(template, role);
+      expect(managedPolicyArns).toEqual([]);
+      for (const statement of statements) {
+        expect(resourcesOf(statement)).not.toContain('*');
+        expect(actionsOf(statement).every((action) => !action.includes('*'))).toBe(true);
+      }
+    }
+  });
+
+  it('give both roles item access to the cache table only: no scan, query or batch', () => {
+    for (const role of [ids.originRole, ids.workerRole]) {
+      const dynamodb = statementsFor(template, role, 'dynamodb');
+      expect(dynamodb).toHaveLength(1);
+      expect([...actionsOf(dynamodb[0])].sort()).toEqual([
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ]);
+      expect(boundaryBreaches.dynamodbOutsideTable(template, role, ids.table)).toEqual([]);
+      expect(boundaryBreaches.scanOrQuery(template, role)).toEqual([]);
+    }
+  });
+
+  it('never let the origin delete a body', () => {
+    expect(boundaryBreaches.objectDelete(template, ids.originRole)).toBe(false);
+    const s3 = statementsFor(template, ids.originRole, 's3');
+    expect(s3).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging'],
+          Resource: bodiesArn,
+        }),
+        expect.objectContaining({ Action: 's3:ListBucket', Resource: arnOf(ids.bucket) }),
+      ]),
+    );
+    expect(s3).toHaveLength(2);
+  });
+
+  it('let the worker write, tag and delete bodies under pages/ only', () => {
+    expect(boundaryBreaches.objectDelete(template, ids.workerRole)).toBe(true);
+    expect(statementsFor(template, ids.workerRole, 's3')).toEqual([
+      expect.objectContaining({
+        Action: ['s3:DeleteObject', 's3:PutObject', 's3:PutObjectTagging'],
+        Resource: bodiesArn,
+      }),
+    ]);
+  });
+
+  it('let the origin send to the regeneration queue and nothing else in SQS', () => {
+    expect(statementsFor(template, ids.originRole, 'sqs')).toEqual([
+      expect.objectContaining({ Action: 'sqs:SendMessage', Resource: arnOf(ids.queue) }),
+    ]);
+  });
+
+  it('let the worker consume the queue and send only to the DLQ', () => {
+    const sqs = statementsFor(template, ids.workerRole, 'sqs');
+    const sends = sqs.filter((statement) => actionsOf(statement).includes('sqs:SendMessage'));
+    expect(sends).toEqual([expect.objectContaining({ Resource: arnOf(ids.dlq) })]);
+    const consume = sqs.find((statement) => actionsOf(statement).includes('sqs:ReceiveMessage'));
+    expect(consume?.Resource).toEqual(arnOf(ids.queue));
+    expect(actionsOf(consume!)).toEqual(expect.arrayContaining(['sqs:DeleteMessage']));
+    expect(actionsOf(consume!)).not.toContain('sqs:SendMessage');
+  });
+
+  it('let each function log only to its own log group', () => {
+    for (const [role, fn] of [
+      [ids.originRole, service.originFunction],
+      [ids.workerRole, service.workerFunction],
+    ] as const) {
+      const logs = statementsFor(template, role, 'logs');
+      expect(logs).toEqual([
+        expect.objectContaining({
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: arnOf(logicalIdOf(fn.logGroup)),
+        }),
+      ]);
+    }
+  });
+
+  it('let grantEnqueueRegeneration give another principal SendMessage on the queue only', () => {
+    const { template: granted, service: grantedService } = synthIsrStack({
+      alter: (altered) => {
+        const webhook = new Role(altered, 'Webhook', {
+          assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        });
+        altered.grantEnqueueRegeneration(webhook);
+      },
+    });
+    const webhook = logicalIdOf(grantedService.node.findChild('Webhook'));
+    expect(policyStatementsOf(granted, webhook).statements).toEqual([
+      expect.objectContaining({
+        Action: 'sqs:SendMessage',
+        Resource: arnOf(logicalIdOf(grantedService.queue)),
+      }),
+    ]);
+  });
+
+  it('catch a breach when one is introduced (negative control)', () => {
+    const broken = synthIsrStack({
+      alter: (altered) => {
+        altered.originRole.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ['s3:Delete*'], resources: ['*'] }),
+        );
+        altered.workerRole.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ['dynamodb:Query'], resources: ['*'] }),
+        );
+      },
+    });
+    const built = broken.template;
+    const originRole = logicalIdOf(broken.service.originRole);
+    const workerRole = logicalIdOf(broken.service.workerRole);
+    expect(boundaryBreaches.objectDelete(built, originRole)).toBe(true);
+    expect(boundaryBreaches.scanOrQuery(built, workerRole)).toEqual(['dynamodb:Query']);
+    const outside: PolicyStatementJson[] = boundaryBreaches.dynamodbOutsideTable(
+      built,
+      workerRole,
+      logicalIdOf(broken.service.table),
+    );
+    expect(outside).toHaveLength(1);
+  });
+});

@@ -1,0 +1,199 @@
+// CDK's Template methods (hasResourceProperties, resourceCountIs, ...) are the assertions here.
+import { describe, expect, it } from '@jest/globals';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { SupersededTag } from '../../lambda/adapters/s3/body-store.js';
+import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { newBodyKey } from '../../lambda/core/rows.js';
+import { getAtt, resourceOf, serviceIds, synthIsrStack } from './stack-fixture.js';
+
+interface LambdaProperties {
+  Environment: { Variables: Record<string, unknown> };
+  Timeout: number;
+}
+
+describe('IsrService storage and wiring', () => {
+  const { template, service } = synthIsrStack();
+  const ids = serviceIds(service);
+
+  describe('cache table', () => {
+    it('has the FaceTheory keys and TTL, on demand, with point-in-time recovery', () => {
+      template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+      template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ]),
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+        Replicas: [
+          Match.objectLike({
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+            DeletionProtectionEnabled: true,
+          }),
+        ],
+      });
+    });
+
+    it('is retained when it leaves the stack', () => {
+      template.hasResource('AWS::DynamoDB::GlobalTable', {
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+
+    it('follows an explicit removal policy', () => {
+      const { template: destroyable } = synthIsrStack({
+        service: { removalPolicy: RemovalPolicy.DESTROY },
+      });
+      destroyable.hasResource('AWS::DynamoDB::GlobalTable', {
+        DeletionPolicy: 'Delete',
+        Properties: { Replicas: [Match.objectLike({ DeletionProtectionEnabled: false })] },
+      });
+      destroyable.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+    });
+  });
+
+  describe('body bucket', () => {
+    it('blocks public access, encrypts with S3-managed keys and is retained', () => {
+      template.hasResource('AWS::S3::Bucket', {
+        DeletionPolicy: 'Retain',
+        Properties: Match.objectLike({
+          PublicAccessBlockConfiguration: {
+            BlockPublicAcls: true,
+            BlockPublicPolicy: true,
+            IgnorePublicAcls: true,
+            RestrictPublicBuckets: true,
+          },
+          BucketEncryption: {
+            ServerSideEncryptionConfiguration: [
+              { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+            ],
+          },
+        }),
+      });
+    });
+
+    it('denies every request that is not TLS 1.2+', () => {
+      template.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: ids.bucket },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Principal: { AWS: '*' },
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('expires only bodies tagged superseded, and aborts stale multipart uploads', () => {
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        LifecycleConfiguration: {
+          Rules: [
+            {
+              Id: 'ExpireSupersededBodies',
+              Status: 'Enabled',
+              Prefix: 'pages/',
+              TagFilters: [{ Key: 'isr-state', Value: 'superseded' }],
+              ExpirationInDays: 7,
+            },
+            {
+              Id: 'AbortIncompleteUploads',
+              Status: 'Enabled',
+              AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+            },
+          ],
+        },
+      });
+    });
+
+    it('expires exactly what the Lambda code tags, under the prefix it writes', () => {
+      expect(SupersededTag).toEqual({ Key: 'isr-state', Value: 'superseded' });
+      const cacheKey = normaliseCacheKey(
+        { rawPath: '/a', tenant: 'acme' },
+        { allowedQueryParams: [] },
+      );
+      expect(newBodyKey(cacheKey, 1_700_000_000)).toMatch(/^pages\/acme\//);
+      expect(newBodyKey({ ...cacheKey, tenant: undefined }, 1)).toMatch(/^pages\//);
+    });
+
+    it('takes the expiry delay from props', () => {
+      const { template: custom } = synthIsrStack({ service: { supersededBodyExpirationDays: 2 } });
+      custom.hasResourceProperties('AWS::S3::Bucket', {
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 2 })]),
+        },
+      });
+    });
+  });
+
+  describe('queues', () => {
+    it('are FIFO, SQS-encrypted, and the main queue redrives after 5 receives', () => {
+      template.resourceCountIs('AWS::SQS::Queue', 2);
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        FifoQueue: true,
+        SqsManagedSseEnabled: true,
+        ContentBasedDeduplication: false,
+        RedrivePolicy: { deadLetterTargetArn: getAtt(ids.dlq, 'Arn'), maxReceiveCount: 5 },
+      });
+      const dlq = resourceOf(template, ids.dlq);
+      expect(dlq.Properties).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
+      expect(dlq.Properties.RedrivePolicy).toBeUndefined();
+    });
+
+    it('keep the visibility timeout at least six worker timeouts', () => {
+      const queue = resourceOf<{ VisibilityTimeout: number }>(template, ids.queue);
+      const worker = resourceOf<LambdaProperties>(template, ids.worker);
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+        6 * worker.Properties.Timeout,
+      );
+      const { template: slow } = synthIsrStack({
+        service: { workerTimeout: Duration.seconds(100), maxReceiveCount: 8 },
+      });
+      slow.hasResourceProperties('AWS::SQS::Queue', {
+        VisibilityTimeout: 600,
+        RedrivePolicy: Match.objectLike({ maxReceiveCount: 8 }),
+      });
+    });
+
+    it('refuse requests without TLS', () => {
+      for (const queue of [ids.queue, ids.dlq]) {
+        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: queue }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Effect: 'Deny',
+                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              }),
+            ]),
+          },
+        });
+      }
+    });
+  });
+
+  describe('worker event source', () => {
+    it('consumes the queue in reported partial batches with bounded concurrency', () => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: getAtt(ids.queue, 'Arn'),
+        FunctionName: { Ref: ids.worker },
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: 10 },
+      });
+    });
+  });
+});

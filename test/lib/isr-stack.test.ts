@@ -1,0 +1,56 @@
+// CDK's Template methods (hasResourceProperties, resourceCountIs, ...) are the assertions here.
+import { describe, expect, it } from '@jest/globals';
+import { Match } from 'aws-cdk-lib/assertions';
+import { getAtt, serviceIds, synthIsrStack } from './stack-fixture.js';
+
+describe('IsrStack', () => {
+  const { template, service } = synthIsrStack();
+  const ids = serviceIds(service);
+
+  it('outputs the names an operator needs', () => {
+    template.hasOutput('DistributionDomainName', {
+      Value: getAtt(ids.distribution, 'DomainName'),
+    });
+    template.hasOutput('TableName', { Value: { Ref: ids.table } });
+    template.hasOutput('BucketName', { Value: { Ref: ids.bucket } });
+    template.hasOutput('QueueName', { Value: getAtt(ids.queue, 'QueueName') });
+    template.hasOutput('DeadLetterQueueName', { Value: getAtt(ids.dlq, 'QueueName') });
+  });
+
+  it('reads the service settings from CDK context', () => {
+    const { template: tenanted, service: tenantService } = synthIsrStack({
+      context: {
+        tenantHeader: 'X-Tenant',
+        allowedQueryParams: 'page,lang',
+        deployId: 'release-42',
+        renderOriginUrl: 'https://render.example.com',
+      },
+    });
+    tenanted.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          ISR_TENANT_HEADER: 'x-tenant',
+          ISR_ALLOWED_QUERY_PARAMS: 'lang,page',
+          ISR_DEPLOY_ID: 'release-42',
+          RENDER_ORIGIN_URL: 'https://render.example.com',
+        }),
+      },
+    });
+    expect(tenantService.settings.tenantHeader).toBe('x-tenant');
+  });
+
+  it('takes a list from context as a JSON array too', () => {
+    const { service: fromJson } = synthIsrStack({
+      context: { allowedQueryParams: '["page", "lang"]' },
+    });
+    expect(fromJson.settings.allowedQueryParams).toEqual(['lang', 'page']);
+  });
+
+  it('lets stack props win over context', () => {
+    const { service: fromProps } = synthIsrStack({
+      context: { deployId: 'from-context' },
+      service: { deployId: 'from-props' },
+    });
+    expect(fromProps.settings.deployId).toBe('from-props');
+  });
+});
