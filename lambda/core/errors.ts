@@ -90,6 +90,18 @@ export class NewerGenerationError extends IsrError {
   }
 }
 
+/** Another delivery of the same intent already completed it: this publish would be a second one. */
+export class RequestAlreadyCompletedError extends IsrError {
+  readonly kind = ErrorKind.Ignorable;
+  constructor(
+    readonly pk: string,
+    readonly idempotencyKey: string,
+    options?: ErrorOptions,
+  ) {
+    super(`intent ${idempotencyKey} on ${pk} was already completed`, options);
+  }
+}
+
 /** A transient store failure (transaction conflict, throttling): the same call may succeed later. */
 export class RetryableStoreError extends IsrError {
   readonly kind = ErrorKind.Retryable;

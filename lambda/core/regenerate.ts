@@ -6,6 +6,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RenderRetryableError,
+  RequestAlreadyCompletedError,
   RetryableStoreError,
   type LeaseHolder,
 } from './errors.js';
@@ -81,6 +82,7 @@ export type RegenerateOutcome =
   | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }
   | { readonly decision: 'lease-lost' }
   | { readonly decision: 'superseded'; readonly currentGeneratedAt: number | undefined }
+  | { readonly decision: 'duplicate' }
   | { readonly decision: 'rejected'; readonly status: number; readonly reason: string };
 
 const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -157,6 +159,7 @@ export async function regenerate(
       return { decision: 'lease-lost' };
     }
     await deleteOrphan(deps, s3Key);
+    if (published instanceof RequestAlreadyCompletedError) return { decision: 'duplicate' };
     return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
   } finally {
     await keeper.stop();
@@ -249,14 +252,20 @@ function metaFor(
 async function publish(
   deps: RegenerateDeps,
   input: { lease: Lease; meta: CacheMeta; seal: IdempotencySeal | undefined },
-): Promise<'published' | LeaseLostError | NewerGenerationError> {
+): Promise<'published' | LeaseLostError | NewerGenerationError | RequestAlreadyCompletedError> {
   const attempts = deps.publishAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {
     try {
       await deps.cacheTable.publishGeneration({ ...input, now: epochSeconds(deps.clock) });
       return 'published';
     } catch (error) {
-      if (error instanceof LeaseLostError || error instanceof NewerGenerationError) return error;
+      if (
+        error instanceof LeaseLostError ||
+        error instanceof NewerGenerationError ||
+        error instanceof RequestAlreadyCompletedError
+      ) {
+        return error;
+      }
       if (!(error instanceof RetryableStoreError) || attempt >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * (1 + Math.random())));
     }

@@ -210,6 +210,9 @@ function storedOutcome(outcome: RegenerateOutcome): StoredOutcome {
       };
     case 'rejected':
       return { decision: outcome.decision, reason: outcome.reason, status: outcome.status };
+    case 'duplicate':
+      // Another delivery of this intent published and sealed REQ# first: leave its row as it is.
+      return { decision: outcome.decision, sealed: true };
     default:
       return { decision: outcome.decision };
   }

@@ -1,5 +1,5 @@
 /**
- * `npm run model-check [runs] [seed]`: the model check at length (10,000 runs by default) on its
+ * `npm run model-check [runs] [seed] [path]`: the model check at length (10,000 runs by default) on its
  * own local backends, with progress. The same property `npm test` runs a bounded number of times.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +21,8 @@ const seed =
   process.argv[3] === undefined
     ? Date.now() ^ (Math.random() * 0x100000000)
     : Number(process.argv[3]);
+/** fast-check's replay path of one failing case (printed with a failure), to rerun just that case. */
+const path = process.argv[4];
 const directory = mkdtempSync(join(tmpdir(), 'isr-model-'));
 const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
 const clients = createAwsClients({
@@ -61,7 +63,7 @@ try {
         );
       }
     }),
-    { numRuns: runs, seed, endOnFailure: true },
+    { numRuns: runs, seed, endOnFailure: true, ...(path === undefined ? {} : { path }) },
   );
   console.log(
     `\nmodel check: ${runs} runs passed in ${((Date.now() - started) / 60_000).toFixed(1)} min (seed ${seed})`,
@@ -70,6 +72,11 @@ try {
   console.error(
     `\nmodel check FAILED after ${done} passing runs (seed ${seed}):\n${String(error)}`,
   );
+  const cause = (error as { cause?: unknown }).cause;
+  console.error(
+    `cause: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`,
+  );
+  console.error(`replay: npm run model-check -- ${runs} ${seed} <path printed above>`);
   process.exitCode = 1;
 } finally {
   clients.dynamodb.destroy();

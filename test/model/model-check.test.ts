@@ -62,6 +62,28 @@ describe('model check', () => {
     );
   }, 600_000);
 
+  // Found by the 10,000-run check: a delivery that outlives its REQ# claim (claimed with 5 ms
+  // left) while a duplicate takes the claim over; a 26 s clock skew makes the first one's fresh
+  // publish look stale to the second, which renders and publishes the same intent again.
+  const DOUBLE_PUBLISH = { seed: 1820018788, path: '363', numRuns: 1, endOnFailure: true };
+
+  it('regression: a completed intent is never published twice', async () => {
+    await fc.assert(
+      fc.asyncProperty(planArbitrary, (plan) => runPlan(context, plan)),
+      DOUBLE_PUBLISH,
+    );
+  }, 60_000);
+
+  it('negative control: without the open-request condition, that run publishes the intent twice', async () => {
+    const result = await fc.check(
+      fc.asyncProperty(planArbitrary, (plan) =>
+        runPlan(context, plan, 'no-request-open-condition'),
+      ),
+      DOUBLE_PUBLISH,
+    );
+    expect(String((result.errorInstance as Error | undefined)?.message)).toMatch(/published twice/);
+  }, 60_000);
+
   it('negative control: without the token condition, a stale writer publishes', async () => {
     expect(await firstViolation('no-token-condition', 1, 300)).toMatch(
       /published .* with lease .* but the lease belonged to/,

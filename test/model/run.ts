@@ -99,7 +99,11 @@ export const planArbitrary: fc.Arbitrary<Plan> = fc.record({
 
 /** A guard removed for a negative control; `none` runs the real code as shipped. */
 export type Mutation =
-  'none' | 'no-token-condition' | 'no-free-lease-condition' | 'shared-body-key';
+  | 'none'
+  | 'no-token-condition'
+  | 'no-free-lease-condition'
+  | 'no-request-open-condition'
+  | 'shared-body-key';
 
 export interface ModelContext {
   readonly endpoints: { readonly dynamodb: string; readonly s3: string };
@@ -129,6 +133,7 @@ export async function runPlan(
   const guard = (client: DynamoDBClient) => {
     if (mutation === 'no-token-condition') removeGuard(client, Guard.leaseToken);
     if (mutation === 'no-free-lease-condition') removeGuard(client, Guard.leaseFree);
+    if (mutation === 'no-request-open-condition') removeGuard(client, Guard.requestOpen);
   };
 
   try {

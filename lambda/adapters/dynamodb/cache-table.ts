@@ -141,8 +141,9 @@ export class DynamoCacheTable implements CacheTable {
 
   /**
    * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
-   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED. The condition
-   * sits on the Delete itself: DynamoDB rejects a ConditionCheck and a Delete on the same item.
+   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
+   * delivery completed it first. The condition sits on the Delete itself: DynamoDB rejects a
+   * ConditionCheck and a Delete on the same item.
    */
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
@@ -183,8 +184,10 @@ export class DynamoCacheTable implements CacheTable {
           TableName: this.#tableName,
           Key: keyOf(lease.pk, requestSortKey(seal.idempotencyKey)),
           UpdateExpression: update,
-          ExpressionAttributeNames: namesOf(update),
+          ConditionExpression: Guard.requestOpen,
+          ExpressionAttributeNames: namesOf(update, Guard.requestOpen),
           ExpressionAttributeValues: {
+            ':started': { S: RequestStatus.Started },
             ':completed': { S: RequestStatus.Completed },
             ':s3_key': { S: meta.s3Key },
             ':generated_at': { N: String(meta.generatedAt) },
@@ -196,7 +199,7 @@ export class DynamoCacheTable implements CacheTable {
     try {
       await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
-      throw classifyPublishFailure(error, lease.pk, actions) ?? error;
+      throw classifyPublishFailure(error, lease.pk, actions, seal?.idempotencyKey) ?? error;
     }
   }
 }

@@ -2,6 +2,7 @@ import type { CancellationReason } from '@aws-sdk/client-dynamodb';
 import {
   LeaseLostError,
   NewerGenerationError,
+  RequestAlreadyCompletedError,
   RetryableStoreError,
   type IsrError,
 } from '../../core/errors.js';
@@ -35,13 +36,15 @@ const TRANSIENT_ERRORS = new Set([
 /**
  * Reads `CancellationReasons` rather than assuming every cancellation means "lease not owned":
  * a failed LOCK condition means the lease was lost, a failed META condition means a newer
- * generation is live, and conflicts or throttling are worth a retry. Returns undefined for
+ * generation is live, a failed REQ# condition means another delivery already completed the
+ * intent, and conflicts or throttling are worth a retry. Returns undefined for
  * anything else, which the caller rethrows as is.
  */
 export function classifyPublishFailure(
   error: unknown,
   pk: string,
   actions: readonly PublishAction[],
+  idempotencyKey?: string,
 ): IsrError | undefined {
   if (!(error instanceof Error)) return undefined;
   if (TRANSIENT_ERRORS.has(error.name)) {
@@ -63,6 +66,10 @@ export function classifyPublishFailure(
   if (meta?.Code === 'ConditionalCheckFailed') {
     const current = meta.Item === undefined ? undefined : num(meta.Item, 'generated_at');
     return new NewerGenerationError(pk, current, { cause: error });
+  }
+  const seal = reasonFor(PublishAction.SealRequest);
+  if (seal?.Code === 'ConditionalCheckFailed' && idempotencyKey !== undefined) {
+    return new RequestAlreadyCompletedError(pk, idempotencyKey, { cause: error });
   }
   if (reasons.some((reason) => TRANSIENT_CODES.has(reason.Code ?? ''))) {
     const codes = reasons.map((reason) => reason.Code ?? 'None').join(', ');

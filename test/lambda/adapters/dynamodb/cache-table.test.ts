@@ -7,6 +7,7 @@ import {
   LeaseHeldError,
   LeaseLostError,
   NewerGenerationError,
+  RequestAlreadyCompletedError,
 } from '../../../../lambda/core/errors.js';
 import type { CacheMeta, Lease } from '../../../../lambda/core/ports.js';
 import { requestSortKey } from '../../../../lambda/core/rows.js';
@@ -193,6 +194,13 @@ describe('DynamoCacheTable publishGeneration', () => {
     });
   });
 
+  it('refuses a second publish of an intent another delivery already completed', async () => {
+    const outcome = await publishCompletedIntentAgain();
+    expect(outcome.error).toBeInstanceOf(RequestAlreadyCompletedError);
+    expect(outcome.meta?.s3Key).toBe('first');
+    expect(outcome.lockToken).toBe(outcome.second.token); // cancelled whole: the lease is still its own
+  });
+
   it('leaves the REQ# row alone when the publish is refused', async () => {
     const pk = freshPk();
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
@@ -272,6 +280,12 @@ describe('DynamoCacheTable guards (negative controls)', () => {
     expect(outcome.error).toBeUndefined();
   });
 
+  it('without the open-request condition, a completed intent is published a second time', async () => {
+    const outcome = await withoutGuard(Guard.requestOpen, publishCompletedIntentAgain);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.meta?.s3Key).toBe('second');
+  });
+
   it('with every guard in place, the same contender is refused', async () => {
     expect((await acquireHeldLease()).error).toBeInstanceOf(LeaseHeldError);
   });
@@ -331,6 +345,29 @@ async function publishOlderGeneration() {
   return {
     error,
     lease,
+    meta: await table.getMeta(pk, { consistent: true }),
+    lockToken: await lockTokenOf(pk),
+  };
+}
+
+/** Two deliveries of one intent: the first publishes and seals REQ#, then the second tries. */
+async function publishCompletedIntentAgain() {
+  const pk = freshPk();
+  const seal = { idempotencyKey: `m-${pk.slice(-8)}`, ttl: T0 + 86_400 };
+  const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+  await table.publishGeneration({ lease: first, meta: metaFor(pk, T0, 'first'), now: T0, seal });
+  const second = await table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE });
+  const error = await caught(
+    table.publishGeneration({
+      lease: second,
+      meta: metaFor(pk, T0 + 1, 'second'),
+      now: T0 + 1,
+      seal,
+    }),
+  );
+  return {
+    error,
+    second,
     meta: await table.getMeta(pk, { consistent: true }),
     lockToken: await lockTokenOf(pk),
   };

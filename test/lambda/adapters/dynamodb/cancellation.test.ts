@@ -10,6 +10,7 @@ import { DynamoCacheTable } from '../../../../lambda/adapters/dynamodb/cache-tab
 import {
   LeaseLostError,
   NewerGenerationError,
+  RequestAlreadyCompletedError,
   RetryableStoreError,
 } from '../../../../lambda/core/errors.js';
 
@@ -61,6 +62,13 @@ describe('publishGeneration failure classification', () => {
       .on(TransactWriteItemsCommand)
       .rejects(cancelledWith('ConditionalCheckFailed', 'None', 'None'));
     await expect(publish()).rejects.toBeInstanceOf(NewerGenerationError);
+  });
+
+  it('reports an intent completed by another delivery when only the REQ# condition failed', async () => {
+    mock
+      .on(TransactWriteItemsCommand)
+      .rejects(cancelledWith('None', 'None', 'ConditionalCheckFailed'));
+    await expect(publish()).rejects.toBeInstanceOf(RequestAlreadyCompletedError);
   });
 
   it('treats TransactionInProgressException as retryable', async () => {
