@@ -53,6 +53,12 @@ export interface RegenerateDeps {
   readonly leaseSeconds: number;
   /** How often the lease is refreshed during a render. @default a third of the lease */
   readonly leaseRefreshMs?: number | undefined;
+  /**
+   * How far apart two workers' clocks may be. A render only starts while the lease has more than
+   * this left on the caller's clock, so no other worker can have taken the lease over yet.
+   * @default 0
+   */
+  readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
   readonly defaultRevalidateSeconds: number;
@@ -131,6 +137,11 @@ export async function regenerate(
       return { decision: 'fresh', meta: current };
 
     const generatedAt = epochSeconds(clock);
+    // A caller paused since it took the lease may hold one that has run out, or that another
+    // worker (whose clock may be ahead by the margin) is entitled to take over: it does not render.
+    if (keeper.lease.expiresAt - (deps.clockSkewMarginSeconds ?? 0) <= generatedAt) {
+      return { decision: 'lease-lost' };
+    }
     const page = await renderUnderLease(deps, input.cacheKey, keeper.signal);
     if (page === 'lease-lost') return { decision: 'lease-lost' };
     const refusal = refusalOf(page, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);

@@ -31,6 +31,8 @@ const ServiceEnv = z.object({
   /** Bump when rendering behaviour changes, so old intents never collide with new ones. */
   ISR_DEPLOY_ID: z.string().min(1).max(128).default('unversioned'),
   ISR_LEASE_SECONDS: int(30, 2),
+  /** Largest clock difference between two workers; a render starts only with more lease left. */
+  ISR_CLOCK_SKEW_MARGIN_SECONDS: int(2, 0),
   ISR_RENDER_TIMEOUT_MS: int(10_000),
   /** Freshness of a page that does not ask for its own. */
   ISR_REVALIDATE_SECONDS: int(60),
@@ -82,6 +84,11 @@ function parse<T extends z.ZodType>(schema: T, env: Env, what: string): z.output
 }
 
 function toServiceConfig(env: z.output<typeof ServiceEnv>) {
+  if (env.ISR_CLOCK_SKEW_MARGIN_SECONDS >= env.ISR_LEASE_SECONDS) {
+    throw new ConfigError(
+      `ISR_CLOCK_SKEW_MARGIN_SECONDS (${env.ISR_CLOCK_SKEW_MARGIN_SECONDS}) must be below the lease (ISR_LEASE_SECONDS=${env.ISR_LEASE_SECONDS})`,
+    );
+  }
   if (env.ISR_RENDER_TIMEOUT_MS >= env.ISR_LEASE_SECONDS * 1000) {
     throw new ConfigError(
       `ISR_RENDER_TIMEOUT_MS (${env.ISR_RENDER_TIMEOUT_MS}) must be below the lease (ISR_LEASE_SECONDS=${env.ISR_LEASE_SECONDS})`,
@@ -94,6 +101,7 @@ function toServiceConfig(env: z.output<typeof ServiceEnv>) {
     tenantHeader: env.ISR_TENANT_HEADER,
     deployId: env.ISR_DEPLOY_ID,
     leaseSeconds: env.ISR_LEASE_SECONDS,
+    clockSkewMarginSeconds: env.ISR_CLOCK_SKEW_MARGIN_SECONDS,
     renderTimeoutMs: env.ISR_RENDER_TIMEOUT_MS,
     defaultRevalidateSeconds: env.ISR_REVALIDATE_SECONDS,
     maxBodyBytes: env.ISR_MAX_BODY_BYTES,

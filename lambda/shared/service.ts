@@ -52,6 +52,7 @@ export function createRegenerateDeps(
     renderer: runtime.renderer ?? createRenderer(config, runtime.clients, clock),
     clock,
     leaseSeconds: config.leaseSeconds,
+    clockSkewMarginSeconds: config.clockSkewMarginSeconds,
     renderTimeoutMs: config.renderTimeoutMs,
     defaultRevalidateSeconds: config.defaultRevalidateSeconds,
     maxBodyBytes: config.maxBodyBytes,

@@ -1,6 +1,7 @@
 /**
- * `npm run model-check [runs] [seed] [path]`: the model check at length (10,000 runs by default) on its
- * own local backends, with progress. The same property `npm test` runs a bounded number of times.
+ * `npm run model-check [-- [runs] [seed] [path] [--mutation=<guard removed>]]`: the model check at
+ * length (10,000 runs by default) on its own local backends, with progress. The same property
+ * `npm test` runs a bounded number of times; with a mutation it must fail, and says how soon.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,19 +11,21 @@ import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local/backends/index.js';
 import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
-import { planArbitrary, runPlan } from './run.js';
+import { planArbitrary, runPlan, type Mutation } from './run.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
-const runs = Number(process.argv[2] ?? 10_000);
-const seed =
-  process.argv[3] === undefined
-    ? Date.now() ^ (Math.random() * 0x100000000)
-    : Number(process.argv[3]);
+const flags = process.argv.slice(2).filter((arg) => arg.startsWith('--'));
+const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+/** `--mutation=<name>` removes one guard: the check must then find a violation. */
+const mutation = (flags.find((flag) => flag.startsWith('--mutation='))?.split('=')[1] ??
+  'none') as Mutation;
+const runs = Number(args[0] ?? 10_000);
+const seed = args[1] === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(args[1]);
 /** fast-check's replay path of one failing case (printed with a failure), to rerun just that case. */
-const path = process.argv[4];
+const path = args[2];
 const directory = mkdtempSync(join(tmpdir(), 'isr-model-'));
 const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
 const clients = createAwsClients({
@@ -38,6 +41,7 @@ const env = {
   ISR_QUEUE_URL: 'http://localhost/unused.fifo',
   ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
   ISR_LEASE_SECONDS: '30',
+  ISR_CLOCK_SKEW_MARGIN_SECONDS: '15', // the largest skew between two actors
   ISR_REVALIDATE_SECONDS: '20',
   ISR_DEPLOY_ID: 'model',
 };
@@ -47,13 +51,15 @@ const context = {
   originConfig: loadOriginConfig(env),
 };
 
-console.log(`model check: ${runs} runs, seed ${seed}`);
+console.log(
+  `model check: ${runs} runs, seed ${seed}${mutation === 'none' ? '' : `, guard removed: ${mutation}`}`,
+);
 const started = Date.now();
 let done = 0;
 try {
   await fc.assert(
     fc.asyncProperty(planArbitrary, async (plan) => {
-      await runPlan(context, plan);
+      await runPlan(context, plan, mutation);
       done += 1;
       if (done % 100 === 0 || done === runs) {
         const perRun = (Date.now() - started) / done;

@@ -23,6 +23,7 @@ beforeAll(async () => {
     ISR_QUEUE_URL: 'http://localhost/unused.fifo',
     ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
     ISR_LEASE_SECONDS: '30',
+    ISR_CLOCK_SKEW_MARGIN_SECONDS: '15', // the largest skew between two actors
     ISR_REVALIDATE_SECONDS: '20',
     ISR_DEPLOY_ID: 'model',
   };
@@ -62,36 +63,16 @@ describe('model check', () => {
     );
   }, 600_000);
 
-  // Found by the 10,000-run check: a delivery that outlives its REQ# claim (claimed with 5 ms
-  // left) while a duplicate takes the claim over; a 26 s clock skew makes the first one's fresh
-  // publish look stale to the second, which renders and publishes the same intent again.
-  const DOUBLE_PUBLISH = { seed: 1820018788, path: '363', numRuns: 1, endOnFailure: true };
-
-  it('regression: a completed intent is never published twice', async () => {
-    await fc.assert(
-      fc.asyncProperty(planArbitrary, (plan) => runPlan(context, plan)),
-      DOUBLE_PUBLISH,
-    );
-  }, 60_000);
-
-  it('negative control: without the open-request condition, that run publishes the intent twice', async () => {
-    const result = await fc.check(
-      fc.asyncProperty(planArbitrary, (plan) =>
-        runPlan(context, plan, 'no-request-open-condition'),
-      ),
-      DOUBLE_PUBLISH,
-    );
-    expect(String((result.errorInstance as Error | undefined)?.message)).toMatch(/published twice/);
-  }, 60_000);
-
-  it('negative control: without the token condition, a stale writer publishes', async () => {
-    expect(await firstViolation('no-token-condition', 1, 300)).toMatch(
-      /published .* with lease .* but the lease belonged to/,
+  // Seeds that find the violation early (run 35, 59 and 4 here); the cap leaves room for a
+  // slower machine to find it a little later.
+  it('negative control: without the token condition, a stale writer frees or publishes a lease it lost', async () => {
+    expect(await firstViolation('no-token-condition', 15, 300)).toMatch(
+      /was granted .* while lease .* was live|published .* but the lease belonged to/,
     );
   }, 600_000);
 
   it('negative control: with one shared body key per page, META points at another writer’s body', async () => {
-    expect(await firstViolation('shared-body-key', 1, 300)).toMatch(/the body there is/);
+    expect(await firstViolation('shared-body-key', 2, 300)).toMatch(/the body there is/);
   }, 600_000);
 
   it('negative control: without the free-lease condition, a live lease is granted again', async () => {

@@ -94,7 +94,8 @@ export class World {
       async (args: { input: object }): Promise<unknown> => {
         const command = `${service}:${context.commandName ?? '?'}`;
         await interleaver.gate(actor, command);
-        const input = args.input;
+        // A snapshot: a guard-removing middleware further in may rewrite the request in place.
+        const input = structuredClone(args.input);
         if (command === 'dynamodb:TransactWriteItemsCommand') {
           publishes += 1;
           if (faults.conflictOnPublish === true && publishes === 1) {

@@ -13,10 +13,10 @@ export const Guard = {
   /** META is absent or not newer than the generation being written: never go backwards (publish). */
   notNewerGeneration: '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)',
   /**
-   * The intent's REQ# row is still open (STARTED, or gone): an intent another delivery already
-   * completed is never published a second time, even by a delivery that outlived its claim (seal).
+   * The intent's REQ# claim is still open: an intent another delivery already completed is never
+   * published a second time, even by a delivery that outlived its claim (seal).
    */
-  requestOpen: '(attribute_not_exists(#pk) OR #status = :started)',
+  requestOpen: '(#status = :started)',
 } as const;
 
 export const allOf = (...fragments: string[]): string => fragments.join(' AND ');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -59,8 +60,12 @@ export const Claim = {
   abandoned: '(#status = :started AND #in_progress_expires_at_ms < :now_ms)',
 } as const;
 const CLAIM_CONDITION = `${Claim.absent} OR ${Claim.expired} OR ${Claim.abandoned}`;
-/** Only an unfinished claim may be deleted; a sealed result is never erased by a late failure. */
-const STILL_STARTED = '#status = :started';
+/**
+ * Only the claimer releases its claim, and only while it is unfinished: a sealed result is never
+ * erased by a late failure, and a delivery that outlived its claim cannot release the claim a
+ * duplicate took over from it.
+ */
+export const OWN_OPEN_CLAIM = '#status = :started AND #claim_token = :claim_token';
 
 /**
  * Powertools idempotency, persisted as the FaceTheory REQ# row: the intent's own partition
@@ -71,6 +76,8 @@ const STILL_STARTED = '#status = :started';
 export class RequestRowStore extends BasePersistenceLayer {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
+  /** The token of each claim this instance holds, by idempotency key, until it is released or sealed. */
+  readonly #claims = new Map<string, string>();
 
   constructor(options: RequestRowStoreOptions) {
     super();
@@ -101,9 +108,11 @@ export class RequestRowStore extends BasePersistenceLayer {
 
   protected async _putRecord(record: IdempotencyRecord): Promise<void> {
     const now = Date.now();
+    const claimToken = randomUUID();
     const item: Item = {
       ...rowKey(record.idempotencyKey),
       status: { S: RequestStatus.Started },
+      claim_token: { S: claimToken },
       ttl: { N: String(record.expiryTimestamp ?? Math.ceil(now / 1000)) },
       ...(record.inProgressExpiryTimestamp === undefined
         ? {}
@@ -125,6 +134,7 @@ export class RequestRowStore extends BasePersistenceLayer {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
+      this.#claims.set(record.idempotencyKey, claimToken);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new IdempotencyItemAlreadyExistsError(
@@ -138,6 +148,7 @@ export class RequestRowStore extends BasePersistenceLayer {
 
   /** Records a finished outcome: FAILED for a terminal refusal, COMPLETED otherwise. */
   protected async _updateRecord(record: IdempotencyRecord): Promise<void> {
+    this.#claims.delete(record.idempotencyKey);
     const outcome = record.responseData as StoredOutcome | undefined;
     if (outcome?.sealed === true) return;
     const failed = outcome?.decision === 'rejected';
@@ -159,15 +170,22 @@ export class RequestRowStore extends BasePersistenceLayer {
     );
   }
 
+  /** Releases this instance's own claim after a failure, so a retry can take the intent again. */
   protected async _deleteRecord(record: IdempotencyRecord): Promise<void> {
+    const claimToken = this.#claims.get(record.idempotencyKey);
+    this.#claims.delete(record.idempotencyKey);
+    if (claimToken === undefined) return;
     try {
       await this.#client.send(
         new DeleteItemCommand({
           TableName: this.#tableName,
           Key: rowKey(record.idempotencyKey),
-          ConditionExpression: STILL_STARTED,
-          ExpressionAttributeNames: namesOf(STILL_STARTED),
-          ExpressionAttributeValues: { ':started': { S: RequestStatus.Started } },
+          ConditionExpression: OWN_OPEN_CLAIM,
+          ExpressionAttributeNames: namesOf(OWN_OPEN_CLAIM),
+          ExpressionAttributeValues: {
+            ':started': { S: RequestStatus.Started },
+            ':claim_token': { S: claimToken },
+          },
         }),
       );
     } catch (error) {

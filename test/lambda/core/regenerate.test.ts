@@ -287,6 +287,43 @@ describe('regenerate', () => {
     expect(await text(meta?.s3Key ?? '')).toBe('committed page');
   });
 
+  describe('a lease that ran out before the render', () => {
+    /** The caller pauses between taking the lease and rendering (here: during the META read). */
+    async function pausedAfterAcquire(pauseSeconds: number, overrides: Partial<RegenerateDeps>) {
+      const ctx = setup(() => htmlPage('page'), overrides);
+      const pausing = withOverrides(table, {
+        getMeta: async (pk, options) => {
+          const meta = await table.getMeta(pk, options);
+          ctx.clock.advance(pauseSeconds);
+          return meta;
+        },
+      });
+      const outcome = await ctx.run({ ...ctx.deps, cacheTable: pausing });
+      return { outcome, renders: ctx.counter.calls };
+    }
+
+    it('does not start a render once the lease has run out on its own clock', async () => {
+      const { outcome, renders } = await pausedAfterAcquire(31, {});
+      expect(outcome.decision).toBe('lease-lost');
+      expect(renders).toBe(0);
+    });
+
+    it('does not start a render with less lease left than the clock-skew margin', async () => {
+      const { outcome, renders } = await pausedAfterAcquire(26, { clockSkewMarginSeconds: 5 });
+      expect(outcome.decision).toBe('lease-lost');
+      expect(renders).toBe(0);
+      expect((await pausedAfterAcquire(24, { clockSkewMarginSeconds: 5 })).renders).toBe(1);
+    });
+
+    it('negative control: without the check, it renders under a dead lease (and its publish is refused)', async () => {
+      const { outcome, renders } = await pausedAfterAcquire(31, {
+        clockSkewMarginSeconds: -Infinity,
+      });
+      expect(renders).toBe(1);
+      expect(outcome.decision).toBe('lease-lost');
+    });
+  });
+
   it('skips the render when META is fresh once the lease is held', async () => {
     const { run, counter, cacheKey } = setup(() => htmlPage('page'));
     expect((await run()).decision).toBe('new');

@@ -24,6 +24,7 @@ describe('configuration', () => {
     const config = loadWorkerConfig(base);
     expect(config).toMatchObject({
       leaseSeconds: 30,
+      clockSkewMarginSeconds: 2,
       renderTimeoutMs: 10_000,
       defaultRevalidateSeconds: 60,
       maxReceiveCount: 5,
@@ -54,6 +55,19 @@ describe('configuration', () => {
         loadWorkerConfig({ ...base, ISR_LEASE_SECONDS: '5', ISR_RENDER_TIMEOUT_MS: '5000' }),
       ),
     ).toMatch(/ISR_RENDER_TIMEOUT_MS.*below the lease/);
+  });
+
+  it('refuses a clock-skew margin that leaves no lease to render in', () => {
+    expect(
+      messageOf(() =>
+        loadWorkerConfig({
+          ...base,
+          ISR_LEASE_SECONDS: '10',
+          ISR_CLOCK_SKEW_MARGIN_SECONDS: '10',
+          ISR_RENDER_TIMEOUT_MS: '5000',
+        }),
+      ),
+    ).toMatch(/ISR_CLOCK_SKEW_MARGIN_SECONDS.*below the lease/);
   });
 
   it('refuses a dedupe window SQS would outlast', () => {

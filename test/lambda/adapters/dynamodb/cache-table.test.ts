@@ -1,4 +1,4 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Guard } from '../../../../lambda/adapters/dynamodb/conditions.js';
 import { DynamoCacheTable } from '../../../../lambda/adapters/dynamodb/cache-table.js';
@@ -177,6 +177,7 @@ describe('DynamoCacheTable publishGeneration', () => {
 
   it('marks the REQ# row COMPLETED with the result in the same transaction', async () => {
     const pk = freshPk();
+    await claim(pk, 'msg-1');
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
     await table.publishGeneration({
       lease,
@@ -188,10 +189,26 @@ describe('DynamoCacheTable publishGeneration', () => {
       pk: { S: pk },
       sk: { S: 'REQ#msg-1' },
       status: { S: 'COMPLETED' },
+      request_hash: { S: 'hash-of-the-request' },
       result_s3_key: { S: 'pages/_/h/result' },
       result_generated_at: { N: String(T0) },
       ttl: { N: String(T0 + 86_400) },
     });
+  });
+
+  it('refuses to seal an intent that has no open claim', async () => {
+    const pk = freshPk();
+    const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
+    const error = await caught(
+      table.publishGeneration({
+        lease,
+        meta: metaFor(pk, T0),
+        now: T0,
+        seal: { idempotencyKey: 'none', ttl: T0 },
+      }),
+    );
+    expect(error).toBeInstanceOf(RequestAlreadyCompletedError);
+    expect(await rawItem(pk, 'META')).toBeUndefined();
   });
 
   it('refuses a second publish of an intent another delivery already completed', async () => {
@@ -203,6 +220,7 @@ describe('DynamoCacheTable publishGeneration', () => {
 
   it('leaves the REQ# row alone when the publish is refused', async () => {
     const pk = freshPk();
+    await claim(pk, 'msg-2');
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
     await expect(
       table.publishGeneration({
@@ -212,7 +230,7 @@ describe('DynamoCacheTable publishGeneration', () => {
         seal: { idempotencyKey: 'msg-2', ttl: T0 + 86_400 },
       }),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    expect(await rawItem(pk, requestSortKey('msg-2'))).toBeUndefined();
+    expect((await rawItem(pk, requestSortKey('msg-2')))?.status).toEqual({ S: 'STARTED' });
   });
 });
 
@@ -350,10 +368,26 @@ async function publishOlderGeneration() {
   };
 }
 
+/** An open REQ# claim, as the idempotency layer writes it. */
+async function claim(pk: string, idempotencyKey: string) {
+  await clients.dynamodb.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: {
+        pk: { S: pk },
+        sk: { S: requestSortKey(idempotencyKey) },
+        status: { S: 'STARTED' },
+        request_hash: { S: 'hash-of-the-request' },
+      },
+    }),
+  );
+}
+
 /** Two deliveries of one intent: the first publishes and seals REQ#, then the second tries. */
 async function publishCompletedIntentAgain() {
   const pk = freshPk();
   const seal = { idempotencyKey: `m-${pk.slice(-8)}`, ttl: T0 + 86_400 };
+  await claim(pk, seal.idempotencyKey);
   const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
   await table.publishGeneration({ lease: first, meta: metaFor(pk, T0, 'first'), now: T0, seal });
   const second = await table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE });

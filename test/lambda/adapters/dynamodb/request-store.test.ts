@@ -1,0 +1,106 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  OWN_OPEN_CLAIM,
+  RequestRowStore,
+  type IntentPayload,
+} from '../../../../lambda/adapters/dynamodb/request-store.js';
+import { createIdempotencyConfig } from '../../../../lambda/worker/process-message.js';
+import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
+import { sleep } from '../../../helpers/renderers.js';
+import { createTestTable, testClients } from '../../../helpers/backends.js';
+import { removeGuard } from '../../../helpers/guard-mutation.js';
+
+let clients: AwsClients;
+let tableName: string;
+let counter = 0;
+
+beforeAll(async () => {
+  clients = testClients();
+  tableName = await createTestTable(clients);
+});
+afterAll(() => clients.dynamodb.destroy());
+
+/** A store as one worker instance holds it: Powertools configures it on first use. */
+function store(): RequestRowStore {
+  const instance = new RequestRowStore({ client: clients.dynamodb, tableName });
+  instance.configure({ config: createIdempotencyConfig(3_600) });
+  return instance;
+}
+
+const payload = (): IntentPayload => ({
+  messageId: `msg-${++counter}`,
+  pk: `CACHE#req-store-${counter}`,
+  request: { tenant: null, cacheKey: `/p/${counter}`, deployId: 'd1' },
+});
+
+const row = async (data: IntentPayload) =>
+  (
+    await clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: data.pk }, sk: { S: `REQ#${data.messageId}` } },
+        ConsistentRead: true,
+      }),
+    )
+  ).Item;
+
+describe('RequestRowStore', () => {
+  it('claims an intent as a FaceTheory REQ# row in the cache key partition', async () => {
+    const data = payload();
+    await store().saveInProgress(data, 30_000);
+    expect(await row(data)).toEqual({
+      pk: { S: data.pk },
+      sk: { S: `REQ#${data.messageId}` },
+      status: { S: 'STARTED' },
+      request_hash: { S: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) as unknown as string },
+      ttl: { N: expect.stringMatching(/^\d+$/) as unknown as string },
+      in_progress_expires_at_ms: { N: expect.stringMatching(/^\d+$/) as unknown as string },
+      claim_token: { S: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown as string },
+    });
+  });
+
+  it('refuses a second claim while the first is in progress', async () => {
+    const data = payload();
+    await store().saveInProgress(data, 30_000);
+    await expect(store().saveInProgress(data, 30_000)).rejects.toMatchObject({
+      name: 'IdempotencyItemAlreadyExistsError',
+    });
+  });
+
+  it('releases a claim after its own failure, so a retry can take the intent', async () => {
+    const data = payload();
+    const worker = store();
+    await worker.saveInProgress(data, 30_000);
+    await worker.deleteRecord(data);
+    expect(await row(data)).toBeUndefined();
+  });
+
+  it('never releases a claim that a duplicate took over after its own ran out', async () => {
+    const { rowAfter, takeover } = await failAfterTakeover();
+    expect(rowAfter?.claim_token).toEqual(takeover?.claim_token);
+    expect(rowAfter?.status).toEqual({ S: 'STARTED' });
+  });
+
+  it('negative control: without the own-claim condition, the late failure deletes the other claim', async () => {
+    const restore = removeGuard(clients.dynamodb, OWN_OPEN_CLAIM);
+    try {
+      const { rowAfter } = await failAfterTakeover();
+      expect(rowAfter).toBeUndefined();
+    } finally {
+      restore();
+    }
+  });
+});
+
+/** A claims with 50 ms left and outlives it; B takes the claim over; then A fails. */
+async function failAfterTakeover() {
+  const data = payload();
+  const slow = store();
+  await slow.saveInProgress(data, 50);
+  await sleep(100);
+  await store().saveInProgress(data, 30_000);
+  const takeover = await row(data);
+  await slow.deleteRecord(data);
+  return { rowAfter: await row(data), takeover };
+}
