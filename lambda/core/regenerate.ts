@@ -133,8 +133,9 @@ export async function regenerate(
   let lockGone = false;
   try {
     const current = await cacheTable.getMeta(pk, { consistent: true });
-    if (input.isSatisfied(current, epochSeconds(clock)))
+    if (input.isSatisfied(current, epochSeconds(clock))) {
       return { decision: 'fresh', meta: current };
+    }
 
     const generatedAt = epochSeconds(clock);
     // A caller paused since it took the lease may hold one that has run out, or that another
@@ -200,13 +201,8 @@ async function renderUnderLease(
   } catch (error) {
     if (leaseSignal.aborted) return 'lease-lost';
     if (timeout.aborted) {
-      throw new RenderRetryableError(
-        `render timed out after ${deps.renderTimeoutMs} ms`,
-        undefined,
-        {
-          cause: error,
-        },
-      );
+      const message = `render timed out after ${deps.renderTimeoutMs} ms`;
+      throw new RenderRetryableError(message, undefined, { cause: error });
     }
     if (error instanceof IsrError) throw error;
     throw new RenderRetryableError('render failed', undefined, { cause: error });

@@ -56,17 +56,21 @@ export const createIdempotencyConfig = (ttlSeconds: number): IdempotencyConfig =
     responseHook: (response) => ({ ...(response as object), replayed: true }),
   });
 
-/** What to do with the message, and what to log about it. */
-export type MessageReport = {
+/** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
+export type Disposition = {
   readonly decision: Decision;
-  readonly idempotencyKey: string;
-  readonly cacheKeyHash: string | undefined;
   readonly detail?: Record<string, unknown>;
 } & (
   | { readonly action: 'ack' }
   | { readonly action: 'retry'; readonly error: unknown }
   | { readonly action: 'dead-letter'; readonly reason: { code: string; message: string } }
 );
+
+/** The disposition of one message, with what the log line needs to find it. */
+export type MessageReport = Disposition & {
+  readonly idempotencyKey: string;
+  readonly cacheKeyHash: string | undefined;
+};
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as
@@ -78,47 +82,16 @@ export async function processMessage(
   deps: WorkerDeps,
   message: WorkerMessage,
 ): Promise<MessageReport> {
-  const base = { idempotencyKey: message.messageId };
-  let intent: RegenerationIntent;
-  let cacheKey: CacheKey;
-  try {
-    intent = parseIntent(message.body);
-    cacheKey = normaliseCacheKey(
-      { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
-      deps.keyPolicy,
-    );
-  } catch (error) {
-    if (!(error instanceof InvalidMessageError || error instanceof InvalidCacheKeyError))
-      throw error;
-    const code =
-      error instanceof InvalidMessageError
-        ? 'invalid-message'
-        : `invalid-cache-key:${error.reason}`;
-    return {
-      ...base,
-      cacheKeyHash: undefined,
-      decision: Decision.Poison,
-      action: 'dead-letter',
-      reason: { code, message: error.message },
-    };
-  }
-
-  const report = { ...base, cacheKeyHash: cacheKey.hash };
+  const parsed = parseMessage(deps, message);
+  if ('action' in parsed) return parsed;
+  const { intent, cacheKey } = parsed;
+  const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
   const isSatisfied = satisfiedBy(intent);
   try {
     const meta = await deps.cacheTable.getMeta(cacheKey.pk);
     if (isSatisfied(meta, epochSeconds(deps.clock))) {
       return { ...report, decision: Decision.Fresh, action: 'ack' };
     }
-    const payload: IntentPayload = {
-      messageId: message.messageId,
-      pk: cacheKey.pk,
-      request: {
-        tenant: cacheKey.tenant ?? null,
-        cacheKey: cacheKey.key,
-        deployId: intent.deployId,
-      },
-    };
     const regenerateOnce = makeIdempotent(
       async (_payload: IntentPayload): Promise<StoredOutcome> =>
         storedOutcome(
@@ -134,57 +107,93 @@ export async function processMessage(
         ),
       { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
     );
-    const outcome = (await regenerateOnce(payload)) as StoredOutcome & { replayed?: boolean };
-    if (outcome.replayed === true) {
-      return {
-        ...report,
-        decision: Decision.Duplicate,
-        action: 'ack',
-        detail: { recorded: outcome.decision, s3Key: outcome.s3Key },
-      };
-    }
-    if (outcome.decision === Decision.Rejected) {
-      return {
-        ...report,
-        decision: Decision.Rejected,
-        action: 'dead-letter',
-        reason: { code: 'render-rejected', message: outcome.reason ?? 'renderer refused the page' },
-      };
-    }
-    return {
-      ...report,
-      decision: outcome.decision as Decision,
-      action: 'ack',
-      detail: { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt },
-    };
+    const outcome = await regenerateOnce({
+      messageId: message.messageId,
+      pk: cacheKey.pk,
+      request: {
+        tenant: cacheKey.tenant ?? null,
+        cacheKey: cacheKey.key,
+        deployId: intent.deployId,
+      },
+    });
+    return { ...report, ...dispositionOf(outcome) };
   } catch (error) {
-    if (error instanceof IdempotencyValidationError) {
-      return {
-        ...report,
-        decision: Decision.Conflict,
-        action: 'dead-letter',
-        reason: {
-          code: 'idempotency-conflict',
-          message: 'this message ID was already used for a different request; nothing was applied',
-        },
-      };
-    }
-    if (error instanceof IdempotencyAlreadyInProgressError) {
-      return { ...report, decision: Decision.InProgress, action: 'retry', error };
-    }
-    if (message.receiveCount >= deps.maxReceiveCount) {
-      return {
-        ...report,
-        decision: Decision.Retry,
-        action: 'dead-letter',
-        reason: {
-          code: 'retries-exhausted',
-          message: `gave up after ${message.receiveCount} receives: ${describe(error)}`,
-        },
-      };
-    }
-    return { ...report, decision: Decision.Retry, action: 'retry', error };
+    return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }
+}
+
+/** The intent and its cache key, or the report that dead-letters a poison message. */
+function parseMessage(
+  deps: WorkerDeps,
+  message: WorkerMessage,
+): { intent: RegenerationIntent; cacheKey: CacheKey } | MessageReport {
+  try {
+    const intent = parseIntent(message.body);
+    const cacheKey = normaliseCacheKey(
+      { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
+      deps.keyPolicy,
+    );
+    return { intent, cacheKey };
+  } catch (error) {
+    if (!(error instanceof InvalidMessageError || error instanceof InvalidCacheKeyError)) {
+      throw error;
+    }
+    const code =
+      error instanceof InvalidMessageError
+        ? 'invalid-message'
+        : `invalid-cache-key:${error.reason}`;
+    return {
+      idempotencyKey: message.messageId,
+      cacheKeyHash: undefined,
+      decision: Decision.Poison,
+      action: 'dead-letter',
+      reason: { code, message: error.message },
+    };
+  }
+}
+
+/** What a finished (or replayed) regeneration means for the message. */
+function dispositionOf(outcome: StoredOutcome & { replayed?: boolean }): Disposition {
+  if (outcome.replayed === true) {
+    const detail = { recorded: outcome.decision, s3Key: outcome.s3Key };
+    return { decision: Decision.Duplicate, action: 'ack', detail };
+  }
+  if (outcome.decision === Decision.Rejected) {
+    const message = outcome.reason ?? 'renderer refused the page';
+    return {
+      decision: Decision.Rejected,
+      action: 'dead-letter',
+      reason: { code: 'render-rejected', message },
+    };
+  }
+  const detail = { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt };
+  return { decision: outcome.decision as Decision, action: 'ack', detail };
+}
+
+/** Conflicts are refused for good; everything else is retried until the receive budget is spent. */
+function dispositionOfError(
+  error: unknown,
+  message: WorkerMessage,
+  maxReceiveCount: number,
+): Disposition {
+  if (error instanceof IdempotencyValidationError) {
+    const reason = {
+      code: 'idempotency-conflict',
+      message: 'this message ID was already used for a different request; nothing was applied',
+    };
+    return { decision: Decision.Conflict, action: 'dead-letter', reason };
+  }
+  if (error instanceof IdempotencyAlreadyInProgressError) {
+    return { decision: Decision.InProgress, action: 'retry', error };
+  }
+  if (message.receiveCount >= maxReceiveCount) {
+    const reason = {
+      code: 'retries-exhausted',
+      message: `gave up after ${message.receiveCount} receives: ${describe(error)}`,
+    };
+    return { decision: Decision.Retry, action: 'dead-letter', reason };
+  }
+  return { decision: Decision.Retry, action: 'retry', error };
 }
 
 /**
