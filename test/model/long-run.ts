@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
-import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local/backends/index.js';
 import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
-import { planArbitrary, runPlan, type Mutation } from './run.js';
+import { modelContext, planArbitrary, runPlan, type Mutation } from './run.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -35,21 +34,7 @@ const clients = createAwsClients({
 });
 await ensureCacheTable(clients.dynamodb, 'isr-model');
 await ensureBucket(clients.s3, 'isr-model');
-const env = {
-  FACETHEORY_CACHE_TABLE_NAME: 'isr-model',
-  ISR_BODY_BUCKET: 'isr-model',
-  ISR_QUEUE_URL: 'http://localhost/unused.fifo',
-  ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
-  ISR_LEASE_SECONDS: '30',
-  ISR_CLOCK_SKEW_MARGIN_SECONDS: '15', // the largest skew between two actors
-  ISR_REVALIDATE_SECONDS: '20',
-  ISR_DEPLOY_ID: 'model',
-};
-const context = {
-  endpoints: backends.endpoints,
-  workerConfig: loadWorkerConfig(env),
-  originConfig: loadOriginConfig(env),
-};
+const context = modelContext(backends.endpoints, 'isr-model', 'isr-model');
 
 console.log(
   `model check: ${runs} runs, seed ${seed}${mutation === 'none' ? '' : `, guard removed: ${mutation}`}`,

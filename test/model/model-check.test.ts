@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../helpers/backends.js';
-import { planArbitrary, runPlan, type ModelContext, type Mutation } from './run.js';
+import { modelContext, planArbitrary, runPlan, type ModelContext, type Mutation } from './run.js';
 
 /**
  * Model check of the whole protocol against the real code on DynamoDB Local and s3rver: several
@@ -17,24 +16,14 @@ const RUNS = Number(process.env.ISR_MODEL_RUNS ?? 40);
 
 beforeAll(async () => {
   clients = testClients();
-  const env = {
-    FACETHEORY_CACHE_TABLE_NAME: await createTestTable(clients),
-    ISR_BODY_BUCKET: await createTestBucket(clients),
-    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
-    ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
-    ISR_LEASE_SECONDS: '30',
-    ISR_CLOCK_SKEW_MARGIN_SECONDS: '15', // the largest skew between two actors
-    ISR_REVALIDATE_SECONDS: '20',
-    ISR_DEPLOY_ID: 'model',
-  };
-  context = {
-    endpoints: {
+  context = modelContext(
+    {
       dynamodb: process.env.ISR_TEST_DYNAMODB_ENDPOINT ?? '',
       s3: process.env.ISR_TEST_S3_ENDPOINT ?? '',
     },
-    workerConfig: loadWorkerConfig(env),
-    originConfig: loadOriginConfig(env),
-  };
+    await createTestTable(clients),
+    await createTestBucket(clients),
+  );
 });
 afterAll(() => {
   clients.dynamodb.destroy();

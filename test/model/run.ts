@@ -14,7 +14,12 @@ import { isFresh } from '../../lambda/core/freshness.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
 import { createOriginDeps } from '../../lambda/origin/build.js';
 import { servePage } from '../../lambda/origin/serve.js';
-import type { OriginConfig, WorkerConfig } from '../../lambda/shared/config.js';
+import {
+  loadOriginConfig,
+  loadWorkerConfig,
+  type OriginConfig,
+  type WorkerConfig,
+} from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
 import { processMessage, type MessageReport } from '../../lambda/worker/process-message.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
@@ -24,6 +29,7 @@ import { Interleaver } from './interleaver.js';
 import {
   CrashPoint,
   LEASE_SECONDS,
+  REVALIDATE_SECONDS,
   sharedKeyBodies,
   uniqueRunId,
   World,
@@ -110,6 +116,26 @@ export interface ModelContext {
   readonly endpoints: { readonly dynamodb: string; readonly s3: string };
   readonly workerConfig: WorkerConfig;
   readonly originConfig: OriginConfig;
+}
+
+/** The configuration every model run uses: the lease, freshness and skew margin the plans assume. */
+export function modelContext(
+  endpoints: ModelContext['endpoints'],
+  tableName: string,
+  bucketName: string,
+): ModelContext {
+  const env = {
+    FACETHEORY_CACHE_TABLE_NAME: tableName,
+    ISR_BODY_BUCKET: bucketName,
+    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
+    ISR_DLQ_URL: 'http://localhost/unused-dlq.fifo',
+    ISR_LEASE_SECONDS: String(LEASE_SECONDS),
+    // the largest skew between two actors, each up to MAX_SKEW_SECONDS off true time
+    ISR_CLOCK_SKEW_MARGIN_SECONDS: String(2 * MAX_SKEW_SECONDS),
+    ISR_REVALIDATE_SECONDS: String(REVALIDATE_SECONDS),
+    ISR_DEPLOY_ID: 'model',
+  };
+  return { endpoints, workerConfig: loadWorkerConfig(env), originConfig: loadOriginConfig(env) };
 }
 
 export class InvariantViolation extends Error {
