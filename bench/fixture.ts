@@ -8,7 +8,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ModuleRenderer, htmlPage } from '../lambda/adapters/render/module-renderer.js';
 import type { CacheKey } from '../lambda/core/cache-key.js';
 import type { CacheMeta } from '../lambda/core/ports.js';
-import { newBodyKey } from '../lambda/core/rows.js';
+import { bodyKeyOf } from '../lambda/core/rows.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
 import {
@@ -114,7 +114,7 @@ export async function scenario(
 /** Renders a page and writes its body under a new key with a bare PutObject: META to publish. */
 export async function renderAndStoreBare(s: Scenario, cacheKey: CacheKey): Promise<CacheMeta> {
   const page = await s.renderer.render({ cacheKey, signal: new AbortController().signal });
-  const s3Key = newBodyKey(cacheKey, s.clock.seconds);
+  const s3Key = bodyKeyOf(cacheKey, randomUUID());
   const { ETag } = await s.clients.s3.send(
     new PutObjectCommand({
       Bucket: s.bucket,

@@ -3,6 +3,7 @@
  * implements one of these in a file of its own; use cases only ever see these types.
  */
 import type { CacheKey } from './cache-key.js';
+import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
 import type { RegenerationIntent } from './intent.js';
 
@@ -34,6 +35,14 @@ export interface Lease {
   readonly owner?: string | undefined;
 }
 
+/**
+ * A lease just taken. `takenOver` is the expired lease it replaced: its holder never published
+ * (a publish deletes LOCK), and with its token gone it never can.
+ */
+export interface AcquiredLease extends Lease {
+  readonly takenOver?: LeaseHolder | undefined;
+}
+
 export interface AcquireLeaseInput {
   readonly pk: string;
   /** Caller's clock, epoch seconds. */
@@ -62,7 +71,7 @@ export interface PublishInput {
 export interface CacheTable {
   getMeta(pk: string, options?: { consistent?: boolean }): Promise<CacheMeta | undefined>;
   /** @throws LeaseHeldError when another contender holds a live lease. */
-  acquireLease(input: AcquireLeaseInput): Promise<Lease>;
+  acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease>;
   /** Extends a lease this caller still owns. @throws LeaseLostError otherwise. */
   refreshLease(lease: Lease, input: { now: number; durationSeconds: number }): Promise<Lease>;
   /** Best-effort release; false when the lease was no longer this caller's. */
@@ -97,7 +106,10 @@ export interface BodyStore {
   getBody(s3Key: string, options?: { ifNoneMatch?: string | undefined }): Promise<GetBodyResult>;
   /** Deletes a body no META points to (a stale writer's orphan). */
   deleteBody(s3Key: string): Promise<void>;
-  /** Tags a body META no longer points to, so the bucket lifecycle can expire it. */
+  /**
+   * Tags a body META no longer points to, so the bucket lifecycle can expire it.
+   * @throws BodyNotFoundError when there is no such object.
+   */
   markSuperseded(s3Key: string): Promise<void>;
 }
 

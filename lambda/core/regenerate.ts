@@ -1,6 +1,7 @@
 import type { CacheKey } from './cache-key.js';
 import { epochSeconds, type Clock } from './clock.js';
 import {
+  BodyNotFoundError,
   IsrError,
   LeaseHeldError,
   LeaseLostError,
@@ -12,6 +13,7 @@ import {
 } from './errors.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type {
+  AcquiredLease,
   BodyStore,
   CacheMeta,
   CacheTable,
@@ -21,7 +23,7 @@ import type {
   RenderResult,
 } from './ports.js';
 import { RenderDisposition, renderDisposition } from './render-policy.js';
-import { newBodyKey } from './rows.js';
+import { bodyKeyOf } from './rows.js';
 
 /** Outcomes a caller logs as `decision`, with the names operators search for. */
 export const Decision = {
@@ -111,7 +113,7 @@ export async function regenerate(
 ): Promise<RegenerateOutcome> {
   const { cacheTable, clock } = deps;
   const pk = input.cacheKey.pk;
-  let lease: Lease;
+  let lease: AcquiredLease;
   try {
     lease = await cacheTable.acquireLease({
       pk,
@@ -131,6 +133,8 @@ export async function regenerate(
     onRefreshError: (error) => deps.log?.warn('lease refresh failed', { pk, error }),
   });
   let lockGone = false;
+  /** A body written whose publish ended in an error: its fate is known only once LOCK is. */
+  let unsettledBody: string | undefined;
   try {
     const current = await cacheTable.getMeta(pk, { consistent: true });
     if (input.isSatisfied(current, epochSeconds(clock))) {
@@ -150,13 +154,15 @@ export async function regenerate(
     if (keeper.signal.aborted) return { decision: 'lease-lost' };
 
     const { s3Key, etag } = await deps.bodies.putBody({
-      s3Key: newBodyKey(input.cacheKey, generatedAt),
+      s3Key: bodyKeyOf(input.cacheKey, lease.token),
       body: page.body,
       contentType: page.contentType,
     });
     const meta = metaFor(deps, input.cacheKey, page, { s3Key, etag, generatedAt });
     await keeper.stop();
+    unsettledBody = s3Key;
     const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
+    unsettledBody = undefined;
     if (published === 'published') {
       lockGone = true;
       await retireBody(deps, current, s3Key);
@@ -176,9 +182,16 @@ export async function regenerate(
   } finally {
     await keeper.stop();
     if (!lockGone) {
-      await cacheTable.releaseLease(keeper.lease).catch((error: unknown) => {
+      const released = await cacheTable.releaseLease(keeper.lease).catch((error: unknown) => {
         deps.log?.warn('lease release failed; it expires on its own', { pk, error });
+        return false;
       });
+      // Our token was still on LOCK, so no publish of ours committed (a commit deletes LOCK), and
+      // with LOCK gone none can: the body is an orphan. Otherwise a taker retires it (below).
+      if (released && unsettledBody !== undefined) await deleteOrphan(deps, unsettledBody);
+    }
+    if (lease.takenOver?.token !== undefined) {
+      await retireAbandonedBody(deps, bodyKeyOf(input.cacheKey, lease.takenOver.token));
     }
   }
 }
@@ -288,6 +301,21 @@ async function retireBody(deps: RegenerateDeps, previous: CacheMeta | undefined,
       error,
     });
   });
+}
+
+/**
+ * This caller took over an expired lease, so its holder stopped before publishing (a publish
+ * deletes LOCK) and, its token replaced, can never publish now: the body it may have written
+ * under that lease will never be referenced. Tag it for the lifecycle rule; there is often none.
+ */
+async function retireAbandonedBody(deps: RegenerateDeps, s3Key: string) {
+  try {
+    await deps.bodies.markSuperseded(s3Key);
+    deps.log?.warn('retired the body of an abandoned lease', { s3Key });
+  } catch (error) {
+    if (error instanceof BodyNotFoundError) return;
+    deps.log?.warn('could not tag the body of an abandoned lease; it is kept', { s3Key, error });
+  }
 }
 
 /**

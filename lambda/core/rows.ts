@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { CacheKey } from './cache-key.js';
 
 /** Sort keys of the rows that share one cache entry's partition. */
@@ -22,9 +21,11 @@ export type RequestStatus = (typeof RequestStatus)[keyof typeof RequestStatus];
 export const BODY_KEY_PREFIX = 'pages/';
 
 /**
- * A new, never-used object key for one render's body. Bodies are immutable: a paused stale
+ * The object key of the one body rendered under a lease. Bodies are immutable: a paused stale
  * writer that overwrote a shared key could replace the live body after a newer publish, so every
- * render gets its own key and only META decides which one is live.
+ * render gets its own key (one render per lease, and lease tokens are random UUIDs) and only META
+ * decides which one is live. Naming the body after its lease lets whoever takes over an expired
+ * lease find the body its crashed holder may have left, and retire it.
  */
-export const newBodyKey = (cacheKey: CacheKey, generatedAt: number): string =>
-  `${BODY_KEY_PREFIX}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${generatedAt}-${randomUUID()}`;
+export const bodyKeyOf = (cacheKey: CacheKey, leaseToken: string): string =>
+  `${BODY_KEY_PREFIX}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;

@@ -4,7 +4,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { SupersededTag } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
-import { newBodyKey } from '../../lambda/core/rows.js';
+import { bodyKeyOf } from '../../lambda/core/rows.js';
 import { getAtt, resourceOf, serviceIds, synthIsrStack } from './stack-fixture.js';
 
 interface LambdaProperties {
@@ -125,8 +125,8 @@ describe('IsrService storage and wiring', () => {
         { rawPath: '/a', tenant: 'acme' },
         { allowedQueryParams: [] },
       );
-      expect(newBodyKey(cacheKey, 1_700_000_000)).toMatch(/^pages\/acme\//);
-      expect(newBodyKey({ ...cacheKey, tenant: undefined }, 1)).toMatch(/^pages\//);
+      expect(bodyKeyOf(cacheKey, 'token')).toMatch(/^pages\/acme\//);
+      expect(bodyKeyOf({ ...cacheKey, tenant: undefined }, 'token')).toMatch(/^pages\//);
     });
 
     it('takes the expiry delay from props', () => {

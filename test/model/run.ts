@@ -4,11 +4,11 @@
  * stop and every unfinished intent is redelivered; then the invariants are checked.
  */
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
 import { Guard } from '../../lambda/adapters/dynamodb/conditions.js';
-import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
+import { S3BodyStore, SupersededTag } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
 import { isFresh } from '../../lambda/core/freshness.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
@@ -443,6 +443,12 @@ function observerFor(context: ModelContext) {
     tableName: context.workerConfig.tableName,
     table: new DynamoCacheTable({ client: dynamodb, tableName: context.workerConfig.tableName }),
     bodies: new S3BodyStore({ client: s3, bucket: context.workerConfig.bucket }),
+    tagsOf: async (s3Key: string) =>
+      (
+        await s3.send(
+          new GetObjectTaggingCommand({ Bucket: context.workerConfig.bucket, Key: s3Key }),
+        )
+      ).TagSet ?? [],
     destroy: () => {
       dynamodb.destroy();
       s3.destroy();
@@ -452,8 +458,9 @@ function observerFor(context: ModelContext) {
 type Observer = ReturnType<typeof observerFor>;
 
 /**
- * META only ever points to a complete body written by the worker whose publish won: checked
- * after every step that wrote a body or published, so a transient overwrite is caught too.
+ * META only ever points to a complete body written by the worker whose publish won, and never to
+ * one tagged for the lifecycle rule to expire: checked after every step that wrote a body or
+ * published, so a transient overwrite is caught too, and once more after the run.
  */
 async function checkLiveBody(
   log: readonly ModelEvent[],
@@ -484,6 +491,12 @@ async function checkLiveBody(
     if (written === undefined || text !== written.content) {
       throw new InvariantViolation(
         `META of ${pk} points at ${meta.s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
+      );
+    }
+    const tags = await observer.tagsOf(meta.s3Key);
+    if (tags.some((tag) => tag.Key === SupersededTag.Key && tag.Value === SupersededTag.Value)) {
+      throw new InvariantViolation(
+        `META of ${pk} points at ${meta.s3Key}, which is tagged for the lifecycle rule to expire`,
       );
     }
   }

@@ -12,6 +12,7 @@ import {
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
 import type {
   AcquireLeaseInput,
+  AcquiredLease,
   CacheMeta,
   CacheTable,
   Lease,
@@ -27,11 +28,15 @@ export interface DynamoCacheTableOptions {
   readonly tableName: string;
   /**
    * How long after expiry DynamoDB TTL may collect a LOCK row. GC only: expiry is always checked
-   * by comparing `lease_expires_at` with the caller's clock.
-   * @default 3600
+   * by comparing `lease_expires_at` with the caller's clock. An expired LOCK left by a crash names
+   * the lease whose body may be an orphan; the next taker collects it (see `acquireLease`), so
+   * the row is kept long enough for the page to be regenerated again.
+   * @default 604800 (7 days)
    */
   readonly lockTtlBufferSeconds?: number;
 }
+
+const DEFAULT_LOCK_TTL_BUFFER_SECONDS = 7 * 86_400;
 
 /** The cache table on DynamoDB: META reads, the LOCK lease, and the publish transaction. */
 export class DynamoCacheTable implements CacheTable {
@@ -42,7 +47,7 @@ export class DynamoCacheTable implements CacheTable {
   constructor(options: DynamoCacheTableOptions) {
     this.#client = options.client;
     this.#tableName = options.tableName;
-    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? 3600;
+    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? DEFAULT_LOCK_TTL_BUFFER_SECONDS;
   }
 
   async getMeta(
@@ -59,7 +64,8 @@ export class DynamoCacheTable implements CacheTable {
     return Item === undefined ? undefined : itemToMeta(Item);
   }
 
-  async acquireLease(input: AcquireLeaseInput): Promise<Lease> {
+  /** Returns the expired lease it replaced, if any (`ReturnValues: ALL_OLD` costs nothing). */
+  async acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
     const lease: Lease = {
       pk: input.pk,
       token: randomUUID(),
@@ -67,17 +73,18 @@ export class DynamoCacheTable implements CacheTable {
       owner: input.owner,
     };
     try {
-      await this.#client.send(
+      const { Attributes } = await this.#client.send(
         new PutItemCommand({
           TableName: this.#tableName,
           Item: leaseToItem(lease, lease.expiresAt + this.#lockTtlBuffer),
           ConditionExpression: Guard.leaseFree,
           ExpressionAttributeNames: namesOf(Guard.leaseFree),
           ExpressionAttributeValues: { ':now': { N: String(input.now) } },
+          ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return lease;
+      return Attributes === undefined ? lease : { ...lease, takenOver: itemToHolder(Attributes) };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new LeaseHeldError(input.pk, itemToHolder(error.Item));

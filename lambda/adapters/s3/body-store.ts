@@ -76,13 +76,18 @@ export class S3BodyStore implements BodyStore {
   }
 
   async markSuperseded(s3Key: string): Promise<void> {
-    await this.#client.send(
-      new PutObjectTaggingCommand({
-        Bucket: this.#bucket,
-        Key: s3Key,
-        Tagging: { TagSet: [{ ...SupersededTag }] },
-      }),
-    );
+    try {
+      await this.#client.send(
+        new PutObjectTaggingCommand({
+          Bucket: this.#bucket,
+          Key: s3Key,
+          Tagging: { TagSet: [{ ...SupersededTag }] },
+        }),
+      );
+    } catch (error) {
+      if (isNotFound(error)) throw new BodyNotFoundError(s3Key, { cause: error });
+      throw error;
+    }
   }
 }
 

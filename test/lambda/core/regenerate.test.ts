@@ -86,9 +86,7 @@ describe('regenerate', () => {
       statusCode: 200,
       cacheKey: cacheKey.key,
     });
-    expect(meta?.s3Key).toMatch(
-      new RegExp(`^pages/_/${cacheKey.hash}/${clock.seconds}-[0-9a-f-]{36}$`),
-    );
+    expect(meta?.s3Key).toMatch(new RegExp(`^pages/_/${cacheKey.hash}/[0-9a-f-]{36}$`));
     expect(await text(meta?.s3Key ?? '')).toBe(`<p>${cacheKey.key}</p>`);
     expect(await lockOf(cacheKey.pk)).toBe('free');
   });
@@ -268,6 +266,63 @@ describe('regenerate', () => {
       new GetObjectTaggingCommand({ Bucket: bucket, Key: orphan }),
     );
     expect(TagSet).toEqual([SupersededTag]);
+  });
+
+  it('retires the body a crashed holder left when it takes over the expired lease', async () => {
+    const ctx = setup((_request, call) => htmlPage(`render ${call}`));
+    const crashing = withOverrides(table, {
+      // the process dies after the body write: no publish, no release
+      publishGeneration: () => Promise.reject(new Error('crash')),
+      releaseLease: () => Promise.reject(new Error('crash')),
+    });
+    await expect(ctx.run({ ...ctx.deps, cacheTable: crashing })).rejects.toThrow('crash');
+    const [abandoned = ''] = await keysUnder(ctx.cacheKey.hash);
+    expect(await text(abandoned)).toBe('render 1');
+
+    ctx.clock.advance(31);
+    expect((await ctx.run()).decision).toBe('new');
+    const live = (await table.getMeta(ctx.cacheKey.pk, { consistent: true }))?.s3Key ?? '';
+    expect(await text(live)).toBe('render 2');
+    const tags = async (key: string) =>
+      (await clients.s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet;
+    expect(await tags(abandoned)).toEqual([SupersededTag]);
+    expect(await tags(live)).toEqual([]);
+  });
+
+  it('takes over a lease whose holder crashed before writing a body without error', async () => {
+    const ctx = setup(() => htmlPage('page'));
+    await table.acquireLease({ pk: ctx.cacheKey.pk, now: ctx.clock.seconds, durationSeconds: 30 });
+    ctx.clock.advance(31);
+    expect((await ctx.run()).decision).toBe('new');
+    expect(await keysUnder(ctx.cacheKey.hash)).toHaveLength(1);
+  });
+
+  describe('a publish that fails with an error', () => {
+    it('deletes its body once the release proves nothing was committed', async () => {
+      const ctx = setup(() => htmlPage('never published'));
+      const failing = withOverrides(table, {
+        publishGeneration: () => Promise.reject(new Error('ValidationException')),
+      });
+      await expect(ctx.run({ ...ctx.deps, cacheTable: failing })).rejects.toThrow(
+        'ValidationException',
+      );
+      expect(await table.getMeta(ctx.cacheKey.pk, { consistent: true })).toBeUndefined();
+      expect(await keysUnder(ctx.cacheKey.hash)).toEqual([]);
+      expect(await lockOf(ctx.cacheKey.pk)).toBe('free');
+    });
+
+    it('keeps its body when the lease was already gone: the publish may have committed', async () => {
+      const ctx = setup(() => htmlPage('committed page'));
+      const lossy = withOverrides(table, {
+        publishGeneration: async (input) => {
+          await table.publishGeneration(input);
+          throw new Error('socket hang up'); // committed, answer lost, not retried
+        },
+      });
+      await expect(ctx.run({ ...ctx.deps, cacheTable: lossy })).rejects.toThrow('socket hang up');
+      const meta = await table.getMeta(ctx.cacheKey.pk, { consistent: true });
+      expect(await text(meta?.s3Key ?? '')).toBe('committed page');
+    });
   });
 
   it('keeps its body when a publish committed but its answer was lost', async () => {

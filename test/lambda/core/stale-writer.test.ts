@@ -3,7 +3,8 @@ import { DynamoCacheTable } from '../../../lambda/adapters/dynamodb/cache-table.
 import { S3BodyStore } from '../../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey, type CacheKey } from '../../../lambda/core/cache-key.js';
 import { LeaseLostError } from '../../../lambda/core/errors.js';
-import { newBodyKey } from '../../../lambda/core/rows.js';
+import { bodyKeyOf } from '../../../lambda/core/rows.js';
+import type { Lease } from '../../../lambda/core/ports.js';
 import type { AwsClients } from '../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../helpers/backends.js';
 
@@ -29,7 +30,7 @@ afterAll(() => {
   clients.s3.destroy();
 });
 
-type BodyKeyRule = (cacheKey: CacheKey, generatedAt: number) => string;
+type BodyKeyRule = (cacheKey: CacheKey, leaseToken: string) => string;
 
 /**
  * Worker A takes the lease, then pauses past its expiry (a GC pause, a frozen container). Worker
@@ -41,8 +42,8 @@ async function pausedStaleWriter(bodyKeyFor: BodyKeyRule) {
     { rawPath: `/stale-${++counter}` },
     { allowedQueryParams: [] },
   );
-  const write = async (generatedAt: number, content: string) => {
-    const s3Key = bodyKeyFor(cacheKey, generatedAt);
+  const write = async (lease: Lease, generatedAt: number, content: string) => {
+    const s3Key = bodyKeyFor(cacheKey, lease.token);
     const { etag } = await bodies.putBody({
       s3Key,
       body: new TextEncoder().encode(content),
@@ -58,10 +59,10 @@ async function pausedStaleWriter(bodyKeyFor: BodyKeyRule) {
     now: T0 + LEASE,
     durationSeconds: LEASE,
   });
-  const metaB = await write(T0 + LEASE, 'page by B');
+  const metaB = await write(leaseB, T0 + LEASE, 'page by B');
   await table.publishGeneration({ lease: leaseB, meta: metaB, now: T0 + LEASE + 1 });
   // ... A wakes up.
-  const metaA = await write(T0 + 1, 'page by A (stale)');
+  const metaA = await write(leaseA, T0 + 1, 'page by A (stale)');
   const publishError = await table
     .publishGeneration({ lease: leaseA, meta: metaA, now: T0 + 2 })
     .then(
@@ -82,7 +83,7 @@ async function pausedStaleWriter(bodyKeyFor: BodyKeyRule) {
 
 describe('a paused stale writer', () => {
   it('can replace neither META nor the body META points to', async () => {
-    const outcome = await pausedStaleWriter(newBodyKey);
+    const outcome = await pausedStaleWriter(bodyKeyOf);
     expect(outcome.publishError).toBeInstanceOf(LeaseLostError);
     expect(outcome.live?.s3Key).toBe(outcome.metaB.s3Key);
     expect(outcome.liveText).toBe('page by B');

@@ -71,6 +71,7 @@ describe('DynamoCacheTable lease', () => {
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE, owner: 'w1' });
     expect(lease).toMatchObject({ pk, expiresAt: T0 + LEASE, owner: 'w1' });
     expect(lease.token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lease.takenOver).toBeUndefined();
   });
 
   it('refuses a held lease and names the current holder', async () => {
@@ -93,6 +94,22 @@ describe('DynamoCacheTable lease', () => {
     const second = await table.acquireLease({ pk, now: T0 + LEASE, durationSeconds: LEASE });
     expect(second.token).not.toBe(first.token);
     expect(second.expiresAt).toBe(T0 + 2 * LEASE);
+    // the abandoned lease it replaced, so its holder's body can be retired
+    expect(second.takenOver).toEqual({
+      token: first.token,
+      expiresAt: T0 + LEASE,
+      owner: undefined,
+    });
+  });
+
+  it('reports no takeover after a release or a publish ended the previous lease', async () => {
+    const pk = freshPk();
+    await table.releaseLease(await table.acquireLease({ pk, now: T0, durationSeconds: LEASE }));
+    const afterRelease = await table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE });
+    expect(afterRelease.takenOver).toBeUndefined();
+    await table.publishGeneration({ lease: afterRelease, meta: metaFor(pk, T0 + 1), now: T0 + 2 });
+    const afterPublish = await table.acquireLease({ pk, now: T0 + 3, durationSeconds: LEASE });
+    expect(afterPublish.takenOver).toBeUndefined();
   });
 
   it('extends the lease for its owner and refuses anyone else', async () => {
@@ -243,7 +260,7 @@ describe('DynamoCacheTable rows', () => {
       sk: { S: 'LOCK' },
       lease_token: { S: lease.token },
       lease_expires_at: { N: String(T0 + LEASE) },
-      ttl: { N: String(T0 + LEASE + 3600) },
+      ttl: { N: String(T0 + LEASE + 7 * 86_400) }, // kept a week past expiry: see lockTtlBufferSeconds
       lease_owner: { S: 'w1' },
     });
     await table.publishGeneration({

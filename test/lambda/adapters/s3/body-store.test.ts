@@ -39,8 +39,11 @@ describe('S3BodyStore', () => {
     expect((await store.getBody('pages/_/a/2', { ifNoneMatch: '"other"' })).kind).toBe('body');
   });
 
-  it('raises BodyNotFoundError for a missing body', async () => {
+  it('raises BodyNotFoundError for a missing body, to read or to tag', async () => {
     await expect(store.getBody('pages/_/a/missing')).rejects.toBeInstanceOf(BodyNotFoundError);
+    await expect(store.markSuperseded('pages/_/a/missing')).rejects.toBeInstanceOf(
+      BodyNotFoundError,
+    );
   });
 
   it('deletes a body', async () => {
