@@ -187,7 +187,8 @@ export async function regenerate(
         return false;
       });
       // Our token was still on LOCK, so no publish of ours committed (a commit deletes LOCK), and
-      // with LOCK gone none can: the body is an orphan. Otherwise a taker retires it (below).
+      // with LOCK gone none can: the body is an orphan. Otherwise either a publish of ours did
+      // commit, or the lease's next taker retires the body (see `retireAbandonedBody`).
       if (released && unsettledBody !== undefined) await deleteOrphan(deps, unsettledBody);
     }
     if (lease.takenOver?.token !== undefined) {
