@@ -3,12 +3,13 @@ import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
-import { logicalIdOf, resourceOf, serviceIds, synthIsrStack } from './stack-fixture.js';
-
-interface LambdaProperties {
-  Environment: { Variables: Record<string, unknown> };
-  Timeout: number;
-}
+import {
+  logicalIdOf,
+  resourceOf,
+  serviceIds,
+  synthIsrStack,
+  type LambdaProperties,
+} from './stack-fixture.js';
 
 describe('IsrService functions', () => {
   const { template, service } = synthIsrStack();

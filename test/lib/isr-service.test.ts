@@ -5,12 +5,13 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { SupersededTag } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { bodyKeyOf } from '../../lambda/core/rows.js';
-import { getAtt, resourceOf, serviceIds, synthIsrStack } from './stack-fixture.js';
-
-interface LambdaProperties {
-  Environment: { Variables: Record<string, unknown> };
-  Timeout: number;
-}
+import {
+  getAtt,
+  resourceOf,
+  serviceIds,
+  synthIsrStack,
+  type LambdaProperties,
+} from './stack-fixture.js';
 
 describe('IsrService storage and wiring', () => {
   const { template, service } = synthIsrStack();

@@ -108,6 +108,12 @@ export const coversAction = (patterns: readonly string[], action: string): boole
     new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 'i').test(action),
   );
 
+/** The Properties of an AWS::Lambda::Function the tests read. */
+export interface LambdaProperties {
+  Environment: { Variables: Record<string, unknown> };
+  Timeout: number;
+}
+
 export interface ResourceJson<P> {
   readonly Type: string;
   readonly Properties: P;

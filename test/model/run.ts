@@ -169,13 +169,18 @@ export async function runPlan(
       mutation === 'no-render-lease-check' ? { clockSkewMarginSeconds: -Infinity } : {};
     const queued: RegenerationIntent[] = [];
 
-    const worker = (actor: string, faults: ActorFaults, remainingMs: number, intent: string) => {
+    /** One actor's gated clients, torn down with the run. */
+    const clientsOf = (actor: string, faults: ActorFaults) => {
       const clients = world.clientsFor(actor, interleaver, faults);
       guard(clients.dynamodb);
       destroyers.push(() => {
         clients.dynamodb.destroy();
         clients.s3.destroy();
       });
+      return clients;
+    };
+    const worker = (actor: string, faults: ActorFaults, remainingMs: number, intent: string) => {
+      const clients = clientsOf(actor, faults);
       const deps = createWorkerDeps(
         context.workerConfig,
         {
@@ -200,12 +205,7 @@ export async function runPlan(
       };
     };
     const origin = (actor: string, faults: ActorFaults) => {
-      const clients = world.clientsFor(actor, interleaver, faults);
-      guard(clients.dynamodb);
-      destroyers.push(() => {
-        clients.dynamodb.destroy();
-        clients.s3.destroy();
-      });
+      const clients = clientsOf(actor, faults);
       const deps = createOriginDeps(
         context.originConfig,
         {

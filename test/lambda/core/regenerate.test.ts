@@ -289,12 +289,16 @@ describe('regenerate', () => {
     expect(await tags(live)).toEqual([]);
   });
 
-  it('takes over a lease whose holder crashed before writing a body without error', async () => {
-    const ctx = setup(() => htmlPage('page'));
+  it('takes over a lease whose holder crashed before writing a body: nothing to retire, no warning', async () => {
+    const warnings: string[] = [];
+    const ctx = setup(() => htmlPage('page'), {
+      log: { warn: (message) => warnings.push(message) },
+    });
     await table.acquireLease({ pk: ctx.cacheKey.pk, now: ctx.clock.seconds, durationSeconds: 30 });
     ctx.clock.advance(31);
     expect((await ctx.run()).decision).toBe('new');
     expect(await keysUnder(ctx.cacheKey.hash)).toHaveLength(1);
+    expect(warnings).toEqual([]);
   });
 
   describe('a publish that fails with an error', () => {
