@@ -1,12 +1,16 @@
 /**
+ * Three tiers, one `npm test`:
+ * - unit (`*.unit.test.ts`): pure code and use-case branches on in-memory fakes of the ports;
+ *   no Java, no backends, seconds (`npm run test:unit`);
+ * - cdk (`test/lib`): CDK assertions and cdk-nag on the synthesized stack;
+ * - integration (every other `*.test.ts`): adapters, handlers, local mode and the model check
+ *   on the real local backends (DynamoDB Local, s3rver, local-aws-sqs), started once per run.
  * Tests run as native ESM (the Lambda code is ESM, @middy/core is ESM-only), transformed by SWC
  * for speed; `npm run typecheck` type-checks the same files with tsc.
  * @type {import('jest').Config}
  */
-export default {
+const common = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [
@@ -19,8 +23,33 @@ export default {
   },
   // Sources import siblings as './x.js' (NodeNext); resolve those to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  globalSetup: '<rootDir>/test/helpers/global-setup.js',
-  globalTeardown: '<rootDir>/test/helpers/global-teardown.js',
   setupFiles: ['<rootDir>/test/helpers/env.ts'],
+};
+
+export default {
   testTimeout: 30_000,
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.unit.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'cdk',
+      roots: ['<rootDir>/test/lib'],
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['\\.unit\\.test\\.ts$'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['\\.unit\\.test\\.ts$', '<rootDir>/test/lib/'],
+      globalSetup: '<rootDir>/test/helpers/global-setup.js',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.js',
+    },
+  ],
 };

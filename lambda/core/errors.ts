@@ -1,7 +1,9 @@
 /**
- * Every outcome a caller branches on has one error class here. `kind` says what the caller does:
- * retry later, give up for good (terminal: a 4xx at the edge, the DLQ in the worker), or carry on
- * because someone else is doing, or has done, the work.
+ * Every outcome a caller branches on has one error class here, and `failureOf` is the one place
+ * that turns an error into what happens next. `kind` decides it: retryable (try again later: SQS
+ * redelivery in the worker, 503 + Retry-After at the edge), terminal (never retried: the DLQ on
+ * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
+ * else is doing or has done the work: logged and acknowledged).
  */
 export const ErrorKind = {
   Retryable: 'retryable',
@@ -10,9 +12,11 @@ export const ErrorKind = {
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
-/** Base of every domain error: carries `kind` and keeps the SDK error as `cause`. */
+/** Base of every domain error: carries `kind` and a stable `code`, keeps the SDK error as `cause`. */
 export abstract class IsrError extends Error {
   abstract readonly kind: ErrorKind;
+  /** Stable, machine-readable reason: the DLQ's `isr-error-code`, the edge's `error` field. */
+  abstract get code(): string;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
@@ -31,6 +35,7 @@ export const InvalidKeyReason = {
   TooLong: 'too-long',
   InvalidTenant: 'invalid-tenant',
   MissingTenant: 'missing-tenant',
+  UnknownTenant: 'unknown-tenant',
 } as const;
 export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 
@@ -42,6 +47,9 @@ export class InvalidCacheKeyError extends IsrError {
     message: string,
   ) {
     super(message);
+  }
+  get code(): string {
+    return `invalid-cache-key:${this.reason}`;
   }
 }
 
@@ -55,6 +63,7 @@ export interface LeaseHolder {
 /** Another contender holds a live lease: it is regenerating, so this caller need not. */
 export class LeaseHeldError extends IsrError {
   readonly kind = ErrorKind.Ignorable;
+  readonly code = 'lease-held';
   constructor(
     readonly pk: string,
     readonly holder: LeaseHolder | undefined,
@@ -69,6 +78,7 @@ export class LeaseHeldError extends IsrError {
  */
 export class LeaseLostError extends IsrError {
   readonly kind = ErrorKind.Ignorable;
+  readonly code = 'lease-lost';
   constructor(
     readonly pk: string,
     readonly holder: LeaseHolder | undefined,
@@ -81,6 +91,7 @@ export class LeaseLostError extends IsrError {
 /** META already holds a newer generation than the one being published: never go backwards. */
 export class NewerGenerationError extends IsrError {
   readonly kind = ErrorKind.Ignorable;
+  readonly code = 'superseded';
   constructor(
     readonly pk: string,
     readonly currentGeneratedAt: number | undefined,
@@ -93,6 +104,7 @@ export class NewerGenerationError extends IsrError {
 /** Another delivery of the same intent already completed it: this publish would be a second one. */
 export class RequestAlreadyCompletedError extends IsrError {
   readonly kind = ErrorKind.Ignorable;
+  readonly code = 'duplicate';
   constructor(
     readonly pk: string,
     readonly idempotencyKey: string,
@@ -102,14 +114,20 @@ export class RequestAlreadyCompletedError extends IsrError {
   }
 }
 
-/** A transient store failure (transaction conflict, throttling): the same call may succeed later. */
-export class RetryableStoreError extends IsrError {
+/**
+ * A publish transaction was cancelled for a reason that passes (TransactionConflict with a
+ * contender, throttling inside the transaction). The SDK does not retry cancellations, so the
+ * publish does, a few times.
+ */
+export class TransactionConflictError extends IsrError {
   readonly kind = ErrorKind.Retryable;
+  readonly code = 'transaction-conflict';
 }
 
 /** META points at a body that is not in the bucket: treat the entry as a miss. */
 export class BodyNotFoundError extends IsrError {
   readonly kind = ErrorKind.Ignorable;
+  readonly code = 'body-missing';
   constructor(
     readonly s3Key: string,
     options?: ErrorOptions,
@@ -118,9 +136,10 @@ export class BodyNotFoundError extends IsrError {
   }
 }
 
-/** The renderer failed in a way that may pass (5xx, timeout, network): keep the last good page. */
+/** The renderer failed in a way that may pass (5xx, 429, timeout, network): keep the last good page. */
 export class RenderRetryableError extends IsrError {
   readonly kind = ErrorKind.Retryable;
+  readonly code = 'render-failed';
   constructor(
     message: string,
     readonly status?: number,
@@ -130,28 +149,67 @@ export class RenderRetryableError extends IsrError {
   }
 }
 
-/** The renderer refused the page for good (a 4xx other than 404/410, an oversized body). */
-export class RenderRejectedError extends IsrError {
+/** Why a rendered page is refused for good. */
+export const RefusalReason = {
+  /** The upstream marked the response `private` or `no-store`. */
+  Uncacheable: 'uncacheable',
+  /** The body is over the configured limit. */
+  TooLarge: 'too-large',
+  /** A status the policy does not publish (a 4xx other than 404/410, 1xx, 304...). */
+  Status: 'status',
+  /** The page sets a cookie and the policy refuses such pages. */
+  SetCookie: 'set-cookie',
+} as const;
+export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
+
+/**
+ * The page must not be cached, whatever happens next: a terminal refusal. The last good page
+ * stays live; the worker dead-letters the intent on its first receive, the origin answers 502.
+ */
+export class RenderRefusedError extends IsrError {
   readonly kind = ErrorKind.Terminal;
   constructor(
+    readonly reason: RefusalReason,
     message: string,
     readonly status?: number,
     options?: ErrorOptions,
   ) {
     super(message, options);
   }
+  get code(): string {
+    return `refused:${this.reason}`;
+  }
 }
 
-/** A queue message that can never be processed (bad JSON, wrong shape, invalid key). */
+/** A queue message that can never be processed (bad JSON, wrong shape). */
 export class InvalidMessageError extends IsrError {
   readonly kind = ErrorKind.Terminal;
+  readonly code = 'invalid-message';
 }
 
 /** Configuration is missing or malformed: raised once, at cold start. */
 export class ConfigError extends IsrError {
   readonly kind = ErrorKind.Terminal;
+  readonly code = 'invalid-config';
 }
 
-/** True for errors a caller should retry (domain-classified, or unknown infrastructure errors). */
-export const isRetryable = (error: unknown): boolean =>
-  !(error instanceof IsrError) || error.kind === ErrorKind.Retryable;
+/** What an error means for the caller: how to react, and the reason to report. */
+export interface Failure {
+  readonly kind: ErrorKind;
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * The one classification every caller uses. Domain errors carry their kind; anything else
+ * (an SDK error the SDK's own retries could not get past, a bug) is retryable: the intent is
+ * kept and tried again, and the budget of receives bounds it.
+ */
+export function failureOf(error: unknown): Failure {
+  if (error instanceof IsrError) {
+    return { kind: error.kind, code: error.code, message: error.message };
+  }
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  return { kind: ErrorKind.Retryable, code: `error:${name}`, message: `${name}: ${message}` };
+}

@@ -1,20 +1,54 @@
+/**
+ * When a published generation answers a request or an intent, in one place. Times are epoch
+ * seconds on the caller's clock. DynamoDB TTL never decides any of this: it deletes rows up to
+ * days late.
+ */
 /** The two numbers freshness depends on, as stored on META (epoch seconds). */
 export interface Generation {
   readonly generatedAt: number;
   readonly revalidateSeconds: number;
 }
 
-/**
- * A generation is fresh while `now < generated_at + revalidate_seconds`. DynamoDB TTL never
- * decides this: it deletes rows up to days late.
- */
+/** A generation is fresh while `now < generated_at + revalidate_seconds`. */
 export const isFresh = (generation: Generation, nowSeconds: number): boolean =>
   nowSeconds < generation.generatedAt + generation.revalidateSeconds;
+
+/** What the skip rule reads of a published generation (a META row). */
+export interface PublishedGeneration extends Generation {
+  readonly s3Key: string;
+}
 
 /** Seconds of freshness left (0 once stale): what a shared cache may keep the page for. */
 export const secondsUntilStale = (generation: Generation, nowSeconds: number): number =>
   Math.max(0, generation.generatedAt + generation.revalidateSeconds - nowSeconds);
 
-/** A lease is held iff `lease_expires_at > now`, on the caller's clock. */
-export const isLeaseLive = (lease: { readonly expiresAt: number }, nowSeconds: number): boolean =>
-  lease.expiresAt > nowSeconds;
+/**
+ * What a regeneration is for, as data, so the rule that it is already answered lives here:
+ * - `intent`: a queued regeneration intent. `observedGeneratedAt` is the stale generation the
+ *   origin served (absent for a forced regeneration).
+ * - `page`: a page a viewer is waiting for (an origin MISS). `brokenBodyKey` is the body of a
+ *   META found pointing at a missing object: only another generation answers then.
+ */
+export type Need =
+  | { readonly kind: 'intent'; readonly observedGeneratedAt?: number | undefined }
+  | { readonly kind: 'page'; readonly brokenBodyKey?: string | undefined };
+
+/**
+ * Whether `meta` (read once the lease is held, or while waiting for another holder) already
+ * answers `need`, so no render is needed:
+ * - an intent is answered by a fresh generation, or by one newer than the stale generation it
+ *   saw (whoever published it);
+ * - a waiting viewer is answered by any published generation other than a broken one.
+ */
+export function isAnswered(
+  meta: PublishedGeneration | undefined,
+  nowSeconds: number,
+  need: Need,
+): boolean {
+  if (meta === undefined) return false;
+  if (need.kind === 'page') return meta.s3Key !== need.brokenBodyKey;
+  return (
+    isFresh(meta, nowSeconds) ||
+    (need.observedGeneratedAt !== undefined && meta.generatedAt > need.observedGeneratedAt)
+  );
+}

@@ -78,7 +78,8 @@ export interface CacheTable {
   releaseLease(lease: Lease): Promise<boolean>;
   /**
    * Puts META, deletes LOCK and (with a seal) completes REQ# in one transaction.
-   * @throws LeaseLostError, NewerGenerationError, RetryableStoreError
+   * @throws LeaseLostError, NewerGenerationError, RequestAlreadyCompletedError,
+   * TransactionConflictError
    */
   publishGeneration(input: PublishInput): Promise<void>;
 }
@@ -89,21 +90,18 @@ export interface PutBodyInput {
   readonly contentType: string;
 }
 
-export type GetBodyResult =
-  | {
-      readonly kind: 'body';
-      readonly body: Uint8Array;
-      readonly etag: string;
-      readonly contentType: string | undefined;
-    }
-  | { readonly kind: 'not-modified'; readonly etag: string | undefined };
+export interface StoredBody {
+  readonly body: Uint8Array;
+  readonly etag: string;
+  readonly contentType: string | undefined;
+}
 
 /** Page bodies, one immutable object per generation. */
 export interface BodyStore {
   /** Writes a new object; never replaces an existing one. Returns the key it stored under and its ETag. */
   putBody(input: PutBodyInput): Promise<{ readonly s3Key: string; readonly etag: string }>;
   /** @throws BodyNotFoundError when the object is gone. */
-  getBody(s3Key: string, options?: { ifNoneMatch?: string | undefined }): Promise<GetBodyResult>;
+  getBody(s3Key: string): Promise<StoredBody>;
   /** Deletes a body no META points to (a stale writer's orphan). */
   deleteBody(s3Key: string): Promise<void>;
   /**
@@ -120,11 +118,16 @@ export interface RenderRequest {
   readonly signal: AbortSignal;
 }
 
-/** A rendered page. The status decides what happens to it (see `renderDisposition`). */
+/** A rendered page. `admitPage` (render-policy.ts) decides what happens to it. */
 export interface RenderResult {
   readonly status: number;
   readonly contentType: string;
   readonly body: Uint8Array;
+  /**
+   * Response headers, lower-case names (`cache-control` decides whether the page may be stored
+   * at all, and its freshness when `revalidateSeconds` is unset).
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Redirect target, for 3xx pages. */
   readonly location?: string | undefined;
   /** Freshness this page asks for; the configured default otherwise. */
@@ -133,8 +136,9 @@ export interface RenderResult {
 }
 
 /**
- * Produces a page. Implementations throw `RenderRetryableError` for failures that may pass
- * (timeouts, network errors) and return any HTTP status they get.
+ * Produces a page. Implementations return any HTTP status they get, throw `RenderRetryableError`
+ * for failures that may pass (network errors), and may throw `RenderRefusedError` early (a body
+ * too large to read). Timeouts, lease loss and the cache policy are applied around every renderer.
  */
 export interface Renderer {
   render(request: RenderRequest): Promise<RenderResult>;

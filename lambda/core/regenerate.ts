@@ -8,10 +8,11 @@ import {
   NewerGenerationError,
   RenderRetryableError,
   RequestAlreadyCompletedError,
-  RetryableStoreError,
+  TransactionConflictError,
   type LeaseHolder,
 } from './errors.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import { isAnswered, type Need } from './freshness.js';
+import { canStartRender, LeaseKeeper } from './lease.js';
 import type {
   AcquiredLease,
   BodyStore,
@@ -22,7 +23,7 @@ import type {
   Renderer,
   RenderResult,
 } from './ports.js';
-import { RenderDisposition, renderDisposition } from './render-policy.js';
+import { admitPage, type AdmittedPage, type RenderPolicy } from './render-policy.js';
 import { bodyKeyOf } from './rows.js';
 
 /** Outcomes a caller logs as `decision`, with the names operators search for. */
@@ -34,10 +35,14 @@ export const Decision = {
   LeaseHeld: 'lease-held',
   LeaseLost: 'lease-lost',
   Superseded: 'superseded',
-  Rejected: 'rejected',
+  Refused: 'refused',
+  RenderFailed: 'render-failed',
+  Backoff: 'backoff',
   InProgress: 'in-progress',
   Retry: 'retry',
   Poison: 'poison',
+  /** An ignorable error ended the work: someone else did, or is doing, it. */
+  Ignored: 'ignored',
 } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
 
@@ -46,7 +51,7 @@ export interface LogSink {
   warn(message: string, extra: Record<string, unknown>): void;
 }
 
-export interface RegenerateDeps {
+export interface RegenerateDeps extends RenderPolicy {
   readonly cacheTable: CacheTable;
   readonly bodies: BodyStore;
   readonly renderer: Renderer;
@@ -55,31 +60,21 @@ export interface RegenerateDeps {
   readonly leaseSeconds: number;
   /** How often the lease is refreshed during a render. @default a third of the lease */
   readonly leaseRefreshMs?: number | undefined;
-  /**
-   * How far apart two workers' clocks may be. A render only starts while the lease has more than
-   * this left on the caller's clock, so no other worker can have taken the lease over yet.
-   * @default 0
-   */
+  /** How far apart two workers' clocks may be (see `canStartRender`). @default 0 */
   readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
-  readonly defaultRevalidateSeconds: number;
-  /** Largest body published; larger pages are rejected. @default 5 MiB */
-  readonly maxBodyBytes?: number;
   /** GC horizon of META after its generation; none when unset. */
   readonly metaTtlSeconds?: number | undefined;
-  /** @default 3 */
+  /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
   readonly publishAttempts?: number;
   readonly log?: LogSink | undefined;
 }
 
 export interface RegenerateInput {
   readonly cacheKey: CacheKey;
-  /**
-   * Whether the META found once the lease is held already answers the caller, so the render is
-   * skipped: someone else published between the caller's read and its lease.
-   */
-  readonly isSatisfied: (current: CacheMeta | undefined, nowSeconds: number) => boolean;
+  /** What the render is for; the skip rule (`isAnswered`) reads it once the lease is held. */
+  readonly need: Need;
   readonly seal?: IdempotencySeal | undefined;
   readonly owner?: string | undefined;
 }
@@ -90,34 +85,62 @@ export type RegenerateOutcome =
   | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }
   | { readonly decision: 'lease-lost' }
   | { readonly decision: 'superseded'; readonly currentGeneratedAt: number | undefined }
-  | { readonly decision: 'duplicate' }
-  | { readonly decision: 'rejected'; readonly status: number; readonly reason: string };
+  | { readonly decision: 'duplicate' };
 
-const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
-const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
+/**
+ * What is left to clean up when a regeneration ends: the LOCK row while this caller still holds
+ * it, and a body it wrote that META does not point to. `unknown`: a publish of ours may have
+ * committed; `orphan`: no META will ever point to it.
+ */
+interface Loose {
+  lockHeld: boolean;
+  body?: { readonly s3Key: string; readonly fate: 'unknown' | 'orphan' } | undefined;
+}
 
 /**
  * One regeneration under the lease: take the lease, re-read META, render, write a new body,
- * publish META + release LOCK (+ seal REQ#) in one transaction.
+ * publish META + release LOCK (+ seal REQ#) in one transaction, then settle what is left.
  *
  * Write order across the two stores: the body goes to S3 first, then META in DynamoDB points
  * at it. A crash between the two leaves an unreferenced body and a LOCK (and REQ# STARTED) that
- * expire; the next delivery redoes the work under a new key. A failed render publishes nothing,
- * so the last good page stays live. The lease is released on every path that did not publish.
+ * expire; the next delivery redoes the work under a new key, and the next lease taker retires
+ * the body. A failed render publishes nothing, so the last good page stays live.
  *
- * @throws RenderRetryableError, RetryableStoreError, or infrastructure errors: all retryable.
+ * @throws RenderRefusedError (terminal: the page must not be cached), RenderRetryableError
+ * (the render may succeed later), or a store error; the lease is released first in every case.
  */
 export async function regenerate(
   deps: RegenerateDeps,
   input: RegenerateInput,
 ): Promise<RegenerateOutcome> {
-  const { cacheTable, clock } = deps;
-  const pk = input.cacheKey.pk;
-  let lease: AcquiredLease;
+  const lease = await takeLease(deps, input);
+  if ('decision' in lease) return lease;
+  const keeper = new LeaseKeeper(deps.cacheTable, lease, {
+    clock: deps.clock,
+    durationSeconds: deps.leaseSeconds,
+    refreshEveryMs: deps.leaseRefreshMs,
+    onRefreshError: (error) => deps.log?.warn('lease refresh failed', { pk: lease.pk, error }),
+  });
+  const loose: Loose = { lockHeld: true };
   try {
-    lease = await cacheTable.acquireLease({
-      pk,
-      now: epochSeconds(clock),
+    return await renderAndPublish(deps, input, keeper, loose);
+  } finally {
+    await keeper.stop();
+    await settle(deps, keeper.lease, loose);
+    if (lease.takenOver?.token !== undefined) {
+      await retireAbandonedBody(deps, bodyKeyOf(input.cacheKey, lease.takenOver.token));
+    }
+  }
+}
+
+async function takeLease(
+  deps: RegenerateDeps,
+  input: RegenerateInput,
+): Promise<AcquiredLease | RegenerateOutcome> {
+  try {
+    return await deps.cacheTable.acquireLease({
+      pk: input.cacheKey.pk,
+      now: epochSeconds(deps.clock),
       durationSeconds: deps.leaseSeconds,
       owner: input.owner,
     });
@@ -125,75 +148,67 @@ export async function regenerate(
     if (error instanceof LeaseHeldError) return { decision: 'lease-held', holder: error.holder };
     throw error;
   }
+}
 
-  const keeper = new LeaseKeeper(cacheTable, lease, {
-    clock,
-    durationSeconds: deps.leaseSeconds,
-    refreshEveryMs: deps.leaseRefreshMs,
-    onRefreshError: (error) => deps.log?.warn('lease refresh failed', { pk, error }),
+async function renderAndPublish(
+  deps: RegenerateDeps,
+  input: RegenerateInput,
+  keeper: LeaseKeeper,
+  loose: Loose,
+): Promise<RegenerateOutcome> {
+  const { cacheKey } = input;
+  const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+  const generatedAt = epochSeconds(deps.clock);
+  if (isAnswered(current, generatedAt, input.need)) return { decision: 'fresh', meta: current };
+  if (!canStartRender(keeper.lease, generatedAt, deps.clockSkewMarginSeconds ?? 0)) {
+    return { decision: 'lease-lost' };
+  }
+  const rendered = await renderUnderLease(deps, cacheKey, keeper.signal);
+  if (rendered === 'lease-lost' || keeper.signal.aborted) return { decision: 'lease-lost' };
+  const page = admitPage(rendered, deps);
+
+  const s3Key = bodyKeyOf(cacheKey, keeper.lease.token);
+  loose.body = { s3Key, fate: 'unknown' };
+  const { etag } = await deps.bodies.putBody({
+    s3Key,
+    body: page.body,
+    contentType: page.contentType,
   });
-  let lockGone = false;
-  /** A body written whose publish ended in an error: its fate is known only once LOCK is. */
-  let unsettledBody: string | undefined;
-  try {
-    const current = await cacheTable.getMeta(pk, { consistent: true });
-    if (input.isSatisfied(current, epochSeconds(clock))) {
-      return { decision: 'fresh', meta: current };
-    }
+  const meta = metaFor(deps, cacheKey, page, { s3Key, etag, generatedAt });
+  await keeper.stop();
+  const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
+  if (published === 'published') {
+    Object.assign(loose, { lockHeld: false, body: undefined });
+    await retireBody(deps, current, s3Key);
+    return { decision: 'new', meta, page };
+  }
+  if (published instanceof LeaseLostError) {
+    // Either a stale writer, or our own commit whose answer was lost: META tells which.
+    const live = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    const ours = live?.s3Key === s3Key;
+    Object.assign(loose, { lockHeld: false, body: ours ? undefined : { s3Key, fate: 'orphan' } });
+    return ours ? { decision: 'new', meta, page } : { decision: 'lease-lost' };
+  }
+  loose.body = { s3Key, fate: 'orphan' }; // the transaction was cancelled: LOCK is still ours
+  if (published instanceof RequestAlreadyCompletedError) return { decision: 'duplicate' };
+  return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+}
 
-    const generatedAt = epochSeconds(clock);
-    // A caller paused since it took the lease may hold one that has run out, or that another
-    // worker (whose clock may be ahead by the margin) is entitled to take over: it does not render.
-    if (keeper.lease.expiresAt - (deps.clockSkewMarginSeconds ?? 0) <= generatedAt) {
-      return { decision: 'lease-lost' };
-    }
-    const page = await renderUnderLease(deps, input.cacheKey, keeper.signal);
-    if (page === 'lease-lost') return { decision: 'lease-lost' };
-    const refusal = refusalOf(page, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-    if (refusal !== undefined) return refusal;
-    if (keeper.signal.aborted) return { decision: 'lease-lost' };
-
-    const { s3Key, etag } = await deps.bodies.putBody({
-      s3Key: bodyKeyOf(input.cacheKey, lease.token),
-      body: page.body,
-      contentType: page.contentType,
-    });
-    const meta = metaFor(deps, input.cacheKey, page, { s3Key, etag, generatedAt });
-    await keeper.stop();
-    unsettledBody = s3Key;
-    const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
-    unsettledBody = undefined;
-    if (published === 'published') {
-      lockGone = true;
-      await retireBody(deps, current, s3Key);
-      return { decision: 'new', meta, page };
-    }
-    if (published instanceof LeaseLostError) {
-      lockGone = true;
-      // Either a stale writer, or our own commit whose answer was lost: META tells which.
-      const live = await cacheTable.getMeta(pk, { consistent: true });
-      if (live?.s3Key === s3Key) return { decision: 'new', meta, page };
-      await deleteOrphan(deps, s3Key);
-      return { decision: 'lease-lost' };
-    }
-    await deleteOrphan(deps, s3Key);
-    if (published instanceof RequestAlreadyCompletedError) return { decision: 'duplicate' };
-    return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
-  } finally {
-    await keeper.stop();
-    if (!lockGone) {
-      const released = await cacheTable.releaseLease(keeper.lease).catch((error: unknown) => {
-        deps.log?.warn('lease release failed; it expires on its own', { pk, error });
+/**
+ * Releases a LOCK still held and removes a body no META can point to. A released LOCK proves no
+ * publish of ours committed (a commit deletes LOCK), and with LOCK gone none can: the body is an
+ * orphan. When the release finds the lease gone, a publish of ours may have committed, or the
+ * lease was taken over and its next taker retires the body (see `retireAbandonedBody`).
+ */
+async function settle(deps: RegenerateDeps, lease: Lease, loose: Loose): Promise<void> {
+  const released = loose.lockHeld
+    ? await deps.cacheTable.releaseLease(lease).catch((error: unknown) => {
+        deps.log?.warn('lease release failed; it expires on its own', { pk: lease.pk, error });
         return false;
-      });
-      // Our token was still on LOCK, so no publish of ours committed (a commit deletes LOCK), and
-      // with LOCK gone none can: the body is an orphan. Otherwise either a publish of ours did
-      // commit, or the lease's next taker retires the body (see `retireAbandonedBody`).
-      if (released && unsettledBody !== undefined) await deleteOrphan(deps, unsettledBody);
-    }
-    if (lease.takenOver?.token !== undefined) {
-      await retireAbandonedBody(deps, bodyKeyOf(input.cacheKey, lease.takenOver.token));
-    }
+      })
+    : false;
+  if (loose.body !== undefined && (loose.body.fate === 'orphan' || released)) {
+    await deleteOrphan(deps, loose.body.s3Key);
   }
 }
 
@@ -225,40 +240,17 @@ async function renderUnderLease(
   }
 }
 
-function refusalOf(page: RenderResult, maxBodyBytes: number): RegenerateOutcome | undefined {
-  const disposition = renderDisposition(page.status);
-  if (disposition === RenderDisposition.Retry) {
-    throw new RenderRetryableError(`renderer answered ${page.status}`, page.status);
-  }
-  if (disposition === RenderDisposition.Reject) {
-    return {
-      decision: 'rejected',
-      status: page.status,
-      reason: `renderer answered ${page.status}`,
-    };
-  }
-  if (page.body.byteLength > maxBodyBytes) {
-    return {
-      decision: 'rejected',
-      status: page.status,
-      reason: `body of ${page.body.byteLength} bytes is over the ${maxBodyBytes}-byte limit`,
-    };
-  }
-  return undefined;
-}
-
 function metaFor(
   deps: RegenerateDeps,
   cacheKey: CacheKey,
-  page: RenderResult,
+  page: AdmittedPage,
   stored: { s3Key: string; etag: string; generatedAt: number },
 ): CacheMeta {
-  const revalidate = page.revalidateSeconds ?? deps.defaultRevalidateSeconds;
   return {
     pk: cacheKey.pk,
     s3Key: stored.s3Key,
     generatedAt: stored.generatedAt,
-    revalidateSeconds: Math.min(Math.max(1, Math.floor(revalidate)), MAX_REVALIDATE_SECONDS),
+    revalidateSeconds: page.revalidateSeconds,
     etag: stored.etag,
     ttl: deps.metaTtlSeconds === undefined ? undefined : stored.generatedAt + deps.metaTtlSeconds,
     cacheKey: cacheKey.key,
@@ -269,7 +261,10 @@ function metaFor(
   };
 }
 
-/** Publishes, retrying transient cancellations (conflicts with contenders hitting LOCK). */
+/**
+ * Publishes, retrying a transaction cancelled by a conflict (a contender hitting LOCK): the SDK
+ * retries throttling and timeouts itself, but never a cancelled transaction.
+ */
 async function publish(
   deps: RegenerateDeps,
   input: { lease: Lease; meta: CacheMeta; seal: IdempotencySeal | undefined },
@@ -287,7 +282,7 @@ async function publish(
       ) {
         return error;
       }
-      if (!(error instanceof RetryableStoreError) || attempt >= attempts) throw error;
+      if (!(error instanceof TransactionConflictError) || attempt >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * (1 + Math.random())));
     }
   }

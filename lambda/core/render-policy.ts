@@ -1,28 +1,84 @@
 /**
- * What an upstream status means for the cache. Documented in the README:
- * - 2xx: publish the page.
- * - 301/302/303/307/308: publish the redirect (the `Location` is kept on META).
- * - 404/410: publish too. The page is gone; it is served with that status until the next
- *   regeneration, and never retried in a loop.
- * - 408/425/429 and 5xx: retryable. The last good page stays live; the message is retried until
- *   its receive budget is spent, then dead-lettered with the reason.
- * - anything else (other 4xx, 1xx, 304...): rejected for good, last good page kept, dead-lettered.
+ * What a rendered page means for the cache, in one place, for every renderer:
+ * - 2xx, 301/302/303/307/308 (the `Location` is kept) and 404/410 are published, unless the
+ *   page says it must not be stored (`Cache-Control: private` or `no-store`, whatever its
+ *   status: a 302 to /login marked private is per-viewer) or its body is over the limit;
+ * - 408/425/429 and 5xx are retryable: the last good page stays live;
+ * - anything else (other 4xx, 1xx, 304...) is refused for good.
+ * A refusal is terminal (`RenderRefusedError`); a retryable answer is `RenderRetryableError`.
  */
-export const RenderDisposition = {
-  Publish: 'publish',
-  Retry: 'retry',
-  Reject: 'reject',
-} as const;
-export type RenderDisposition = (typeof RenderDisposition)[keyof typeof RenderDisposition];
+import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
+import type { RenderResult } from './ports.js';
+
+export interface RenderPolicy {
+  /** Largest body published. */
+  readonly maxBodyBytes: number;
+  /** Freshness of a page that asks for none (no `revalidateSeconds`, no `s-maxage`/`max-age`). */
+  readonly defaultRevalidateSeconds: number;
+}
+
+/** A page the policy admits, with the freshness it will be published with. */
+export interface AdmittedPage extends RenderResult {
+  readonly revalidateSeconds: number;
+}
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const GONE = new Set([404, 410]);
 const TRANSIENT = new Set([408, 425, 429]);
+const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
+const UNCACHEABLE = /(?:^|[\s,])(?:no-store|private)(?:$|[\s,=])/i;
 
-export function renderDisposition(status: number): RenderDisposition {
+/** Whether a status is published, retried or refused (before any header or size check). */
+export function statusDisposition(status: number): 'publish' | 'retry' | 'refuse' {
   if ((status >= 200 && status < 300) || REDIRECTS.has(status) || GONE.has(status)) {
-    return RenderDisposition.Publish;
+    return 'publish';
   }
-  if (status >= 500 || TRANSIENT.has(status)) return RenderDisposition.Retry;
-  return RenderDisposition.Reject;
+  if (status >= 500 || TRANSIENT.has(status)) return 'retry';
+  return 'refuse';
+}
+
+/**
+ * @returns the page to publish, with its freshness resolved.
+ * @throws RenderRetryableError for a status worth retrying; RenderRefusedError for a page that
+ * must never be cached (status, `private`/`no-store`, size).
+ */
+export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPage {
+  const disposition = statusDisposition(page.status);
+  if (disposition === 'retry') {
+    throw new RenderRetryableError(`renderer answered ${page.status}`, page.status);
+  }
+  if (disposition === 'refuse') {
+    throw new RenderRefusedError(
+      RefusalReason.Status,
+      `renderer answered ${page.status}, which is never cached`,
+      page.status,
+    );
+  }
+  const cacheControl = page.headers?.['cache-control'] ?? '';
+  if (UNCACHEABLE.test(cacheControl)) {
+    throw new RenderRefusedError(
+      RefusalReason.Uncacheable,
+      `the page is marked uncacheable (Cache-Control: ${cacheControl})`,
+      page.status,
+    );
+  }
+  if (page.body.byteLength > policy.maxBodyBytes) {
+    throw new RenderRefusedError(
+      RefusalReason.TooLarge,
+      `body of ${page.body.byteLength} bytes is over the ${policy.maxBodyBytes}-byte limit`,
+      page.status,
+    );
+  }
+  const asked =
+    page.revalidateSeconds ?? sharedMaxAge(cacheControl) ?? policy.defaultRevalidateSeconds;
+  const revalidateSeconds = Math.min(Math.max(1, Math.floor(asked)), MAX_REVALIDATE_SECONDS);
+  return { ...page, revalidateSeconds };
+}
+
+/** `s-maxage`, else `max-age`, from a Cache-Control header: the freshness the page asks for. */
+export function sharedMaxAge(cacheControl: string): number | undefined {
+  const directive = (name: string) =>
+    new RegExp(`(?:^|,)\\s*${name}\\s*=\\s*"?(\\d+)"?`, 'i').exec(cacheControl)?.[1];
+  const value = directive('s-maxage') ?? directive('max-age');
+  return value === undefined ? undefined : Number(value);
 }

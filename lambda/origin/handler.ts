@@ -5,7 +5,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import { MetricUnit } from '../shared/observability.js';
-import type { PageResponse } from './responses.js';
+import { CacheStatus, type PageResponse } from './responses.js';
 import { servePage, type OriginDeps, type PageRequest } from './serve.js';
 
 export interface OriginHandlerOptions {
@@ -51,14 +51,21 @@ export function toFunctionUrlResult(response: PageResponse, head: boolean): Func
   };
 }
 
-/** The metric each response counts towards. */
+/** The metric each response counts towards, from what the use case decided. */
 const metricFor = (response: PageResponse): string => {
-  const cache = response.headers['x-isr-cache'];
-  if (response.status === 304) return 'NotModified';
-  if (cache === 'HIT') return 'CacheHits';
-  if (cache === 'STALE') return 'CacheStale';
-  if (cache === 'MISS') return 'CacheMisses';
-  return response.status >= 500 ? 'OriginUnavailable' : 'BadRequests';
+  if (response.decision === 'not-modified') return 'NotModified';
+  switch (response.cacheStatus) {
+    case CacheStatus.Hit:
+      return 'CacheHits';
+    case CacheStatus.Stale:
+      return 'CacheStale';
+    case CacheStatus.Miss:
+      return 'CacheMisses';
+    default:
+      if (response.status === 502) return 'RenderRefused';
+      if (response.decision === 'render-failed') return 'RenderFailures';
+      return response.status >= 500 ? 'OriginUnavailable' : 'BadRequests';
+  }
 };
 
 /** The origin Lambda behind CloudFront: converts the event, serves, logs the decision. */
@@ -78,7 +85,7 @@ export function createOriginHandler(options: OriginHandlerOptions) {
     const fields = {
       decision: response.decision,
       status: response.status,
-      cache: response.headers['x-isr-cache'],
+      cache: response.cacheStatus,
       cacheKeyHash: response.cacheKeyHash,
       durationMs,
       ...response.detail,

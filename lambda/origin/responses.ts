@@ -16,8 +16,10 @@ export interface PageResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: Uint8Array | undefined;
-  /** What was decided, for the log line: fresh, stale, new, lease-held, a 4xx reason... */
+  /** What was decided, for the log line and the metrics: fresh, stale, new, a 4xx reason... */
   readonly decision: string;
+  /** How a page was served (HIT, STALE, MISS); undefined for an error answer. */
+  readonly cacheStatus?: CacheStatus | undefined;
   readonly cacheKeyHash: string | undefined;
   readonly detail?: Record<string, unknown> | undefined;
 }

@@ -3,11 +3,12 @@ import { epochSeconds } from '../core/clock.js';
 import { messageGroupFor, regenerationDedupeId } from '../core/dedupe.js';
 import {
   BodyNotFoundError,
+  ErrorKind,
+  failureOf,
   InvalidCacheKeyError,
   InvalidKeyReason,
-  RenderRetryableError,
 } from '../core/errors.js';
-import { isFresh } from '../core/freshness.js';
+import { isAnswered, isFresh, type Need } from '../core/freshness.js';
 import type { CacheMeta, RegenerationQueue } from '../core/ports.js';
 import { regenerate, type RegenerateDeps } from '../core/regenerate.js';
 import {
@@ -46,8 +47,9 @@ export interface PageRequest {
 
 /**
  * Serves one origin request: HIT from the cache, STALE at once while one regeneration is queued,
- * MISS rendered in the request under the same lease and publish protocol as the worker. Storage
- * errors become a 503 with Retry-After, never a stack trace.
+ * MISS rendered in the request under the same lease and publish protocol as the worker. What a
+ * failure becomes is decided by its kind (`failureOf`): a refused page is a 502 with its reason,
+ * anything retryable a 503 with Retry-After, never a stack trace.
  */
 export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -57,20 +59,7 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   }
   let cacheKey: CacheKey;
   try {
-    if (deps.multiTenant && !request.tenant) {
-      throw new InvalidCacheKeyError(
-        InvalidKeyReason.MissingTenant,
-        'the tenant header is required',
-      );
-    }
-    cacheKey = normaliseCacheKey(
-      {
-        tenant: deps.multiTenant ? request.tenant : undefined,
-        rawPath: request.rawPath,
-        rawQueryString: request.rawQueryString,
-      },
-      deps.keyPolicy,
-    );
+    cacheKey = cacheKeyOf(deps, request);
   } catch (error) {
     if (!(error instanceof InvalidCacheKeyError)) throw error;
     return errorResponse(400, error.reason, error.message);
@@ -78,20 +67,46 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
-    const renderFailed = error instanceof RenderRetryableError;
+    return { ...failureResponse(deps, error), cacheKeyHash: cacheKey.hash };
+  }
+}
+
+/** @throws InvalidCacheKeyError */
+function cacheKeyOf(deps: OriginDeps, request: PageRequest): CacheKey {
+  if (deps.multiTenant && !request.tenant) {
+    throw new InvalidCacheKeyError(InvalidKeyReason.MissingTenant, 'the tenant header is required');
+  }
+  return normaliseCacheKey(
+    {
+      tenant: deps.multiTenant ? request.tenant : undefined,
+      rawPath: request.rawPath,
+      rawQueryString: request.rawQueryString,
+    },
+    deps.keyPolicy,
+  );
+}
+
+/** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
+function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
+  const failure = failureOf(error);
+  if (failure.kind === ErrorKind.Terminal) {
     return {
-      ...errorResponse(
-        503,
-        renderFailed ? 'render-failed' : 'unavailable',
-        renderFailed
-          ? 'the page could not be rendered; try again shortly'
-          : 'the cache is unavailable; try again shortly',
-        { 'retry-after': String(deps.retryAfterSeconds) },
-      ),
-      cacheKeyHash: cacheKey.hash,
+      ...errorResponse(502, failure.code, `the page could not be cached: ${failure.message}`),
       detail: { error },
     };
   }
+  const renderFailed = failure.code === 'render-failed';
+  return {
+    ...errorResponse(
+      503,
+      renderFailed ? 'render-failed' : 'unavailable',
+      renderFailed
+        ? 'the page could not be rendered; try again shortly'
+        : 'the cache is unavailable; try again shortly',
+      { 'retry-after': String(deps.retryAfterSeconds) },
+    ),
+    detail: { error },
+  };
 }
 
 async function serveKey(
@@ -101,23 +116,22 @@ async function serveKey(
 ): Promise<PageResponse> {
   const now = epochSeconds(deps.clock);
   const meta = await deps.cacheTable.getMeta(cacheKey.pk);
-  if (meta === undefined) return serveMiss(deps, cacheKey, request, undefined);
+  if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
 
   const fresh = isFresh(meta, now);
   // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
   const enqueued = fresh ? undefined : enqueueRegeneration(deps, cacheKey, meta, now);
-  const served = await serveGeneration(
-    deps,
-    meta,
-    request,
-    fresh ? CacheStatus.Hit : CacheStatus.Stale,
-  );
+  const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
+  const served = await serveGeneration(deps, meta, request, cacheStatus);
   const enqueue = await enqueued;
   if (served === undefined) {
-    const miss = await serveMiss(deps, cacheKey, request, meta);
+    const miss = await serveMiss(deps, cacheKey, request, {
+      kind: 'page',
+      brokenBodyKey: meta.s3Key,
+    });
     return { ...miss, detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue } };
   }
-  return { ...served, decision: fresh ? 'fresh' : 'stale', detail: enqueue && { enqueue } };
+  return { ...served, detail: enqueue && { enqueue } };
 }
 
 /** A published generation as a response; undefined when its body is missing from the bucket. */
@@ -129,15 +143,16 @@ async function serveGeneration(
 ): Promise<PageResponse | undefined> {
   const headers = generationHeaders(meta, cacheStatus, epochSeconds(deps.clock), deps.caching);
   const status = meta.statusCode ?? 200;
-  const base = { headers, decision: 'fresh', cacheKeyHash: undefined };
+  const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
+  const base = { headers, decision, cacheStatus, cacheKeyHash: undefined };
   // Both answers come from META alone: no S3 call for a revalidation or a HEAD.
   if (status < 300 && etagMatches(request.ifNoneMatch, meta.etag)) {
-    return { ...base, status: 304, body: undefined };
+    return { ...base, decision: 'not-modified', status: 304, body: undefined };
   }
   if (request.method === 'HEAD') return { ...base, status, body: undefined };
   try {
     const stored = await deps.bodies.getBody(meta.s3Key);
-    return { ...base, status, body: stored.kind === 'body' ? stored.body : undefined };
+    return { ...base, status, body: stored.body };
   } catch (error) {
     if (error instanceof BodyNotFoundError) return undefined;
     throw error;
@@ -179,69 +194,53 @@ async function enqueueRegeneration(
 
 /**
  * Renders in the request. When another holder is already rendering, waits (bounded) for its
- * publish. `broken` is a META whose body was missing: only a different generation answers.
+ * publish, then serves whatever answers the viewer (`isAnswered` with a `page` need).
  */
 async function serveMiss(
   deps: OriginDeps,
   cacheKey: CacheKey,
   request: PageRequest,
-  broken: CacheMeta | undefined,
+  need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
-  const isSatisfied = (current: CacheMeta | undefined) =>
-    current !== undefined && current.s3Key !== broken?.s3Key;
-  const outcome = await regenerate(deps, { cacheKey, isSatisfied, owner: deps.owner });
-  switch (outcome.decision) {
-    case 'new': {
-      const headers = generationHeaders(
-        outcome.meta,
-        CacheStatus.Miss,
-        epochSeconds(deps.clock),
-        deps.caching,
-      );
-      const body = request.method === 'HEAD' ? undefined : outcome.page.body;
-      return {
-        status: outcome.page.status,
-        headers,
-        body,
-        decision: 'new',
-        cacheKeyHash: undefined,
-      };
-    }
-    case 'rejected':
-      return errorResponse(
-        502,
-        'render-rejected',
-        `the page could not be rendered (${outcome.reason})`,
-      );
-    default: {
-      const current =
-        outcome.decision === 'fresh'
-          ? outcome.meta
-          : await awaitPublish(deps, cacheKey, isSatisfied);
-      const served =
-        current === undefined
-          ? undefined
-          : await serveGeneration(deps, current, request, CacheStatus.Miss);
-      if (served !== undefined) return { ...served, decision: outcome.decision };
-      return {
-        ...errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
-          'retry-after': String(deps.retryAfterSeconds),
-        }),
-      };
-    }
+  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
+  if (outcome.decision === 'new') {
+    const headers = generationHeaders(
+      outcome.meta,
+      CacheStatus.Miss,
+      epochSeconds(deps.clock),
+      deps.caching,
+    );
+    return {
+      status: outcome.page.status,
+      headers,
+      body: request.method === 'HEAD' ? undefined : outcome.page.body,
+      decision: 'new',
+      cacheStatus: CacheStatus.Miss,
+      cacheKeyHash: undefined,
+    };
   }
+  const current =
+    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
+  const served =
+    current === undefined
+      ? undefined
+      : await serveGeneration(deps, current, request, CacheStatus.Miss);
+  if (served !== undefined) return { ...served, decision: outcome.decision };
+  return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
+    'retry-after': String(deps.retryAfterSeconds),
+  });
 }
 
 /** Polls META (strongly consistent, backing off) until the holder's publish shows or time is up. */
 async function awaitPublish(
   deps: OriginDeps,
   cacheKey: CacheKey,
-  isSatisfied: (current: CacheMeta | undefined) => boolean,
+  need: Need,
 ): Promise<CacheMeta | undefined> {
   const deadline = performance.now() + deps.missWaitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
     const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-    if (isSatisfied(current)) return current;
+    if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
     const left = deadline - performance.now();
     if (left <= 0) return undefined;
     await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));

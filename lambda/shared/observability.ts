@@ -21,10 +21,13 @@ const DECISION_METRICS: Record<Decision, string> = {
   'lease-held': 'LeaseContention',
   'lease-lost': 'LeaseLost',
   superseded: 'Superseded',
-  rejected: 'RenderRejected',
+  refused: 'RenderRefused',
+  'render-failed': 'RenderFailures',
+  backoff: 'SkippedBackoff',
   'in-progress': 'InProgressRetries',
   retry: 'RetryableFailures',
   poison: 'PoisonMessages',
+  ignored: 'Ignored',
 };
 
 export function countDecision(metrics: Metrics, decision: Decision): void {

@@ -5,7 +5,8 @@ import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
 import { createWorkerHandler } from './handler.js';
-import { createIdempotencyConfig, type WorkerDeps } from './process-message.js';
+import { createIdempotencyConfig } from '../shared/idempotency.js';
+import type { WorkerDeps } from './process-message.js';
 
 /** The worker's use-case dependencies, from validated configuration and injected clients. */
 export function createWorkerDeps(
@@ -17,9 +18,12 @@ export function createWorkerDeps(
     ...createRegenerateDeps(config, runtime, log),
     keyPolicy: config.keyPolicy,
     idempotency: {
-      store: new RequestRowStore({ client: runtime.clients.dynamodb, tableName: config.tableName }),
+      store: new RequestRowStore({
+        client: runtime.clients.dynamodb,
+        tableName: config.tableName,
+        clock: runtime.clock,
+      }),
       config: createIdempotencyConfig(config.idempotencyTtlSeconds),
-      ttlSeconds: config.idempotencyTtlSeconds,
     },
     maxReceiveCount: config.maxReceiveCount,
     owner: runtime.owner,

@@ -1,17 +1,16 @@
 import {
   IdempotencyAlreadyInProgressError,
-  IdempotencyConfig,
   IdempotencyValidationError,
   makeIdempotent,
+  type IdempotencyConfig,
 } from '@aws-lambda-powertools/idempotency';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import type { IntentPayload, StoredOutcome } from '../adapters/dynamodb/request-store.js';
 import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../core/cache-key.js';
 import { epochSeconds } from '../core/clock.js';
-import { InvalidCacheKeyError, InvalidMessageError } from '../core/errors.js';
-import { isFresh } from '../core/freshness.js';
+import { ErrorKind, failureOf, type Failure } from '../core/errors.js';
+import { isAnswered, type Need } from '../core/freshness.js';
+import { Settlement, type IdempotentCall, type RecordedOutcome } from '../core/idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../core/intent.js';
-import type { CacheMeta } from '../core/ports.js';
 import {
   Decision,
   regenerate,
@@ -34,27 +33,11 @@ export interface WorkerDeps extends RegenerateDeps {
     readonly store: BasePersistenceLayer;
     /** Built by `createIdempotencyConfig()`. */
     readonly config: IdempotencyConfig;
-    /** How long a REQ# row answers duplicates, in seconds. */
-    readonly ttlSeconds: number;
   };
   /** Receives after which a retryable failure is dead-lettered instead of retried. */
   readonly maxReceiveCount: number;
   readonly owner?: string | undefined;
 }
-
-/**
- * Keyed by message ID (the payload's `messageId`), validated on `request` (stored as
- * `request_hash`, sha256), replays flagged so they are logged as `duplicate`.
- */
-export const createIdempotencyConfig = (ttlSeconds: number): IdempotencyConfig =>
-  new IdempotencyConfig({
-    eventKeyJmesPath: 'messageId',
-    throwOnNoIdempotencyKey: true,
-    payloadValidationJmesPath: 'request',
-    hashFunction: 'sha256',
-    expiresAfterSeconds: ttlSeconds,
-    responseHook: (response) => ({ ...(response as object), replayed: true }),
-  });
 
 /** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
 export type Disposition = {
@@ -74,103 +57,122 @@ export type MessageReport = Disposition & {
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as
- * corrected in DESIGN.md): META fresh -> done; REQ# COMPLETED -> recorded result; STARTED and
- * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
- * done (the holder regenerates); render; body; one publish transaction that seals REQ#.
+ * corrected in DESIGN.md): META answers it -> done; REQ# COMPLETED -> recorded result; STARTED
+ * and unexpired -> retry later; different request for the same message ID -> refuse; lease
+ * held -> done (the holder regenerates); render; body; one publish transaction that seals REQ#.
  */
 export async function processMessage(
   deps: WorkerDeps,
   message: WorkerMessage,
 ): Promise<MessageReport> {
-  const parsed = parseMessage(deps, message);
-  if ('action' in parsed) return parsed;
+  let parsed: { intent: RegenerationIntent; cacheKey: CacheKey };
+  try {
+    parsed = parseMessage(deps, message);
+  } catch (error) {
+    const report = { idempotencyKey: message.messageId, cacheKeyHash: undefined };
+    return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
+  }
   const { intent, cacheKey } = parsed;
   const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
-  const isSatisfied = satisfiedBy(intent);
+  const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
     const meta = await deps.cacheTable.getMeta(cacheKey.pk);
-    if (isSatisfied(meta, epochSeconds(deps.clock))) {
+    if (isAnswered(meta, epochSeconds(deps.clock), need)) {
       return { ...report, decision: Decision.Fresh, action: 'ack' };
     }
     const regenerateOnce = makeIdempotent(
-      async (_payload: IntentPayload): Promise<StoredOutcome> =>
-        storedOutcome(
-          await regenerate(deps, {
-            cacheKey,
-            isSatisfied,
-            owner: deps.owner,
-            seal: {
-              idempotencyKey: message.messageId,
-              ttl: epochSeconds(deps.clock) + deps.idempotency.ttlSeconds,
-            },
-          }),
-        ),
+      (call: IdempotentCall) => settle(deps, call, cacheKey, need),
       { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
     );
-    const outcome = await regenerateOnce({
-      messageId: message.messageId,
+    const call: IdempotentCall = {
       pk: cacheKey.pk,
+      key: message.messageId,
       request: {
         tenant: cacheKey.tenant ?? null,
         cacheKey: cacheKey.key,
         deployId: intent.deployId,
       },
-    });
-    return { ...report, ...dispositionOf(outcome) };
+    };
+    return { ...report, ...dispositionOf(await regenerateOnce(call)) };
   } catch (error) {
     return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }
 }
 
-/** The intent and its cache key, or the report that dead-letters a poison message. */
-function parseMessage(
+/** The intent and its cache key. @throws InvalidMessageError, InvalidCacheKeyError (terminal) */
+function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
+  const intent = parseIntent(message.body);
+  const cacheKey = normaliseCacheKey(
+    { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
+    deps.keyPolicy,
+  );
+  return { intent, cacheKey };
+}
+
+/**
+ * The idempotent part: regenerate, and say how its REQ# row ends. A terminal failure is
+ * recorded (FAILED, with its reason) rather than thrown, so the row keeps it for people and a
+ * redelivery gets the same answer; anything else thrown releases the claim for a retry.
+ */
+async function settle(
   deps: WorkerDeps,
-  message: WorkerMessage,
-): { intent: RegenerationIntent; cacheKey: CacheKey } | MessageReport {
+  call: IdempotentCall,
+  cacheKey: CacheKey,
+  need: Need,
+): Promise<RecordedOutcome> {
+  let outcome: RegenerateOutcome;
   try {
-    const intent = parseIntent(message.body);
-    const cacheKey = normaliseCacheKey(
-      { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
-      deps.keyPolicy,
-    );
-    return { intent, cacheKey };
+    outcome = await regenerate(deps, {
+      cacheKey,
+      need,
+      owner: deps.owner,
+      seal: {
+        idempotencyKey: call.key,
+        ttl: epochSeconds(deps.clock) + deps.idempotency.config.expiresAfterSeconds,
+      },
+    });
   } catch (error) {
-    if (!(error instanceof InvalidMessageError || error instanceof InvalidCacheKeyError)) {
-      throw error;
-    }
-    const code =
-      error instanceof InvalidMessageError
-        ? 'invalid-message'
-        : `invalid-cache-key:${error.reason}`;
-    return {
-      idempotencyKey: message.messageId,
-      cacheKeyHash: undefined,
-      decision: Decision.Poison,
-      action: 'dead-letter',
-      reason: { code, message: error.message },
-    };
+    const failure = failureOf(error);
+    if (failure.kind !== ErrorKind.Terminal) throw error;
+    return { settlement: Settlement.Failed, decision: Decision.Refused, error: reasonOf(failure) };
+  }
+  switch (outcome.decision) {
+    case 'new':
+      return {
+        settlement: Settlement.SealedByPublish,
+        decision: outcome.decision,
+        s3Key: outcome.meta.s3Key,
+        generatedAt: outcome.meta.generatedAt,
+      };
+    case 'duplicate':
+      // Another delivery of this intent published and sealed REQ# first: leave its row as it is.
+      return { settlement: Settlement.SealedByPublish, decision: outcome.decision };
+    default:
+      return { settlement: Settlement.Completed, decision: outcome.decision };
   }
 }
 
-/** What a finished (or replayed) regeneration means for the message. */
-function dispositionOf(outcome: StoredOutcome & { replayed?: boolean }): Disposition {
+/** What a finished (or replayed) call means for the message. */
+function dispositionOf(outcome: RecordedOutcome): Disposition {
   if (outcome.replayed === true) {
     const detail = { recorded: outcome.decision, s3Key: outcome.s3Key };
     return { decision: Decision.Duplicate, action: 'ack', detail };
   }
-  if (outcome.decision === Decision.Rejected) {
-    const message = outcome.reason ?? 'renderer refused the page';
+  if (outcome.settlement === Settlement.Failed) {
     return {
-      decision: Decision.Rejected,
+      decision: outcome.decision as Decision,
       action: 'dead-letter',
-      reason: { code: 'render-rejected', message },
+      reason: outcome.error ?? { code: 'failed', message: 'the regeneration failed for good' },
     };
   }
   const detail = { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt };
   return { decision: outcome.decision as Decision, action: 'ack', detail };
 }
 
-/** Conflicts are refused for good; everything else is retried until the receive budget is spent. */
+/**
+ * The error's kind decides: terminal -> the DLQ now, with its own code; ignorable -> logged and
+ * acknowledged; retryable -> retried until the receive budget is spent, then the DLQ.
+ */
 function dispositionOfError(
   error: unknown,
   message: WorkerMessage,
@@ -186,46 +188,25 @@ function dispositionOfError(
   if (error instanceof IdempotencyAlreadyInProgressError) {
     return { decision: Decision.InProgress, action: 'retry', error };
   }
-  if (message.receiveCount >= maxReceiveCount) {
-    const reason = {
-      code: 'retries-exhausted',
-      message: `gave up after ${message.receiveCount} receives: ${describe(error)}`,
-    };
-    return { decision: Decision.Retry, action: 'dead-letter', reason };
-  }
-  return { decision: Decision.Retry, action: 'retry', error };
-}
-
-/**
- * The intent is answered when META is fresh, or when a generation newer than the one it saw as
- * stale has been published since (whoever published it).
- */
-const satisfiedBy =
-  (intent: RegenerationIntent) =>
-  (meta: CacheMeta | undefined, nowSeconds: number): boolean =>
-    meta !== undefined &&
-    (isFresh(meta, nowSeconds) ||
-      (intent.observedGeneratedAt !== undefined && meta.generatedAt > intent.observedGeneratedAt));
-
-/** The JSON kept on REQ# (no page body). A publish already sealed its row in the transaction. */
-function storedOutcome(outcome: RegenerateOutcome): StoredOutcome {
-  switch (outcome.decision) {
-    case 'new':
-      return {
-        decision: outcome.decision,
-        s3Key: outcome.meta.s3Key,
-        generatedAt: outcome.meta.generatedAt,
-        sealed: true,
-      };
-    case 'rejected':
-      return { decision: outcome.decision, reason: outcome.reason, status: outcome.status };
-    case 'duplicate':
-      // Another delivery of this intent published and sealed REQ# first: leave its row as it is.
-      return { decision: outcome.decision, sealed: true };
+  const failure = failureOf(error);
+  switch (failure.kind) {
+    case ErrorKind.Terminal:
+      return { decision: Decision.Poison, action: 'dead-letter', reason: reasonOf(failure) };
+    case ErrorKind.Ignorable:
+      return { decision: Decision.Ignored, action: 'ack', detail: { error: failure } };
     default:
-      return { decision: outcome.decision };
+      if (message.receiveCount < maxReceiveCount) {
+        return { decision: Decision.Retry, action: 'retry', error };
+      }
+      return {
+        decision: Decision.Retry,
+        action: 'dead-letter',
+        reason: {
+          code: 'retries-exhausted',
+          message: `gave up after ${message.receiveCount} receives: ${failure.message}`,
+        },
+      };
   }
 }
 
-const describe = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+const reasonOf = (failure: Failure) => ({ code: failure.code, message: failure.message });

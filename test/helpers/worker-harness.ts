@@ -80,7 +80,7 @@ export async function createWorkerHarness(options: WorkerHarnessOptions) {
       ).Item,
     bodyText: async (s3Key: string) => {
       const got = await bodies.getBody(s3Key);
-      return got.kind === 'body' ? new TextDecoder().decode(got.body) : undefined;
+      return new TextDecoder().decode(got.body);
     },
     send: (body: string, groupId = 'g1') => sendTo(clients, queues, body, groupId),
     poll: (batchSize = 5) =>

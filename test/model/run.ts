@@ -38,7 +38,10 @@ import {
 } from './world.js';
 
 export interface DeliveryPlan extends ActorFaults {
-  /** What the invocation's context reports as time left: the REQ# STARTED expiry. */
+  /**
+   * What the invocation's context reports as time left, in model milliseconds: its REQ# claim
+   * expires that long after it is taken, on the actor's clock.
+   */
   readonly remainingMs: number;
 }
 export interface MessagePlan {
@@ -58,8 +61,13 @@ export interface Plan {
   readonly schedule: readonly Step[];
 }
 
-/** Longest time an invocation has left when it claims REQ# (wall-clock ms). */
-const MAX_REMAINING_MS = 250;
+/**
+ * Time an invocation has left when it claims REQ# (model ms): a short one runs out at the next
+ * jump of time, a long one outlives most of a schedule. Every clock is the model's, so a run
+ * depends on its plan alone and a seed replays the same way on any machine.
+ */
+const REMAINING_MS = [5_000, 60_000] as const;
+const MAX_REMAINING_MS = Math.max(...REMAINING_MS);
 
 /** Each actor's clock is off by up to a quarter lease either way: up to half a lease between two. */
 const MAX_SKEW_SECONDS = LEASE_SECONDS / 4;
@@ -81,7 +89,7 @@ export const planArbitrary: fc.Arbitrary<Plan> = fc.record({
       key: fc.nat(),
       forced: fc.boolean(),
       deliveries: fc.array(
-        fc.record({ ...faultsArbitrary, remainingMs: fc.constantFrom(5, 250) }),
+        fc.record({ ...faultsArbitrary, remainingMs: fc.constantFrom(...REMAINING_MS) }),
         {
           minLength: 1,
           maxLength: 3,
@@ -306,11 +314,11 @@ export async function runPlan(
     }
 
     // Faults stop: every lease runs out (a lease taken by a clock running fast lasts up to the
-    // lease plus the largest skew), then unfinished intents are redelivered until done.
-    world.trueTime += LEASE_SECONDS + MAX_SKEW_SECONDS + 1;
-    // ...and, as SQS's visibility timeout (>= 6x the function timeout) guarantees, a redelivery
-    // comes only after the crashed invocation's time, so its REQ# claim has run out (wall clock).
-    await new Promise((resolve) => setTimeout(resolve, MAX_REMAINING_MS + 10));
+    // lease plus the largest skew) and, as SQS's visibility timeout (>= 6x the function timeout)
+    // guarantees, a redelivery comes only after a crashed invocation's time is up, so its REQ#
+    // claim has run out too. Then unfinished intents are redelivered until done.
+    world.trueTime +=
+      Math.max(LEASE_SECONDS, Math.ceil(MAX_REMAINING_MS / 1000)) + MAX_SKEW_SECONDS + 1;
     const done = (id: string) =>
       (reports.get(id) ?? []).some((report) => report.action !== 'retry');
     let quiet = 0;
@@ -355,7 +363,6 @@ export async function runPlan(
           `not settled after the faults stopped: ${JSON.stringify({ metas, reports: [...reports] })}`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 60)); // REQ# STARTED expiries are wall-clock
     }
 
     if (process.env.ISR_MODEL_DUMP === '1') console.error(JSON.stringify(world.log, null, 1));
@@ -365,7 +372,7 @@ export async function runPlan(
       if (dead !== undefined)
         throw new InvariantViolation(`${id} was dead-lettered: ${JSON.stringify(dead)}`);
     }
-    await checkStartedRequestsCanFinish(observer, keys, async (messageId) => {
+    await checkStartedRequestsCanFinish(observer, keys, world.trueTime, async (messageId) => {
       const message = messages.find((candidate) => candidate.id === messageId);
       if (message === undefined) throw new InvariantViolation(`REQ#${messageId} names no message`);
       const deps = worker(`q${quiet++}`, { skew: 0 }, 60_000, message.id);
@@ -487,7 +494,7 @@ async function checkLiveBody(
           event.kind === 'body' && event.s3Key === meta.s3Key && event.actor === winner.actor,
       );
     const stored = await observer.bodies.getBody(meta.s3Key).catch(() => undefined);
-    const text = stored?.kind === 'body' ? new TextDecoder().decode(stored.body) : undefined;
+    const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
     if (written === undefined || text !== written.content) {
       throw new InvariantViolation(
         `META of ${pk} points at ${meta.s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
@@ -590,12 +597,13 @@ export function checkLog(log: readonly ModelEvent[]): void {
 async function checkStartedRequestsCanFinish(
   observer: Observer,
   keys: readonly CacheKey[],
+  nowSeconds: number,
   redeliver: (messageId: string) => Promise<MessageReport>,
 ): Promise<void> {
   for (const key of keys) {
     for (const row of await startedRequests(observer, key)) {
       const messageId = row.sk?.S?.slice('REQ#'.length) ?? '';
-      if (Number(row.in_progress_expires_at_ms?.N ?? Infinity) >= Date.now()) {
+      if (Number(row.in_progress_expires_at_ms?.N ?? Infinity) >= nowSeconds * 1000) {
         throw new InvariantViolation(
           `REQ#${messageId} is STARTED and not yet expired after every intent finished`,
         );

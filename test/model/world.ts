@@ -230,7 +230,7 @@ export function sharedKeyBodies(bodies: BodyStore): BodyStore {
   return {
     putBody: (input) =>
       bodies.putBody({ ...input, s3Key: input.s3Key.replace(/\/[^/]+$/, '/shared') }),
-    getBody: (s3Key, options) => bodies.getBody(s3Key, options),
+    getBody: (s3Key) => bodies.getBody(s3Key),
     deleteBody: (s3Key) => bodies.deleteBody(s3Key),
     markSuperseded: (s3Key) => bodies.markSuperseded(s3Key),
   };

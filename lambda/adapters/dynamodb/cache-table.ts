@@ -18,10 +18,11 @@ import type {
   Lease,
   PublishInput,
 } from '../../core/ports.js';
-import { RequestStatus, SortKey, requestSortKey } from '../../core/rows.js';
+import { RequestStatus, SortKey } from '../../core/rows.js';
 import { PublishAction, classifyPublishFailure } from './cancellation.js';
 import { Guard, allOf, namesOf } from './conditions.js';
 import { itemToHolder, itemToMeta, keyOf, leaseToItem, metaToItem } from './items.js';
+import { requestKey, sealUpdate } from './request-row.js';
 
 export interface DynamoCacheTableOptions {
   readonly client: DynamoDBClient;
@@ -183,22 +184,23 @@ export class DynamoCacheTable implements CacheTable {
       },
     ];
     if (seal !== undefined) {
-      const update =
-        'SET #status = :completed, #result_s3_key = :s3_key, #result_generated_at = :generated_at, #ttl = :ttl';
+      const update = sealUpdate({
+        s3Key: meta.s3Key,
+        generatedAt: meta.generatedAt,
+        ttl: seal.ttl,
+        now,
+      });
       actions.push(PublishAction.SealRequest);
       items.push({
         Update: {
           TableName: this.#tableName,
-          Key: keyOf(lease.pk, requestSortKey(seal.idempotencyKey)),
-          UpdateExpression: update,
+          Key: requestKey(lease.pk, seal.idempotencyKey),
+          ...update,
           ConditionExpression: Guard.requestOpen,
-          ExpressionAttributeNames: namesOf(update, Guard.requestOpen),
+          ExpressionAttributeNames: namesOf(update.UpdateExpression, Guard.requestOpen),
           ExpressionAttributeValues: {
+            ...update.ExpressionAttributeValues,
             ':started': { S: RequestStatus.Started },
-            ':completed': { S: RequestStatus.Completed },
-            ':s3_key': { S: meta.s3Key },
-            ':generated_at': { N: String(meta.generatedAt) },
-            ':ttl': { N: String(seal.ttl) },
           },
         },
       });

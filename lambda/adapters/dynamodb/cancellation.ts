@@ -3,7 +3,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
-  RetryableStoreError,
+  TransactionConflictError,
   type IsrError,
 } from '../../core/errors.js';
 import { itemToHolder, num } from './items.js';
@@ -24,20 +24,12 @@ const TRANSIENT_CODES = new Set([
   'RequestLimitExceeded',
 ]);
 
-/** Errors DynamoDB raises outside a cancellation that pass with time. */
-const TRANSIENT_ERRORS = new Set([
-  'TransactionInProgressException',
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-]);
-
 /**
  * Reads `CancellationReasons` rather than assuming every cancellation means "lease not owned":
  * a failed LOCK condition means the lease was lost, a failed META condition means a newer
  * generation is live, a failed REQ# condition means another delivery already completed the
- * intent, and conflicts or throttling are worth a retry. Returns undefined for
+ * intent, and conflicts or throttling inside the transaction are worth a retry (the SDK retries
+ * throttled and failed calls itself, but never a cancelled transaction). Returns undefined for
  * anything else, which the caller rethrows as is.
  */
 export function classifyPublishFailure(
@@ -47,11 +39,6 @@ export function classifyPublishFailure(
   idempotencyKey?: string,
 ): IsrError | undefined {
   if (!(error instanceof Error)) return undefined;
-  if (TRANSIENT_ERRORS.has(error.name)) {
-    return new RetryableStoreError(`publish on ${pk} failed transiently: ${error.name}`, {
-      cause: error,
-    });
-  }
   if (error.name !== 'TransactionCanceledException') return undefined;
   const reasons: CancellationReason[] =
     (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
@@ -73,7 +60,7 @@ export function classifyPublishFailure(
   }
   if (reasons.some((reason) => TRANSIENT_CODES.has(reason.Code ?? ''))) {
     const codes = reasons.map((reason) => reason.Code ?? 'None').join(', ');
-    return new RetryableStoreError(`publish on ${pk} was cancelled transiently: [${codes}]`, {
+    return new TransactionConflictError(`publish on ${pk} was cancelled transiently: [${codes}]`, {
       cause: error,
     });
   }

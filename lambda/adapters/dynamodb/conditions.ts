@@ -19,6 +19,22 @@ export const Guard = {
   requestOpen: '(#status = :started)',
 } as const;
 
+/** Fragments of the REQ# claim condition, mirroring Powertools' own DynamoDB layer. */
+export const Claim = {
+  /** No row yet for this key. */
+  absent: 'attribute_not_exists(#pk)',
+  /** The row outlived its idempotency window: the call may run again. */
+  expired: '#ttl < :now',
+  /** A STARTED row whose invocation ran out of time (crashed or timed out). */
+  abandoned: '(#status = :started AND #in_progress_expires_at_ms < :now_ms)',
+  /**
+   * Only the claimer releases its claim, and only while it is unfinished: a sealed result is
+   * never erased by a late failure, and a delivery that outlived its claim cannot release the
+   * claim a duplicate took over from it.
+   */
+  ownOpen: '(#status = :started AND #claim_token = :claim_token)',
+} as const;
+
 export const allOf = (...fragments: string[]): string => fragments.join(' AND ');
 
 /** The ExpressionAttributeNames an expression uses: `#name` always stands for attribute `name`. */

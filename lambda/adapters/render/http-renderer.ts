@@ -1,4 +1,4 @@
-import { RenderRejectedError, RenderRetryableError } from '../../core/errors.js';
+import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
 import type { RenderRequest, RenderResult, Renderer } from '../../core/ports.js';
 
 export interface HttpRendererOptions {
@@ -6,19 +6,18 @@ export interface HttpRendererOptions {
   readonly originUrl: string;
   /** In multi-tenant mode, the header that carries the tenant to the upstream. */
   readonly tenantHeader?: string | undefined;
-  /** Largest body read; larger pages are rejected. @default 5 MiB */
-  readonly maxBodyBytes?: number;
+  /** Largest body read: reading stops there and the page is refused. */
+  readonly maxBodyBytes: number;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
-
-const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 /**
  * Renders by fetching the page from an upstream SSR origin. The request is built from the cache
  * key alone: no viewer header, cookie or host ever reaches the upstream, so nothing outside the
  * cache key can change a cached page. Redirects are returned, not followed. The caller applies
- * the timeout (below the lease) through `signal`.
+ * the timeout (below the lease) through `signal`, and the cache policy (`admitPage`) to what
+ * comes back, headers included.
  */
 export class HttpRenderer implements Renderer {
   readonly #origin: URL;
@@ -55,21 +54,13 @@ export class HttpRenderer implements Renderer {
         cause: error,
       });
     }
-    const cacheControl = response.headers.get('cache-control') ?? '';
-    if (response.ok && /(^|[\s,])(no-store|private)($|[\s,=])/i.test(cacheControl)) {
-      await response.body?.cancel();
-      throw new RenderRejectedError(
-        `upstream marked ${cacheKey.path} uncacheable (Cache-Control: ${cacheControl})`,
-        response.status,
-      );
-    }
-    const body = await readLimited(response, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    const body = await readLimited(response, this.#options.maxBodyBytes);
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? 'application/octet-stream',
       body,
+      headers: Object.fromEntries(response.headers),
       location: this.#relativeLocation(response.headers.get('location')),
-      revalidateSeconds: sharedMaxAge(cacheControl),
     };
   }
 
@@ -86,19 +77,12 @@ export class HttpRenderer implements Renderer {
   }
 }
 
-/** `s-maxage`, else `max-age`, from a Cache-Control header: the freshness the page asks for. */
-function sharedMaxAge(cacheControl: string): number | undefined {
-  const directive = (name: string) =>
-    new RegExp(`(?:^|,)\\s*${name}\\s*=\\s*"?(\\d+)"?`, 'i').exec(cacheControl)?.[1];
-  const value = directive('s-maxage') ?? directive('max-age');
-  return value === undefined ? undefined : Number(value);
-}
-
 async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) {
     await response.body?.cancel();
-    throw new RenderRejectedError(
+    throw new RenderRefusedError(
+      RefusalReason.TooLarge,
       `upstream body of ${declared} bytes is over the ${maxBytes}-byte limit`,
       response.status,
     );
@@ -109,7 +93,9 @@ async function readLimited(response: Response, maxBytes: number): Promise<Uint8A
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
     if (size > maxBytes) {
-      throw new RenderRejectedError(
+      await response.body?.cancel().catch(() => undefined);
+      throw new RenderRefusedError(
+        RefusalReason.TooLarge,
         `upstream body is over the ${maxBytes}-byte limit`,
         response.status,
       );

@@ -6,7 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
-import type { BodyStore, GetBodyResult, PutBodyInput } from '../../core/ports.js';
+import type { BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
 
 /** Tag the bucket lifecycle expires on: set only once META points elsewhere. */
 export const SupersededTag = { Key: 'isr-state', Value: 'superseded' } as const;
@@ -27,9 +27,9 @@ export class S3BodyStore implements BodyStore {
   }
 
   /**
-   * Keys are unique per render (see `newBodyKey`); `If-None-Match: *` makes S3 itself refuse to
-   * replace an object, should a key ever repeat. A crash after this call and before the publish
-   * leaves an unreferenced object, never a half-published page.
+   * Keys are unique per render (see `bodyKeyOf` in core/rows.ts); `If-None-Match: *` makes S3
+   * itself refuse to replace an object, should a key ever repeat. A crash after this call and
+   * before the publish leaves an unreferenced object, never a half-published page.
    */
   async putBody(input: PutBodyInput): Promise<{ s3Key: string; etag: string }> {
     const { ETag } = await this.#client.send(
@@ -45,27 +45,20 @@ export class S3BodyStore implements BodyStore {
     return { s3Key: input.s3Key, etag: ETag };
   }
 
-  async getBody(s3Key: string, options: { ifNoneMatch?: string } = {}): Promise<GetBodyResult> {
+  async getBody(s3Key: string): Promise<StoredBody> {
     try {
       const response = await this.#client.send(
-        new GetObjectCommand({
-          Bucket: this.#bucket,
-          Key: s3Key,
-          IfNoneMatch: options.ifNoneMatch,
-        }),
+        new GetObjectCommand({ Bucket: this.#bucket, Key: s3Key }),
       );
       if (response.Body === undefined || response.ETag === undefined) {
         throw new BodyNotFoundError(s3Key);
       }
       return {
-        kind: 'body',
         body: await response.Body.transformToByteArray(),
         etag: response.ETag,
         contentType: response.ContentType,
       };
     } catch (error) {
-      // A 304 surfaces as an error whose only useful part is its HTTP status.
-      if (httpStatusOf(error) === 304) return { kind: 'not-modified', etag: options.ifNoneMatch };
       if (isNotFound(error)) throw new BodyNotFoundError(s3Key, { cause: error });
       throw error;
     }

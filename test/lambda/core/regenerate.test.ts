@@ -4,8 +4,7 @@ import { DynamoCacheTable } from '../../../lambda/adapters/dynamodb/cache-table.
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
 import { S3BodyStore, SupersededTag } from '../../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
-import { RenderRetryableError, RetryableStoreError } from '../../../lambda/core/errors.js';
-import { isFresh } from '../../../lambda/core/freshness.js';
+import { RenderRefusedError, RenderRetryableError } from '../../../lambda/core/errors.js';
 import type { RenderRequest } from '../../../lambda/core/ports.js';
 import { regenerate, type RegenerateDeps } from '../../../lambda/core/regenerate.js';
 import type { AwsClients } from '../../../lambda/shared/aws-clients.js';
@@ -45,20 +44,17 @@ function setup(page: PageFunction, overrides: Partial<RegenerateDeps> = {}) {
     leaseSeconds: 30,
     renderTimeoutMs: 2_000,
     defaultRevalidateSeconds: 60,
+    maxBodyBytes: 1024 * 1024,
     ...overrides,
   };
   const cacheKey = normaliseCacheKey({ rawPath: `/regen-${++paths}` }, { allowedQueryParams: [] });
-  const run = (d: RegenerateDeps = deps) =>
-    regenerate(d, {
-      cacheKey,
-      isSatisfied: (meta, now) => meta !== undefined && isFresh(meta, now),
-    });
+  const run = (d: RegenerateDeps = deps) => regenerate(d, { cacheKey, need: { kind: 'intent' } });
   return { clock, counter, deps, cacheKey, run };
 }
 
 const text = async (s3Key: string) => {
   const got = await bodies.getBody(s3Key);
-  return got.kind === 'body' ? new TextDecoder().decode(got.body) : undefined;
+  return new TextDecoder().decode(got.body);
 };
 const keysUnder = async (hash: string) =>
   (
@@ -149,18 +145,19 @@ describe('regenerate', () => {
       expect(result.objects).toEqual([result.before?.s3Key]);
     });
 
-    it('after a refused page (403): rejected, META and body untouched, lease released', async () => {
+    it('after a refused page (403): refused for good, META and body untouched, lease released', async () => {
       const result = await failAfterGoodPage(() => htmlPage('forbidden', { status: 403 }));
-      expect(result.outcome).toMatchObject({ decision: 'rejected', status: 403 });
+      expect(result.error).toBeInstanceOf(RenderRefusedError);
+      expect(result.error).toMatchObject({ code: 'refused:status', status: 403 });
       expect(result.after).toEqual(result.before);
       expect(result.lock).toBe('free');
     });
 
-    it('after an oversized page: rejected, nothing written', async () => {
+    it('after an oversized page: refused for good, nothing written', async () => {
       const result = await failAfterGoodPage(() => htmlPage('x'.repeat(2048)), {
         maxBodyBytes: 1024,
       });
-      expect(result.outcome).toMatchObject({ decision: 'rejected' });
+      expect(result.error).toMatchObject({ code: 'refused:too-large' });
       expect(result.objects).toEqual([result.before?.s3Key]);
     });
   });
@@ -227,10 +224,7 @@ describe('regenerate', () => {
         ctx.clock.advance(31); // our lease runs out; another worker takes over and publishes
         await regenerate(
           { ...other.deps, clock: ctx.clock },
-          {
-            cacheKey: ctx.cacheKey,
-            isSatisfied: () => false,
-          },
+          { cacheKey: ctx.cacheKey, need: { kind: 'intent' } },
         );
         return htmlPage('stale render');
       }).renderer,
@@ -254,7 +248,7 @@ describe('regenerate', () => {
         ctx.clock.advance(31);
         await regenerate(
           { ...other.deps, clock: ctx.clock },
-          { cacheKey: ctx.cacheKey, isSatisfied: () => false },
+          { cacheKey: ctx.cacheKey, need: { kind: 'intent' } },
         );
         return htmlPage('stale render');
       }).renderer,
@@ -333,10 +327,11 @@ describe('regenerate', () => {
     const ctx = setup(() => htmlPage('committed page'));
     let calls = 0;
     const lossy = withOverrides(table, {
+      // The answer of the committed call is lost and the SDK retries it: the retry finds LOCK gone.
       publishGeneration: async (input) => {
-        calls += 1;
+        calls += 2;
         await table.publishGeneration(input);
-        if (calls === 1) throw new RetryableStoreError('answer lost after commit');
+        await table.publishGeneration(input);
       },
     });
     const outcome = await ctx.run({ ...ctx.deps, cacheTable: lossy });

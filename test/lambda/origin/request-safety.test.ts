@@ -31,7 +31,7 @@ beforeAll(async () => {
     res.end(`<p>${req.url}</p><p>${reflected}</p>`);
   });
   const renderer = (tenantHeader?: string) =>
-    new HttpRenderer({ originUrl: upstream.url, tenantHeader });
+    new HttpRenderer({ originUrl: upstream.url, tenantHeader, maxBodyBytes: 1024 * 1024 });
   single = await createOriginHarness({ renderer: renderer(), clock: new TestClock() });
   multi = await createOriginHarness({
     renderer: renderer('x-tenant'),

@@ -9,13 +9,22 @@ import { countingRenderer, sleep } from '../../helpers/renderers.js';
 import { withOverrides } from '../../helpers/overrides.js';
 
 const clock = new TestClock();
-const counter = countingRenderer((request, call) =>
-  request.cacheKey.path === '/forbidden'
-    ? htmlPage('no', { status: 403 })
-    : request.cacheKey.path === '/broken'
-      ? htmlPage('down', { status: 500 })
-      : htmlPage(`<p>${request.cacheKey.key} #${call}</p>`, { revalidateSeconds: 10 }),
-);
+const counter = countingRenderer((request, call) => {
+  switch (request.cacheKey.path) {
+    case '/forbidden':
+      return htmlPage('no', { status: 403 });
+    case '/broken':
+      return htmlPage('down', { status: 500 });
+    case '/account':
+      return {
+        ...htmlPage('', { status: 302 }),
+        location: '/login',
+        headers: { 'cache-control': 'private, no-store' },
+      };
+    default:
+      return htmlPage(`<p>${request.cacheKey.key} #${call}</p>`, { revalidateSeconds: 10 });
+  }
+});
 let h: OriginHarness;
 let paths = 0;
 const freshPath = (prefix = 'page') => `/${prefix}-${++paths}`;
@@ -247,9 +256,21 @@ describe('origin: failures', () => {
     expect((await h.invoke('/broken')).status).toBe(503);
     const refused = await h.invoke('/forbidden');
     expect(refused.status).toBe(502);
-    expect(JSON.parse(refused.text ?? '{}')).toMatchObject({ error: 'render-rejected' });
+    expect(JSON.parse(refused.text ?? '{}')).toMatchObject({ error: 'refused:status' });
     expect(
       await h.cacheTable.getMeta(h.keyFor('/forbidden').pk, { consistent: true }),
     ).toBeUndefined();
+  });
+
+  it('answers a redirect marked private, no-store with 502 naming the refusal, and never caches it', async () => {
+    const reply = await h.invoke('/account');
+    expect(reply.status).toBe(502);
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(reply.headers['retry-after']).toBeUndefined();
+    expect(JSON.parse(reply.text ?? '{}')).toMatchObject({ error: 'refused:uncacheable' });
+    expect(
+      await h.cacheTable.getMeta(h.keyFor('/account').pk, { consistent: true }),
+    ).toBeUndefined();
+    expect((await h.invoke('/account')).status).toBe(502); // not served from a cache either
   });
 });

@@ -9,11 +9,13 @@ import {
   type WorkerHarness,
 } from '../../helpers/worker-harness.js';
 
-const counter = countingRenderer((request) =>
-  request.cacheKey.path.startsWith('/fails')
-    ? htmlPage('upstream down', { status: 503 })
-    : htmlPage(`<p>${request.cacheKey.key}</p>`),
-);
+const counter = countingRenderer((request) => {
+  if (request.cacheKey.path.startsWith('/fails')) return htmlPage('upstream down', { status: 503 });
+  if (request.cacheKey.path.startsWith('/private')) {
+    return { ...htmlPage('per viewer'), headers: { 'cache-control': 'private, no-store' } };
+  }
+  return htmlPage(`<p>${request.cacheKey.key}</p>`);
+});
 let h: WorkerHarness;
 
 beforeAll(async () => {
@@ -35,7 +37,7 @@ describe('worker handler on a real queue', () => {
     const poisonId = await h.send('{"v":1,"path":');
     const traversalId = await h.send(intentFor('/a/../../etc/passwd'));
     const failingId = await h.send(intentFor('/fails'));
-    const goodId = await h.send(intentFor('/good'));
+    await h.send(intentFor('/good'));
 
     const result = await h.poll(4);
     expect(result.received).toBe(4);
@@ -55,7 +57,6 @@ describe('worker handler on a real queue', () => {
 
     expect(await h.cacheTable.getMeta(h.keyFor('/good').pk, { consistent: true })).toBeDefined();
     expect(await h.cacheTable.getMeta(h.keyFor('/fails').pk, { consistent: true })).toBeUndefined();
-    expect(goodId).not.toBe(failingId);
 
     // Only the failing record comes back, once its visibility timeout (1 s) has passed ...
     await sleep(1_100);
@@ -76,5 +77,25 @@ describe('worker handler on a real queue', () => {
     expect((await h.poll(4)).received).toBe(0);
     expect(counter.callsFor('/fails')).toBe(2);
     expect(counter.callsFor('/good')).toBe(1);
+  });
+
+  it('dead-letters a refused page on its first receive with its own reason, rendering it once', async () => {
+    const refusedId = await h.send(intentFor('/private'));
+    const result = await h.poll(1);
+    expect(result).toMatchObject({ received: 1, failed: [] });
+    const letters = await h.deadLetters();
+    expect(letters).toHaveLength(1);
+    expect(attribute(letters[0] ?? {}, DeadLetterAttribute.SourceMessageId)).toBe(refusedId);
+    expect(attribute(letters[0] ?? {}, DeadLetterAttribute.Code)).toBe('refused:uncacheable');
+    expect(attribute(letters[0] ?? {}, DeadLetterAttribute.ReceiveCount)).toBe('1');
+    const req = await h.row(h.keyFor('/private').pk, `REQ#${refusedId}`);
+    expect(req).toMatchObject({
+      status: { S: 'FAILED' },
+      error_code: { S: 'refused:uncacheable' },
+    });
+
+    await sleep(1_100); // past the visibility timeout: nothing comes back
+    expect((await h.poll(1)).received).toBe(0);
+    expect(counter.callsFor('/private')).toBe(1);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Guard } from '../../../lambda/adapters/dynamodb/conditions.js';
-import { Claim } from '../../../lambda/adapters/dynamodb/request-store.js';
+import { Claim, Guard } from '../../../lambda/adapters/dynamodb/conditions.js';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
 import { processMessage, type WorkerDeps } from '../../../lambda/worker/process-message.js';
 import { TestClock } from '../../helpers/clock.js';

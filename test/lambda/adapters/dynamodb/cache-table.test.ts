@@ -210,6 +210,8 @@ describe('DynamoCacheTable publishGeneration', () => {
       result_s3_key: { S: 'pages/_/h/result' },
       result_generated_at: { N: String(T0) },
       ttl: { N: String(T0 + 86_400) },
+      outcome: { S: 'new' },
+      actual_completion: { N: String(T0 + 1) },
     });
   });
 

@@ -1,19 +1,19 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  OWN_OPEN_CLAIM,
-  RequestRowStore,
-  type IntentPayload,
-} from '../../../../lambda/adapters/dynamodb/request-store.js';
-import { createIdempotencyConfig } from '../../../../lambda/worker/process-message.js';
+import { Claim } from '../../../../lambda/adapters/dynamodb/conditions.js';
+import { RequestRowStore } from '../../../../lambda/adapters/dynamodb/request-store.js';
+import type { IdempotentCall } from '../../../../lambda/core/idempotency.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
-import { sleep } from '../../../helpers/renderers.js';
+import { createIdempotencyConfig } from '../../../../lambda/shared/idempotency.js';
+import { TestClock } from '../../../helpers/clock.js';
+import { fixedContext } from '../../../helpers/memory-service.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
 
 let clients: AwsClients;
 let tableName: string;
 let counter = 0;
+const clock = new TestClock();
 
 beforeAll(async () => {
   clients = testClients();
@@ -23,40 +23,45 @@ afterAll(() => clients.dynamodb.destroy());
 
 /** A store as one worker instance holds it: Powertools configures it on first use. */
 function store(): RequestRowStore {
-  const instance = new RequestRowStore({ client: clients.dynamodb, tableName });
-  instance.configure({ config: createIdempotencyConfig(3_600) });
+  const instance = new RequestRowStore({ client: clients.dynamodb, tableName, clock });
+  const config = createIdempotencyConfig(3_600);
+  config.registerLambdaContext(fixedContext(30_000, 'isr-worker'));
+  instance.configure({ config });
   return instance;
 }
 
-const payload = (): IntentPayload => ({
-  messageId: `msg-${++counter}`,
+const payload = (): IdempotentCall => ({
+  key: `msg-${++counter}`,
   pk: `CACHE#req-store-${counter}`,
   request: { tenant: null, cacheKey: `/p/${counter}`, deployId: 'd1' },
 });
 
-const row = async (data: IntentPayload) =>
+const row = async (data: IdempotentCall) =>
   (
     await clients.dynamodb.send(
       new GetItemCommand({
         TableName: tableName,
-        Key: { pk: { S: data.pk }, sk: { S: `REQ#${data.messageId}` } },
+        Key: { pk: { S: data.pk }, sk: { S: `REQ#${data.key}` } },
         ConsistentRead: true,
       }),
     )
   ).Item;
 
 describe('RequestRowStore', () => {
-  it('claims an intent as a FaceTheory REQ# row in the cache key partition', async () => {
+  it('claims an intent as a FaceTheory REQ# row in the cache key partition, timed on the clock', async () => {
     const data = payload();
     await store().saveInProgress(data, 30_000);
     expect(await row(data)).toEqual({
       pk: { S: data.pk },
-      sk: { S: `REQ#${data.messageId}` },
+      sk: { S: `REQ#${data.key}` },
       status: { S: 'STARTED' },
       request_hash: { S: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) as unknown as string },
-      ttl: { N: expect.stringMatching(/^\d+$/) as unknown as string },
-      in_progress_expires_at_ms: { N: expect.stringMatching(/^\d+$/) as unknown as string },
+      ttl: { N: String(clock.seconds + 3_600) },
+      in_progress_expires_at_ms: { N: String(clock.now() + 30_000) },
       claim_token: { S: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown as string },
+      created_at: { N: String(clock.seconds) },
+      expected_completion: { N: String(clock.seconds + 30) },
+      locked_by: { S: 'isr-worker/request-1' },
     });
   });
 
@@ -83,7 +88,7 @@ describe('RequestRowStore', () => {
   });
 
   it('negative control: without the own-claim condition, the late failure deletes the other claim', async () => {
-    const restore = removeGuard(clients.dynamodb, OWN_OPEN_CLAIM);
+    const restore = removeGuard(clients.dynamodb, Claim.ownOpen);
     try {
       const { rowAfter } = await failAfterTakeover();
       expect(rowAfter).toBeUndefined();
@@ -98,7 +103,7 @@ async function failAfterTakeover() {
   const data = payload();
   const slow = store();
   await slow.saveInProgress(data, 50);
-  await sleep(100);
+  clock.advance(1);
   await store().saveInProgress(data, 30_000);
   const takeover = await row(data);
   await slow.deleteRecord(data);

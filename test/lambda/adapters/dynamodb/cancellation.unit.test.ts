@@ -8,10 +8,12 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoCacheTable } from '../../../../lambda/adapters/dynamodb/cache-table.js';
 import {
+  ErrorKind,
+  failureOf,
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
-  RetryableStoreError,
+  TransactionConflictError,
 } from '../../../../lambda/core/errors.js';
 
 // DynamoDB Local cannot be made to cancel with a conflict or throttling on demand, so these
@@ -47,7 +49,7 @@ describe('publishGeneration failure classification', () => {
     [['None', 'None', 'ProvisionedThroughputExceeded']],
   ])('treats %j as retryable', async (codes) => {
     mock.on(TransactWriteItemsCommand).rejects(cancelledWith(...codes));
-    await expect(publish()).rejects.toBeInstanceOf(RetryableStoreError);
+    await expect(publish()).rejects.toBeInstanceOf(TransactionConflictError);
   });
 
   it('reports a lost lease even when another action conflicted too', async () => {
@@ -71,12 +73,15 @@ describe('publishGeneration failure classification', () => {
     await expect(publish()).rejects.toBeInstanceOf(RequestAlreadyCompletedError);
   });
 
-  it('treats TransactionInProgressException as retryable', async () => {
+  it('leaves errors the SDK retries itself to it: passed through, retryable by kind', async () => {
+    // The SDK's standard retry strategy already retries throttling and TransactionInProgress;
+    // retrying them again here would multiply the attempts.
     const error = Object.assign(new Error('in progress'), {
       name: 'TransactionInProgressException',
     });
     mock.on(TransactWriteItemsCommand).rejects(error);
-    await expect(publish()).rejects.toBeInstanceOf(RetryableStoreError);
+    await expect(publish()).rejects.toBe(error);
+    expect(failureOf(error).kind).toBe(ErrorKind.Retryable);
   });
 
   it('passes through a cancellation it cannot classify, with its reasons intact', async () => {

@@ -1,6 +1,27 @@
+/**
+ * The lease rules the caller applies on its own clock, and the keeper that holds a lease through
+ * a long render. DynamoDB enforces the same rules atomically in the condition expressions of
+ * `adapters/dynamodb/conditions.ts` (free-or-expired to acquire, token to refresh/release/publish,
+ * token and unexpired to publish); this module is the client side of that protocol.
+ */
 import { epochSeconds, type Clock } from './clock.js';
 import { LeaseLostError } from './errors.js';
 import type { CacheTable, Lease } from './ports.js';
+
+/** A lease is held iff `lease_expires_at > now`, on the caller's clock. */
+export const isLeaseLive = (lease: { readonly expiresAt: number }, nowSeconds: number): boolean =>
+  lease.expiresAt > nowSeconds;
+
+/**
+ * A render may start only while the lease outlives the clock-skew margin: another worker whose
+ * clock runs ahead by up to the margin may already consider the lease expired and take it over.
+ * A caller paused since it took the lease (a GC pause, a frozen container) does not render.
+ */
+export const canStartRender = (
+  lease: { readonly expiresAt: number },
+  nowSeconds: number,
+  clockSkewMarginSeconds: number,
+): boolean => isLeaseLive(lease, nowSeconds + clockSkewMarginSeconds);
 
 export interface LeaseKeeperOptions {
   readonly clock: Clock;

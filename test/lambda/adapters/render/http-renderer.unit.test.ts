@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpRenderer } from '../../../../lambda/adapters/render/http-renderer.js';
 import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
-import { RenderRejectedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
+import { RenderRefusedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
+import { admitPage } from '../../../../lambda/core/render-policy.js';
 import { startHttpServer } from '../../../helpers/http-server.js';
 
 type Server = Awaited<ReturnType<typeof startHttpServer>>;
@@ -53,20 +54,22 @@ afterAll(() => upstream.close());
 const keyOf = (rawPath: string, rawQueryString = '', tenant?: string) =>
   normaliseCacheKey({ rawPath, rawQueryString, tenant }, { allowedQueryParams: ['page'] });
 const renderer = (options: { tenantHeader?: string; maxBodyBytes?: number } = {}) =>
-  new HttpRenderer({ originUrl: `${upstream.url}/app/`, ...options });
+  new HttpRenderer({ originUrl: `${upstream.url}/app/`, maxBodyBytes: 1024 * 1024, ...options });
+const policy = { maxBodyBytes: 1024 * 1024, defaultRevalidateSeconds: 60 };
 const render = (r: HttpRenderer, rawPath: string, query = '', tenant?: string) =>
   r.render({ cacheKey: keyOf(rawPath, query, tenant), signal: AbortSignal.timeout(1_000) });
 const text = (body: Uint8Array) => new TextDecoder().decode(body);
 
 describe('HttpRenderer', () => {
-  it('fetches the canonical key under the origin path, with s-maxage as the freshness', async () => {
+  it('fetches the canonical key under the origin path; the policy takes s-maxage as the freshness', async () => {
     const page = await render(renderer(), '/blog//caf%C3%A9/', 'utm=1&page=2');
     expect(page).toMatchObject({
       status: 200,
       contentType: 'text/html; charset=utf-8',
-      revalidateSeconds: 120,
+      headers: { 'cache-control': 'public, max-age=5, s-maxage=120' },
     });
     expect(text(page.body)).toBe('<p>/app/blog/caf%C3%A9?page=2</p>');
+    expect(admitPage(page, policy).revalidateSeconds).toBe(120);
   });
 
   it('sends only its own fixed headers, and the tenant under the configured header', async () => {
@@ -105,30 +108,43 @@ describe('HttpRenderer', () => {
     expect((await render(renderer(), '/down')).status).toBe(503);
   });
 
-  it('refuses a page the upstream marked private or no-store', async () => {
-    await expect(render(renderer(), '/private')).rejects.toBeInstanceOf(RenderRejectedError);
+  it('returns the upstream headers, so the policy refuses a page marked private or no-store', async () => {
+    const page = await render(renderer(), '/private');
+    expect(page.headers?.['cache-control']).toBe('private, max-age=60');
+    expect(() => admitPage(page, policy)).toThrow(RenderRefusedError);
   });
 
-  it.each(['/huge', '/huge-chunked'])('refuses a body over the limit (%s)', async (path) => {
-    await expect(render(renderer({ maxBodyBytes: 3000 }), path)).rejects.toBeInstanceOf(
-      RenderRejectedError,
-    );
-  });
+  it.each(['/huge', '/huge-chunked'])(
+    'stops reading a body over the limit and refuses it for good (%s)',
+    async (path) => {
+      const error = await render(renderer({ maxBodyBytes: 3000 }), path).catch(
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(RenderRefusedError);
+      expect((error as RenderRefusedError).code).toBe('refused:too-large');
+    },
+  );
 
   it('reports an unreachable upstream as retryable', async () => {
-    const dead = new HttpRenderer({ originUrl: 'http://127.0.0.1:9' });
+    const dead = new HttpRenderer({ originUrl: 'http://127.0.0.1:9', maxBodyBytes: 1024 });
     await expect(render(dead, '/a')).rejects.toBeInstanceOf(RenderRetryableError);
   });
 
-  it('stops when its signal aborts', async () => {
+  it('stops when its signal aborts, with the abort as the reason', async () => {
     const started = Date.now();
-    await expect(
-      renderer().render({ cacheKey: keyOf('/slow'), signal: AbortSignal.timeout(100) }),
-    ).rejects.toThrow();
+    const signal = AbortSignal.timeout(100);
+    const error = await renderer()
+      .render({ cacheKey: keyOf('/slow'), signal })
+      .catch((caught: unknown) => caught);
+    expect(signal.aborted).toBe(true);
+    expect(error).toBe(signal.reason);
+    expect((error as Error).name).toBe('TimeoutError');
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('accepts only http(s) origins', () => {
-    expect(() => new HttpRenderer({ originUrl: 'file:///etc/passwd' })).toThrow(/http/);
+    expect(() => new HttpRenderer({ originUrl: 'file:///etc/passwd', maxBodyBytes: 1 })).toThrow(
+      /http/,
+    );
   });
 });

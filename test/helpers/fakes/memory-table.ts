@@ -1,0 +1,36 @@
+/**
+ * The state the in-memory fakes share, shaped like the rows of the cache table: META, LOCK and
+ * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
+ * the real transaction does.
+ */
+import type { RecordedOutcome } from '../../../lambda/core/idempotency.js';
+import type { CacheMeta } from '../../../lambda/core/ports.js';
+import type { RequestStatus } from '../../../lambda/core/rows.js';
+
+export interface LockRow {
+  readonly token: string;
+  readonly expiresAt: number;
+  readonly owner: string | undefined;
+}
+
+export interface RequestRowState {
+  status: RequestStatus;
+  claimToken: string | undefined;
+  requestHash: string | undefined;
+  ttl: number;
+  inProgressExpiresAtMs: number | undefined;
+  createdAt: number | undefined;
+  lockedBy: string | undefined;
+  /** Written by a settlement. */
+  outcome?: RecordedOutcome | undefined;
+  /** Written by a publish that sealed the row. */
+  sealed?: { readonly s3Key: string; readonly generatedAt: number } | undefined;
+}
+
+export class MemoryTable {
+  readonly metas = new Map<string, CacheMeta>();
+  readonly locks = new Map<string, LockRow>();
+  readonly requests = new Map<string, RequestRowState>();
+
+  static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
+}

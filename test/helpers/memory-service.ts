@@ -1,0 +1,104 @@
+/**
+ * The service's use cases wired to in-memory fakes of every port: the unit tier (no Java, no
+ * backends). Settings mirror the deployed defaults where a test does not set them.
+ */
+import type { Context } from 'aws-lambda';
+import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
+import type { Renderer } from '../../lambda/core/ports.js';
+import type { LogSink, RegenerateDeps } from '../../lambda/core/regenerate.js';
+import type { OriginDeps } from '../../lambda/origin/serve.js';
+import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
+import type { WorkerDeps } from '../../lambda/worker/process-message.js';
+import { TestClock } from './clock.js';
+import { InMemoryBodyStore } from './fakes/body-store.js';
+import { InMemoryCacheTable } from './fakes/cache-table.js';
+import { MemoryTable } from './fakes/memory-table.js';
+import { InMemoryRegenerationQueue } from './fakes/queues.js';
+import { InMemoryRequestStore } from './fakes/request-store.js';
+
+/** A Lambda context whose remaining time is fixed, so claims expire on the test clock alone. */
+export function fixedContext(remainingMs: number, functionName = 'unit'): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: 'request-1',
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'unit',
+    getRemainingTimeInMillis: () => remainingMs,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export interface MemoryServiceOptions {
+  readonly renderer: Renderer;
+  readonly clock?: TestClock;
+  readonly keyPolicy?: CacheKeyPolicy;
+}
+
+export function memoryService(options: MemoryServiceOptions) {
+  const clock = options.clock ?? new TestClock();
+  const state = new MemoryTable();
+  const cacheTable = new InMemoryCacheTable(state);
+  const bodies = new InMemoryBodyStore();
+  const queue = new InMemoryRegenerationQueue();
+  const warnings: string[] = [];
+  const log: LogSink = { warn: (message) => warnings.push(message) };
+  const keyPolicy = options.keyPolicy ?? { allowedQueryParams: ['page'] };
+
+  const regenerateDeps: RegenerateDeps = {
+    cacheTable,
+    bodies,
+    renderer: options.renderer,
+    clock,
+    leaseSeconds: 30,
+    clockSkewMarginSeconds: 2,
+    renderTimeoutMs: 2_000,
+    defaultRevalidateSeconds: 60,
+    maxBodyBytes: 1024 * 1024,
+    log,
+  };
+  const idempotencyConfig = createIdempotencyConfig(86_400);
+  idempotencyConfig.registerLambdaContext(fixedContext(60_000, 'unit-worker'));
+  const requests = new InMemoryRequestStore(state, clock);
+  const workerDeps: WorkerDeps = {
+    ...regenerateDeps,
+    keyPolicy,
+    idempotency: { store: requests, config: idempotencyConfig },
+    maxReceiveCount: 5,
+    owner: 'unit-worker',
+  };
+  const originDeps: OriginDeps = {
+    ...regenerateDeps,
+    keyPolicy,
+    multiTenant: false,
+    queue,
+    deployId: 'd1',
+    dedupeWindowSeconds: 30,
+    messageGroups: 64,
+    missWaitMs: 200,
+    retryAfterSeconds: 2,
+    caching: { staleSharedMaxAge: 2, staleWhileRevalidateSeconds: 60, staleIfErrorSeconds: 86_400 },
+    owner: 'unit-origin',
+  };
+  return {
+    clock,
+    state,
+    cacheTable,
+    bodies,
+    queue,
+    requests,
+    warnings,
+    regenerateDeps,
+    workerDeps,
+    originDeps,
+    keyFor: (rawPath: string, rawQueryString = '', tenant?: string) =>
+      normaliseCacheKey({ rawPath, rawQueryString, tenant }, keyPolicy),
+  };
+}
+
+export type MemoryService = ReturnType<typeof memoryService>;
