@@ -106,12 +106,19 @@ describe('origin request safety: cache poisoning', () => {
   });
 
   it.each(Object.entries(HOSTILE_HEADERS))(
-    'serves the same body whatever %s says',
+    'renders a miss the same whatever %s says, and the upstream never sees it',
     async (name, value) => {
-      const clean = await single.invoke('/poison-hit');
-      const withHeader = await single.invoke('/poison-hit', { headers: { [name]: value } });
-      expect(withHeader.text).toBe(clean.text);
-      expect(withHeader.headers.etag).toBe(clean.headers.etag);
+      const path = `/poison-${name}`;
+      const before = upstream.seen.length;
+      const poisoned = await single.invoke(path, { headers: { [name]: value } });
+      expect(poisoned.cache).toBe('MISS'); // the header reached a render, not a cached page
+      expect(upstream.seen.length).toBe(before + 1);
+      const seen = upstream.seen.at(-1)?.headers ?? {};
+      expect(Object.values(seen).join('\n')).not.toContain(value);
+      expect(poisoned.text).not.toContain(value);
+      const clean = await single.invoke(path);
+      expect(clean.cache).toBe('HIT');
+      expect(clean.text).toBe(poisoned.text);
     },
   );
 });
