@@ -41,6 +41,8 @@ export interface RecordedOutcome {
   readonly s3Key?: string | undefined;
   readonly generatedAt?: number | undefined;
   readonly error?: { readonly code: string; readonly message: string } | undefined;
+  /** After a failed render: the page's failures in a row, once recorded on its META. */
+  readonly failures?: number | undefined;
   /** Set on a replay: the outcome comes from the row, not from this delivery's work. */
   readonly replayed?: boolean | undefined;
 }

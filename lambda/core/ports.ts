@@ -2,6 +2,7 @@
  * The ports the ISR core needs, in one place. Each adapter (DynamoDB, S3, SQS, HTTP renderer)
  * implements one of these in a file of its own; use cases only ever see these types.
  */
+import type { FailureRecord } from './backoff.js';
 import type { CacheKey } from './cache-key.js';
 import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
@@ -24,6 +25,8 @@ export interface CacheMeta extends Generation {
   readonly location?: string | undefined;
   /** Tags the renderer gave the page (for operators and tag-based revalidation). */
   readonly tags?: readonly string[] | undefined;
+  /** Regenerations of this generation that failed in a row; a publish clears it. */
+  readonly failures?: FailureRecord | undefined;
 }
 
 /** A lease this caller holds: the token is what keeps stale writers out. */
@@ -82,6 +85,19 @@ export interface CacheTable {
    * TransactionConflictError
    */
   publishGeneration(input: PublishInput): Promise<void>;
+  /**
+   * Records one more failed regeneration on META, only while META still holds the generation
+   * the caller saw and the failure count it read (else someone published or recorded first).
+   * @returns whether the record was written
+   */
+  recordFailure(input: RecordFailureInput): Promise<boolean>;
+}
+
+export interface RecordFailureInput {
+  readonly pk: string;
+  readonly observedGeneratedAt: number;
+  readonly previousCount: number;
+  readonly record: FailureRecord;
 }
 
 export interface PutBodyInput {

@@ -78,8 +78,10 @@ export function createOriginHandler(options: OriginHandlerOptions) {
     const durationMs = Math.round(performance.now() - started);
     metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
     metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
-    if (response.detail?.enqueue === 'enqueue-failed')
-      metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
+    const enqueue = response.detail?.enqueue;
+    if (enqueue === 'enqueue-failed') metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
+    if (enqueue === 'backing-off') metrics.addMetric('RegenerationsDeferred', MetricUnit.Count, 1);
+    if (enqueue === 'broken') metrics.addMetric('BrokenPageHits', MetricUnit.Count, 1);
     if (response.detail?.bodyMissing !== undefined)
       metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
     const fields = {

@@ -36,7 +36,7 @@ export function generationHeaders(
 ): Record<string, string> {
   const sharedMaxAge =
     cacheStatus === CacheStatus.Stale
-      ? policy.staleSharedMaxAge
+      ? staleSharedMaxAge(meta, nowSeconds, policy)
       : secondsUntilStale(meta, nowSeconds);
   const headers: Record<string, string> = {
     'content-type': meta.contentType ?? 'application/octet-stream',
@@ -53,6 +53,19 @@ export function generationHeaders(
   if (meta.etag !== undefined) headers.etag = meta.etag;
   if (meta.location !== undefined) headers.location = meta.location;
   return headers;
+}
+
+/** Longest a shared cache keeps a stale page whose regeneration is backing off. */
+const MAX_BACKOFF_SHARED_MAX_AGE = 300;
+
+/**
+ * A stale page is kept briefly, so the regenerated one replaces it soon; while its regeneration
+ * is backing off after failures, nothing will replace it before the next attempt, so the CDN
+ * may keep it until then (bounded), which spares the origin the stale hits of a broken page.
+ */
+function staleSharedMaxAge(meta: CacheMeta, nowSeconds: number, policy: CachingPolicy): number {
+  const wait = meta.failures === undefined ? 0 : meta.failures.nextAttemptAt - nowSeconds;
+  return Math.max(policy.staleSharedMaxAge, Math.min(wait, MAX_BACKOFF_SHARED_MAX_AGE));
 }
 
 /** A refusal with its reason as JSON, never cached. */

@@ -1,4 +1,10 @@
 import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../core/cache-key.js';
+import {
+  DEFAULT_FAILURE_POLICY,
+  retryState,
+  RetryState,
+  type FailurePolicy,
+} from '../core/backoff.js';
 import { epochSeconds } from '../core/clock.js';
 import { messageGroupFor, regenerationDedupeId } from '../core/dedupe.js';
 import {
@@ -32,6 +38,8 @@ export interface OriginDeps extends RegenerateDeps {
   readonly missWaitMs: number;
   readonly retryAfterSeconds: number;
   readonly caching: CachingPolicy;
+  /** @default DEFAULT_FAILURE_POLICY */
+  readonly failurePolicy?: FailurePolicy | undefined;
   readonly owner?: string | undefined;
 }
 
@@ -119,8 +127,14 @@ async function serveKey(
   if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
 
   const fresh = isFresh(meta, now);
+  // A page whose regenerations keep failing waits out its backoff: no intent is queued.
+  const state = retryState(meta.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
   // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
-  const enqueued = fresh ? undefined : enqueueRegeneration(deps, cacheKey, meta, now);
+  const enqueued = fresh
+    ? undefined
+    : state === RetryState.Due
+      ? enqueueRegeneration(deps, cacheKey, meta, now)
+      : Promise.resolve(state);
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
   const served = await serveGeneration(deps, meta, request, cacheStatus);
   const enqueue = await enqueued;

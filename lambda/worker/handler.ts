@@ -6,6 +6,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeadLetterQueue } from '../core/ports.js';
+import { Decision } from '../core/regenerate.js';
 import { countDecision, MetricUnit } from '../shared/observability.js';
 import { processMessage, type WorkerDeps, type WorkerMessage } from './process-message.js';
 
@@ -50,8 +51,14 @@ export function createWorkerHandler(options: WorkerHandlerOptions) {
       durationMs,
       ...report.detail,
     };
+    if (report.detail?.broken === true) {
+      // Failed `brokenAfter` times in a row: no longer retried on its own (see core/backoff.ts).
+      metrics.addMetric('PagesBroken', MetricUnit.Count, 1);
+      logger.error('page is broken: its regenerations keep failing', fields);
+    }
     if (report.action === 'ack') {
-      logger.info('regeneration intent handled', fields);
+      if (report.decision === Decision.RenderFailed) logger.warn('regeneration failed', fields);
+      else logger.info('regeneration intent handled', fields);
       return;
     }
     if (report.action === 'retry') {

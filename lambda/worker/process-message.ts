@@ -6,11 +6,19 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../core/cache-key.js';
+import {
+  DEFAULT_FAILURE_POLICY,
+  nextFailure,
+  retryState,
+  RetryState,
+  type FailurePolicy,
+} from '../core/backoff.js';
 import { epochSeconds } from '../core/clock.js';
-import { ErrorKind, failureOf, type Failure } from '../core/errors.js';
+import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../core/errors.js';
 import { isAnswered, type Need } from '../core/freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../core/idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../core/intent.js';
+import type { CacheMeta } from '../core/ports.js';
 import {
   Decision,
   regenerate,
@@ -36,6 +44,8 @@ export interface WorkerDeps extends RegenerateDeps {
   };
   /** Receives after which a retryable failure is dead-lettered instead of retried. */
   readonly maxReceiveCount: number;
+  /** @default DEFAULT_FAILURE_POLICY */
+  readonly failurePolicy?: FailurePolicy | undefined;
   readonly owner?: string | undefined;
 }
 
@@ -57,9 +67,10 @@ export type MessageReport = Disposition & {
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as
- * corrected in DESIGN.md): META answers it -> done; REQ# COMPLETED -> recorded result; STARTED
- * and unexpired -> retry later; different request for the same message ID -> refuse; lease
- * held -> done (the holder regenerates); render; body; one publish transaction that seals REQ#.
+ * corrected in DESIGN.md): META answers it -> done; the page is backing off after failures ->
+ * done (unless the intent was explicit); REQ# COMPLETED -> recorded result; STARTED and
+ * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
+ * done (the holder regenerates); render; body; one publish transaction that seals REQ#.
  */
 export async function processMessage(
   deps: WorkerDeps,
@@ -77,11 +88,18 @@ export async function processMessage(
   const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
     const meta = await deps.cacheTable.getMeta(cacheKey.pk);
-    if (isAnswered(meta, epochSeconds(deps.clock), need)) {
+    const now = epochSeconds(deps.clock);
+    if (isAnswered(meta, now, need)) {
       return { ...report, decision: Decision.Fresh, action: 'ack' };
     }
+    // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
+    const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+    if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
+      const detail = { retryState: state, failures: meta?.failures };
+      return { ...report, decision: Decision.Backoff, action: 'ack', detail };
+    }
     const regenerateOnce = makeIdempotent(
-      (call: IdempotentCall) => settle(deps, call, cacheKey, need),
+      (call: IdempotentCall) => settle(deps, call, cacheKey, need, meta),
       { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
     );
     const call: IdempotentCall = {
@@ -93,7 +111,13 @@ export async function processMessage(
         deployId: intent.deployId,
       },
     };
-    return { ...report, ...dispositionOf(await regenerateOnce(call)) };
+    const outcome = await regenerateOnce(call);
+    const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+    const broken = outcome.failures !== undefined && outcome.failures >= policy.brokenAfter;
+    const disposition = dispositionOf(outcome);
+    return broken
+      ? { ...report, ...disposition, detail: { ...disposition.detail, broken } }
+      : { ...report, ...disposition };
   } catch (error) {
     return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }
@@ -110,15 +134,18 @@ function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
 }
 
 /**
- * The idempotent part: regenerate, and say how its REQ# row ends. A terminal failure is
- * recorded (FAILED, with its reason) rather than thrown, so the row keeps it for people and a
- * redelivery gets the same answer; anything else thrown releases the claim for a retry.
+ * The idempotent part: regenerate, and say how its REQ# row ends. A failed render of a page
+ * with a last good generation is recorded on its META (the backoff) and the intent ends there:
+ * a terminal refusal FAILED, with its reason, for people (and the DLQ); a retryable one
+ * COMPLETED as `render-failed`, retried by the next stale hit once the backoff allows. Anything
+ * else thrown releases the claim, and SQS retries the message.
  */
 async function settle(
   deps: WorkerDeps,
   call: IdempotentCall,
   cacheKey: CacheKey,
   need: Need,
+  meta: CacheMeta | undefined,
 ): Promise<RecordedOutcome> {
   let outcome: RegenerateOutcome;
   try {
@@ -133,8 +160,23 @@ async function settle(
     });
   } catch (error) {
     const failure = failureOf(error);
-    if (failure.kind !== ErrorKind.Terminal) throw error;
-    return { settlement: Settlement.Failed, decision: Decision.Refused, error: reasonOf(failure) };
+    const deferred = error instanceof RenderRetryableError && meta !== undefined;
+    if (failure.kind !== ErrorKind.Terminal && !deferred) throw error;
+    const failures = meta === undefined ? undefined : await recordFailure(deps, meta, failure);
+    if (failure.kind === ErrorKind.Terminal) {
+      return {
+        settlement: Settlement.Failed,
+        decision: Decision.Refused,
+        error: reasonOf(failure),
+        failures,
+      };
+    }
+    return {
+      settlement: Settlement.Completed,
+      decision: Decision.RenderFailed,
+      error: reasonOf(failure),
+      failures,
+    };
   }
   switch (outcome.decision) {
     case 'new':
@@ -163,6 +205,14 @@ function dispositionOf(outcome: RecordedOutcome): Disposition {
       decision: outcome.decision as Decision,
       action: 'dead-letter',
       reason: outcome.error ?? { code: 'failed', message: 'the regeneration failed for good' },
+      detail: { failures: outcome.failures },
+    };
+  }
+  if (outcome.decision === Decision.RenderFailed) {
+    return {
+      decision: Decision.RenderFailed,
+      action: 'ack',
+      detail: { error: outcome.error, failures: outcome.failures },
     };
   }
   const detail = { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt };
@@ -210,3 +260,27 @@ function dispositionOfError(
 }
 
 const reasonOf = (failure: Failure) => ({ code: failure.code, message: failure.message });
+
+/**
+ * One more failure on the page's META, if META still holds the generation this delivery saw;
+ * the count it returns says whether the page is now broken.
+ */
+async function recordFailure(
+  deps: WorkerDeps,
+  meta: CacheMeta,
+  failure: Failure,
+): Promise<number | undefined> {
+  const record = nextFailure(
+    meta.failures,
+    epochSeconds(deps.clock),
+    `${failure.code}: ${failure.message}`,
+    deps.failurePolicy ?? DEFAULT_FAILURE_POLICY,
+  );
+  const written = await deps.cacheTable.recordFailure({
+    pk: meta.pk,
+    observedGeneratedAt: meta.generatedAt,
+    previousCount: meta.failures?.count ?? 0,
+    record,
+  });
+  return written ? record.count : undefined;
+}

@@ -17,6 +17,7 @@ import type {
   CacheTable,
   Lease,
   PublishInput,
+  RecordFailureInput,
 } from '../../core/ports.js';
 import { RequestStatus, SortKey } from '../../core/rows.js';
 import { PublishAction, classifyPublishFailure } from './cancellation.js';
@@ -138,6 +139,35 @@ export class DynamoCacheTable implements CacheTable {
           ConditionExpression: Guard.leaseToken,
           ExpressionAttributeNames: namesOf(Guard.leaseToken),
           ExpressionAttributeValues: { ':token': { S: lease.token } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async recordFailure(input: RecordFailureInput): Promise<boolean> {
+    const update =
+      'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error';
+    const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(input.pk, SortKey.Meta),
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: namesOf(update, condition),
+          ExpressionAttributeValues: {
+            ':count': { N: String(input.record.count) },
+            ':failed_at': { N: String(input.record.lastFailedAt) },
+            ':next_at': { N: String(input.record.nextAttemptAt) },
+            ':error': { S: input.record.error },
+            ':generated_at': { N: String(input.observedGeneratedAt) },
+            ':previous': { N: String(input.previousCount) },
+          },
         }),
       );
       return true;

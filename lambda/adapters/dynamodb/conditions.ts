@@ -17,6 +17,10 @@ export const Guard = {
    * published a second time, even by a delivery that outlived its claim (seal).
    */
   requestOpen: '(#status = :started)',
+  /** META still holds the generation the caller saw (failure record). */
+  sameGeneration: '(#generated_at = :generated_at)',
+  /** Nobody recorded a failure since the caller read the count (failure record). */
+  failureCountUnchanged: '(attribute_not_exists(#regen_failures) OR #regen_failures = :previous)',
 } as const;
 
 /** Fragments of the REQ# claim condition, mirroring Powertools' own DynamoDB layer. */

@@ -48,7 +48,20 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   statusCode: num(item, 'status_code'),
   location: str(item, 'location'),
   tags: item.tags?.SS,
+  failures: failuresOf(item),
 });
+
+/** The failure record of a META row: extra attributes beside the FaceTheory ones. */
+function failuresOf(item: Item): CacheMeta['failures'] {
+  const count = num(item, 'regen_failures');
+  if (count === undefined) return undefined;
+  return {
+    count,
+    lastFailedAt: num(item, 'regen_failed_at') ?? 0,
+    nextAttemptAt: num(item, 'regen_next_at') ?? 0,
+    error: str(item, 'regen_error') ?? '',
+  };
+}
 
 export const leaseToItem = (lease: Lease, ttl: number): Item => ({
   ...keyOf(lease.pk, SortKey.Lock),

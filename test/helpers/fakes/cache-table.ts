@@ -12,6 +12,7 @@ import type {
   CacheTable,
   Lease,
   PublishInput,
+  RecordFailureInput,
 } from '../../../lambda/core/ports.js';
 import { RequestStatus } from '../../../lambda/core/rows.js';
 import { MemoryTable, type LockRow } from './memory-table.js';
@@ -96,5 +97,18 @@ export class InMemoryCacheTable implements CacheTable {
       request.sealed = { s3Key: meta.s3Key, generatedAt: meta.generatedAt };
     }
     return Promise.resolve();
+  }
+
+  recordFailure(input: RecordFailureInput): Promise<boolean> {
+    const meta = this.state.metas.get(input.pk);
+    if (
+      meta === undefined ||
+      meta.generatedAt !== input.observedGeneratedAt ||
+      (meta.failures?.count ?? 0) !== input.previousCount
+    ) {
+      return Promise.resolve(false);
+    }
+    this.state.metas.set(input.pk, { ...meta, failures: input.record });
+    return Promise.resolve(true);
   }
 }

@@ -431,3 +431,76 @@ async function acquireHeldLease() {
   await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
   return { error: await caught(table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE })) };
 }
+
+describe('DynamoCacheTable failure record', () => {
+  const publishAt = async (pk: string, generatedAt: number) => {
+    const lease = await table.acquireLease({ pk, now: generatedAt, durationSeconds: LEASE });
+    await table.publishGeneration({ lease, meta: metaFor(pk, generatedAt), now: generatedAt });
+  };
+  const record = (count: number) => ({
+    count,
+    lastFailedAt: T0 + 100,
+    nextAttemptAt: T0 + 115,
+    error: 'render-failed: renderer answered 503',
+  });
+  const failure = (pk: string, observedGeneratedAt: number, previousCount: number, count = 1) =>
+    table.recordFailure({ pk, observedGeneratedAt, previousCount, record: record(count) });
+
+  it('keeps the failure beside the FaceTheory attributes of META, which it leaves alone', async () => {
+    const pk = freshPk();
+    await publishAt(pk, T0);
+    const before = await rawItem(pk, 'META');
+    expect(await failure(pk, T0, 0)).toBe(true);
+    expect(await rawItem(pk, 'META')).toEqual({
+      ...before,
+      regen_failures: { N: '1' },
+      regen_failed_at: { N: String(T0 + 100) },
+      regen_next_at: { N: String(T0 + 115) },
+      regen_error: { S: 'render-failed: renderer answered 503' },
+    });
+    expect((await table.getMeta(pk, { consistent: true }))?.failures).toEqual(record(1));
+  });
+
+  it('records nothing once META holds another generation', async () => {
+    const pk = freshPk();
+    await publishAt(pk, T0);
+    await publishAt(pk, T0 + 50);
+    expect(await failure(pk, T0, 0)).toBe(false);
+    expect((await table.getMeta(pk, { consistent: true }))?.failures).toBeUndefined();
+  });
+
+  it('negative control: without the generation condition, a newer page inherits the old failure', async () => {
+    const pk = freshPk();
+    await publishAt(pk, T0);
+    await publishAt(pk, T0 + 50);
+    const restore = removeGuard(clients.dynamodb, Guard.sameGeneration);
+    try {
+      expect(await failure(pk, T0, 0)).toBe(true);
+    } finally {
+      restore();
+    }
+  });
+
+  it('records nothing when another delivery recorded a failure since the count was read', async () => {
+    const pk = freshPk();
+    await publishAt(pk, T0);
+    expect(await failure(pk, T0, 0)).toBe(true);
+    expect(await failure(pk, T0, 0)).toBe(false);
+    expect(await failure(pk, T0, 1, 2)).toBe(true);
+    expect((await table.getMeta(pk, { consistent: true }))?.failures?.count).toBe(2);
+  });
+
+  it('never creates a META (a failure of a page nobody published is not recorded)', async () => {
+    const pk = freshPk();
+    expect(await failure(pk, T0, 0)).toBe(false);
+    expect(await rawItem(pk, 'META')).toBeUndefined();
+  });
+
+  it('is cleared by the next publish', async () => {
+    const pk = freshPk();
+    await publishAt(pk, T0);
+    await failure(pk, T0, 0);
+    await publishAt(pk, T0 + 60);
+    expect((await table.getMeta(pk, { consistent: true }))?.failures).toBeUndefined();
+  });
+});
