@@ -18,7 +18,11 @@ export function regenerationDedupeId(
   return sha256Hex([meta.pk, meta.generatedAt, meta.etag ?? '', deployId, bucket].join('|'));
 }
 
-/** Spreads keys over a bounded number of FIFO message groups; one key always maps to one group. */
-export function messageGroupFor(cacheKeyHash: string, groups: number): string {
-  return `g${Number.parseInt(cacheKeyHash.slice(0, 8), 16) % groups}`;
-}
+/**
+ * The FIFO message group of a cache key's intents: the key itself (hashed, since a group ID is
+ * at most 128 characters). SQS hands out one message of a group at a time, so a shared group
+ * would make one failing page hold back every page that shares it for as long as its retries
+ * last; with a group per key only that page waits. Concurrency stays bounded by the event
+ * source's maximum concurrency, not by the number of groups.
+ */
+export const messageGroupOf = (pk: string): string => sha256Hex(pk);

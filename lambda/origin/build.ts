@@ -19,7 +19,6 @@ export function createOriginDeps(
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
     deployId: config.deployId,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
-    messageGroups: config.messageGroups,
     missWaitMs: config.missWaitMs,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {

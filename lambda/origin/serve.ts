@@ -6,7 +6,7 @@ import {
   type FailurePolicy,
 } from '../core/backoff.js';
 import { epochSeconds } from '../core/clock.js';
-import { messageGroupFor, regenerationDedupeId } from '../core/dedupe.js';
+import { messageGroupOf, regenerationDedupeId } from '../core/dedupe.js';
 import {
   BodyNotFoundError,
   ErrorKind,
@@ -33,7 +33,6 @@ export interface OriginDeps extends RegenerateDeps {
   readonly queue: RegenerationQueue;
   readonly deployId: string;
   readonly dedupeWindowSeconds: number;
-  readonly messageGroups: number;
   /** How long a miss waits for another holder's publish before answering 503. */
   readonly missWaitMs: number;
   readonly retryAfterSeconds: number;
@@ -193,7 +192,7 @@ async function enqueueRegeneration(
       },
       {
         deduplicationId: regenerationDedupeId(meta, deps.deployId, now, deps.dedupeWindowSeconds),
-        groupId: messageGroupFor(cacheKey.hash, deps.messageGroups),
+        groupId: messageGroupOf(cacheKey.pk),
       },
     );
     return 'enqueued';

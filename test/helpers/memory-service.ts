@@ -79,7 +79,6 @@ export function memoryService(options: MemoryServiceOptions) {
     queue,
     deployId: 'd1',
     dedupeWindowSeconds: 30,
-    messageGroups: 64,
     missWaitMs: 200,
     retryAfterSeconds: 2,
     caching: { staleSharedMaxAge: 2, staleWhileRevalidateSeconds: 60, staleIfErrorSeconds: 86_400 },
