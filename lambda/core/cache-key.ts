@@ -3,6 +3,12 @@ import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
 
 /** Longest normalised cache key (path plus canonical query) accepted, in characters. */
 export const MAX_CACHE_KEY_LENGTH = 1024;
+/**
+ * Longest raw query string read at all. Generous on purpose: parameters outside the allow-list
+ * are dropped, so only what the key keeps is held to `maxKeyLength` (CloudFront itself refuses
+ * URLs over 8,192 bytes).
+ */
+export const MAX_RAW_QUERY_LENGTH = 16 * 1024;
 
 /** Tenants are short identifiers; `#` is excluded so the pk stays unambiguous. */
 const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -126,8 +132,8 @@ function normaliseQuery(
   maxKeyLength: number,
 ): string {
   if (rawQuery === '' || allowed.length === 0) return '';
-  if (rawQuery.length > maxKeyLength * 3) {
-    reject(InvalidKeyReason.TooLong, `query is longer than ${maxKeyLength * 3} characters`);
+  if (rawQuery.length > MAX_RAW_QUERY_LENGTH) {
+    reject(InvalidKeyReason.TooLong, `query is longer than ${MAX_RAW_QUERY_LENGTH} characters`);
   }
   const pairs: [string, string][] = [];
   for (const part of rawQuery.split('&')) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   MAX_CACHE_KEY_LENGTH,
+  MAX_RAW_QUERY_LENGTH,
   normaliseCacheKey,
   sha256Hex,
   type CacheKeyPolicy,
@@ -88,6 +89,17 @@ describe('normaliseCacheKey', () => {
     expect(reasonOf(() => keyOf('/a', 'page=%00'))).toBe(InvalidKeyReason.ControlCharacter);
     expect(reasonOf(() => keyOf('/a', 'page=%zz'))).toBe(InvalidKeyReason.MalformedEncoding);
     expect(keyOf('/a', 'ignored=%zz').key).toBe('/a');
+  });
+
+  it('holds only what the key keeps to the length limit: long ignored parameters are dropped', () => {
+    const tracking = `utm_content=${'x'.repeat(4 * MAX_CACHE_KEY_LENGTH)}`;
+    expect(keyOf('/list', `${tracking}&page=2`).key).toBe('/list?page=2');
+    expect(reasonOf(() => keyOf('/list', `page=${'9'.repeat(MAX_CACHE_KEY_LENGTH)}`))).toBe(
+      InvalidKeyReason.TooLong,
+    );
+    expect(reasonOf(() => keyOf('/list', `x=${'y'.repeat(MAX_RAW_QUERY_LENGTH)}`))).toBe(
+      InvalidKeyReason.TooLong,
+    );
   });
 
   it('counts the query towards the length limit', () => {
