@@ -65,7 +65,7 @@ export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy):
   const maxKeyLength = policy.maxKeyLength ?? MAX_CACHE_KEY_LENGTH;
   const tenant = validateTenant(input.tenant);
   const path = normalisePath(input.rawPath, maxKeyLength);
-  const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams, maxKeyLength);
+  const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams);
   const key = query ? `${path}?${query}` : path;
   if (key.length > maxKeyLength) {
     reject(InvalidKeyReason.TooLong, `cache key is longer than ${maxKeyLength} characters`);
@@ -126,11 +126,7 @@ function aliasesTraversal(segment: string): boolean {
   return folded === '.' || folded === '..' || /[/\\]/.test(folded);
 }
 
-function normaliseQuery(
-  rawQuery: string,
-  allowed: readonly string[],
-  maxKeyLength: number,
-): string {
+function normaliseQuery(rawQuery: string, allowed: readonly string[]): string {
   if (rawQuery === '' || allowed.length === 0) return '';
   if (rawQuery.length > MAX_RAW_QUERY_LENGTH) {
     reject(InvalidKeyReason.TooLong, `query is longer than ${MAX_RAW_QUERY_LENGTH} characters`);

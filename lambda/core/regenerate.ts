@@ -64,8 +64,8 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
-  /** GC horizon of META after its generation; none when unset. */
-  readonly metaTtlSeconds?: number | undefined;
+  /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
+  readonly retention?: Retention | undefined;
   /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
   readonly publishAttempts?: number;
   readonly log?: LogSink | undefined;
@@ -252,7 +252,7 @@ function metaFor(
     generatedAt: stored.generatedAt,
     revalidateSeconds: page.revalidateSeconds,
     etag: stored.etag,
-    ttl: deps.metaTtlSeconds === undefined ? undefined : stored.generatedAt + deps.metaTtlSeconds,
+    ttl: metaTtl(stored.generatedAt, page, deps.retention ?? DEFAULT_RETENTION),
     cacheKey: cacheKey.key,
     contentType: page.contentType,
     statusCode: page.status,
@@ -260,6 +260,26 @@ function metaFor(
     tags: page.tags,
   };
 }
+
+/**
+ * How long a page's rows are kept once its generation is stale and nobody asks for it. A page
+ * that is requested gets regenerated, which moves its TTL forward; one nobody asks for again (a
+ * crawler's random path, a removed page) is collected by DynamoDB TTL, its body by the sweeper.
+ * Gone pages (404/410) are kept only briefly. TTL is garbage collection, never freshness.
+ */
+export interface Retention {
+  /** After a stale page was last regenerated. */
+  readonly idleSeconds: number;
+  /** The same for a 404 or 410 page. */
+  readonly goneSeconds: number;
+}
+
+export const DEFAULT_RETENTION: Retention = { idleSeconds: 7 * 86_400, goneSeconds: 3_600 };
+
+const metaTtl = (generatedAt: number, page: AdmittedPage, retention: Retention): number =>
+  generatedAt +
+  page.revalidateSeconds +
+  (page.status === 404 || page.status === 410 ? retention.goneSeconds : retention.idleSeconds);
 
 /**
  * Publishes, retrying a transaction cancelled by a conflict (a contender hitting LOCK): the SDK

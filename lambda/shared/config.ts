@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_RETENTION } from '../core/regenerate.js';
 
 const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 const list = z
@@ -37,8 +38,10 @@ const ServiceEnv = z.object({
   /** Freshness of a page that does not ask for its own. */
   ISR_REVALIDATE_SECONDS: int(60),
   ISR_MAX_BODY_BYTES: int(5 * 1024 * 1024),
-  /** GC horizon of META rows after their generation; unset keeps them until replaced. */
+  /** How long a stale page nobody asks for is kept before DynamoDB TTL may collect it. */
   ISR_META_TTL_SECONDS: z.coerce.number().int().positive().optional(),
+  /** The same for a 404/410 page. */
+  ISR_GONE_TTL_SECONDS: int(DEFAULT_RETENTION.goneSeconds),
   /** Upstream SSR origin; the demo renderer is used when unset. */
   RENDER_ORIGIN_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
 });
@@ -105,7 +108,10 @@ function toServiceConfig(env: z.output<typeof ServiceEnv>) {
     renderTimeoutMs: env.ISR_RENDER_TIMEOUT_MS,
     defaultRevalidateSeconds: env.ISR_REVALIDATE_SECONDS,
     maxBodyBytes: env.ISR_MAX_BODY_BYTES,
-    metaTtlSeconds: env.ISR_META_TTL_SECONDS,
+    retention: {
+      idleSeconds: env.ISR_META_TTL_SECONDS ?? DEFAULT_RETENTION.idleSeconds,
+      goneSeconds: env.ISR_GONE_TTL_SECONDS,
+    },
     renderOriginUrl: env.RENDER_ORIGIN_URL,
   };
 }

@@ -56,7 +56,7 @@ export function createRegenerateDeps(
     renderTimeoutMs: config.renderTimeoutMs,
     defaultRevalidateSeconds: config.defaultRevalidateSeconds,
     maxBodyBytes: config.maxBodyBytes,
-    metaTtlSeconds: config.metaTtlSeconds,
+    retention: config.retention,
     log,
   };
 }

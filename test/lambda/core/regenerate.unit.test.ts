@@ -61,6 +61,20 @@ describe('regenerate (unit, in-memory ports)', () => {
     expect(ctx.locked()).toBe(false);
   });
 
+  it.each([
+    [200, 7 * 86_400],
+    [301, 7 * 86_400],
+    [404, 3_600],
+    [410, 3_600],
+  ])(
+    'lets DynamoDB TTL collect a %i page nobody asks for, %i s after it goes stale',
+    async (status, after) => {
+      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }));
+      await ctx.run();
+      expect((await ctx.meta())?.ttl).toBe(ctx.clock.seconds + 30 + after);
+    },
+  );
+
   it('tags the body it replaced as superseded, never the live one', async () => {
     const ctx = setup((_request, call) => htmlPage(`v${call}`));
     const first = await afterGoodPage(ctx);
