@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
+import type { PathMatcher } from './path-patterns.js';
 
 /** Longest normalised cache key (path plus canonical query) accepted, in characters. */
 export const MAX_CACHE_KEY_LENGTH = 1024;
@@ -26,6 +27,12 @@ export interface CacheKeyPolicy {
   readonly allowedQueryParams: readonly string[];
   /** @default MAX_CACHE_KEY_LENGTH */
   readonly maxKeyLength?: number;
+  /**
+   * The paths that may be rendered at all (`compilePathPatterns`); any other path names no
+   * cache entry, so a crawler's random paths cost no read, render or row.
+   * @default every path
+   */
+  readonly renderable?: PathMatcher | undefined;
 }
 
 export interface CacheKeyInput {
@@ -65,6 +72,9 @@ export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy):
   const maxKeyLength = policy.maxKeyLength ?? MAX_CACHE_KEY_LENGTH;
   const tenant = validateTenant(input.tenant);
   const path = normalisePath(input.rawPath, maxKeyLength);
+  if (policy.renderable !== undefined && !policy.renderable(path)) {
+    reject(InvalidKeyReason.PathNotRenderable, `${path} is not one of the paths rendered here`);
+  }
   const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams);
   const key = query ? `${path}?${query}` : path;
   if (key.length > maxKeyLength) {

@@ -36,6 +36,8 @@ export const InvalidKeyReason = {
   InvalidTenant: 'invalid-tenant',
   MissingTenant: 'missing-tenant',
   UnknownTenant: 'unknown-tenant',
+  /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
+  PathNotRenderable: 'path-not-renderable',
 } as const;
 export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 

@@ -42,6 +42,9 @@ export interface OriginDeps extends RegenerateDeps {
   readonly owner?: string | undefined;
 }
 
+/** How long a CDN may keep the 404 of a path outside the render allow-list. */
+const NOT_RENDERABLE_SHARED_MAX_AGE = 60;
+
 /** An origin request, as the use case needs it (never the Host header). */
 export interface PageRequest {
   readonly method: string;
@@ -69,6 +72,12 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
     cacheKey = cacheKeyOf(deps, request);
   } catch (error) {
     if (!(error instanceof InvalidCacheKeyError)) throw error;
+    if (error.reason === InvalidKeyReason.PathNotRenderable) {
+      // Not a malformed request: a page that does not exist here. Shared caches may keep that.
+      return errorResponse(404, error.reason, error.message, {
+        'cache-control': `public, max-age=0, s-maxage=${NOT_RENDERABLE_SHARED_MAX_AGE}`,
+      });
+    }
     return errorResponse(400, error.reason, error.message);
   }
   try {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { compilePathPatterns } from '../core/path-patterns.js';
 import { DEFAULT_RETENTION } from '../core/regenerate.js';
 
 const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -27,6 +28,8 @@ const ServiceEnv = z.object({
   ISR_BODY_BUCKET: z.string().min(3),
   /** Query parameters that are part of the cache key, comma-separated. */
   ISR_ALLOWED_QUERY_PARAMS: list,
+  /** Path patterns that may be rendered at all, comma-separated (`/blog/*`, `/docs/**`); unset: all. */
+  ISR_RENDER_PATHS: list,
   /** When set, multi-tenant mode: the tenant comes from this request header. */
   ISR_TENANT_HEADER: optionalText.transform((value) => value?.toLowerCase()),
   /** Bump when rendering behaviour changes, so old intents never collide with new ones. */
@@ -86,6 +89,15 @@ function parse<T extends z.ZodType>(schema: T, env: Env, what: string): z.output
   throw new ConfigError(`${what} configuration is invalid:\n${problems.join('\n')}`);
 }
 
+function renderableOf(patterns: readonly string[]) {
+  if (patterns.length === 0) return undefined;
+  try {
+    return compilePathPatterns(patterns);
+  } catch (error) {
+    throw new ConfigError(`ISR_RENDER_PATHS: ${(error as Error).message}`);
+  }
+}
+
 function toServiceConfig(env: z.output<typeof ServiceEnv>) {
   if (env.ISR_CLOCK_SKEW_MARGIN_SECONDS >= env.ISR_LEASE_SECONDS) {
     throw new ConfigError(
@@ -100,7 +112,10 @@ function toServiceConfig(env: z.output<typeof ServiceEnv>) {
   return {
     tableName: env.FACETHEORY_CACHE_TABLE_NAME,
     bucket: env.ISR_BODY_BUCKET,
-    keyPolicy: { allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS },
+    keyPolicy: {
+      allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS,
+      renderable: renderableOf(env.ISR_RENDER_PATHS),
+    },
     tenantHeader: env.ISR_TENANT_HEADER,
     deployId: env.ISR_DEPLOY_ID,
     leaseSeconds: env.ISR_LEASE_SECONDS,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { compilePathPatterns } from '../../../lambda/core/path-patterns.js';
 import { servePage, type OriginDeps, type PageRequest } from '../../../lambda/origin/serve.js';
 import { memoryService } from '../../helpers/memory-service.js';
 import { withOverrides } from '../../helpers/overrides.js';
@@ -44,6 +45,20 @@ describe('servePage (unit, in-memory ports)', () => {
       decision: 'missing-tenant',
     });
     expect(ctx.counter.calls).toBe(0);
+  });
+
+  it('answers a path outside the render allow-list with 404, without a read or a render', async () => {
+    const ctx = setup();
+    const keyPolicy = { ...ctx.originDeps.keyPolicy, renderable: compilePathPatterns(['/blog/*']) };
+    const noReads = withOverrides(ctx.cacheTable, {
+      getMeta: () => Promise.reject(new Error('no read expected')),
+    });
+    const deps = { ...ctx.originDeps, keyPolicy, cacheTable: noReads };
+    const reply = await ctx.get('/random-8f3a', {}, deps);
+    expect(reply).toMatchObject({ status: 404, decision: 'path-not-renderable' });
+    expect(reply.headers['cache-control']).toBe('public, max-age=0, s-maxage=60');
+    expect((await ctx.get('/blog/post', {}, { ...ctx.originDeps, keyPolicy })).status).toBe(200);
+    expect(ctx.counter.calls).toBe(1);
   });
 
   it('renders a miss in the request, then serves it as a HIT with the freshness left', async () => {

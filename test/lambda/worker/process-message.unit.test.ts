@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
 import { MemoryTable } from '../../helpers/fakes/memory-table.js';
+import { compilePathPatterns } from '../../../lambda/core/path-patterns.js';
 import { memoryService } from '../../helpers/memory-service.js';
 import { countingRenderer, type PageFunction } from '../../helpers/renderers.js';
 import { intentFor, message } from '../../helpers/worker-harness.js';
@@ -44,6 +45,20 @@ describe('processMessage (unit, in-memory ports)', () => {
       expect(report).toMatchObject({ decision: 'poison', action: 'dead-letter', reason: { code } });
       expect(ctx.counter.calls).toBe(0);
     });
+  });
+
+  it('dead-letters an intent for a path outside the render allow-list', async () => {
+    const ctx = setup();
+    const deps = {
+      ...ctx.workerDeps,
+      keyPolicy: { allowedQueryParams: [], renderable: compilePathPatterns(['/blog/*']) },
+    };
+    const report = await processMessage(deps, message('m1', intentFor('/admin')));
+    expect(report).toMatchObject({
+      action: 'dead-letter',
+      reason: { code: 'invalid-cache-key:path-not-renderable' },
+    });
+    expect(ctx.counter.calls).toBe(0);
   });
 
   it('acknowledges an intent a fresh META already answers, without a claim or a lease', async () => {
