@@ -151,6 +151,15 @@ export class RenderRetryableError extends IsrError {
   }
 }
 
+/**
+ * Every render slot of the MISS admission cap is taken: the viewer gets a 503 with Retry-After
+ * (or the fallback page) at once instead of waiting in line.
+ */
+export class RenderOverloadedError extends IsrError {
+  readonly kind = ErrorKind.Retryable;
+  readonly code = 'overloaded';
+}
+
 /** Why a rendered page is refused for good. */
 export const RefusalReason = {
   /** The upstream marked the response `private` or `no-store`. */

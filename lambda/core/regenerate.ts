@@ -1,3 +1,4 @@
+import type { RenderAdmission } from './admission.js';
 import type { CacheKey } from './cache-key.js';
 import { epochSeconds, type Clock } from './clock.js';
 import {
@@ -6,6 +7,7 @@ import {
   LeaseHeldError,
   LeaseLostError,
   NewerGenerationError,
+  RenderOverloadedError,
   RenderRetryableError,
   RequestAlreadyCompletedError,
   TransactionConflictError,
@@ -69,6 +71,8 @@ export interface RegenerateDeps extends RenderPolicy {
   /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
   readonly publishAttempts?: number;
   readonly log?: LogSink | undefined;
+  /** Caps renders at once (the origin's MISSes); none when unset (the worker's event source caps it). */
+  readonly admission?: RenderAdmission | undefined;
 }
 
 export interface RegenerateInput {
@@ -163,7 +167,9 @@ async function renderAndPublish(
   if (!canStartRender(keeper.lease, generatedAt, deps.clockSkewMarginSeconds ?? 0)) {
     return { decision: 'lease-lost' };
   }
-  const rendered = await renderUnderLease(deps, cacheKey, keeper.signal);
+  const rendered = await admitted(deps, input, () =>
+    renderUnderLease(deps, cacheKey, keeper.signal),
+  );
   if (rendered === 'lease-lost' || keeper.signal.aborted) return { decision: 'lease-lost' };
   const page = admitPage(rendered, deps);
 
@@ -209,6 +215,23 @@ async function settle(deps: RegenerateDeps, lease: Lease, loose: Loose): Promise
     : false;
   if (loose.body !== undefined && (loose.body.fate === 'orphan' || released)) {
     await deleteOrphan(deps, loose.body.s3Key);
+  }
+}
+
+/** Runs the render inside an admission slot, when there is a cap. @throws RenderOverloadedError */
+async function admitted<T>(deps: RegenerateDeps, input: RegenerateInput, render: () => Promise<T>) {
+  if (deps.admission === undefined) return render();
+  const holdSeconds = Math.ceil(deps.renderTimeoutMs / 1000) + 1;
+  const ticket = await deps.admission.enter(epochSeconds(deps.clock), holdSeconds, input.owner);
+  if (ticket === undefined) {
+    throw new RenderOverloadedError('every render slot is taken; try again shortly');
+  }
+  try {
+    return await render();
+  } finally {
+    await deps.admission.leave(ticket).catch((error: unknown) => {
+      deps.log?.warn('render slot release failed; it expires on its own', { error });
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import { SqsRegenerationQueue } from '../adapters/sqs/regeneration-queue.js';
+import { RenderAdmission } from '../core/admission.js';
 import type { LogSink } from '../core/regenerate.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
@@ -12,8 +13,14 @@ export function createOriginDeps(
   runtime: ServiceRuntime,
   log: LogSink,
 ): OriginDeps {
+  const regenerateDeps = createRegenerateDeps(config, runtime, log);
   return {
-    ...createRegenerateDeps(config, runtime, log),
+    ...regenerateDeps,
+    admission:
+      config.missRenderLimit > 0
+        ? new RenderAdmission(regenerateDeps.cacheTable, { limit: config.missRenderLimit })
+        : undefined,
+    overloadFallbackPath: config.overloadFallbackPath,
     keyPolicy: config.keyPolicy,
     multiTenant: config.tenantHeader !== undefined,
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),

@@ -13,6 +13,7 @@ import {
   failureOf,
   InvalidCacheKeyError,
   InvalidKeyReason,
+  RenderOverloadedError,
 } from '../core/errors.js';
 import { isAnswered, isFresh, type Need } from '../core/freshness.js';
 import type { CacheMeta, RegenerationQueue } from '../core/ports.js';
@@ -39,6 +40,11 @@ export interface OriginDeps extends RegenerateDeps {
   readonly caching: CachingPolicy;
   /** @default DEFAULT_FAILURE_POLICY */
   readonly failurePolicy?: FailurePolicy | undefined;
+  /**
+   * A page served (with 503 and Retry-After) when every render slot is taken, if it is cached;
+   * a plain 503 otherwise. A path, as a viewer would request it.
+   */
+  readonly overloadFallbackPath?: string | undefined;
   readonly owner?: string | undefined;
 }
 
@@ -83,7 +89,50 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
-    return { ...failureResponse(deps, error), cacheKeyHash: cacheKey.hash };
+    const fallback =
+      error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;
+    return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
+  }
+}
+
+/** The configured fallback page, as a 503 nobody caches; undefined when it is not cached. */
+async function overloadFallback(
+  deps: OriginDeps,
+  request: PageRequest,
+): Promise<PageResponse | undefined> {
+  if (deps.overloadFallbackPath === undefined) return undefined;
+  try {
+    const key = cacheKeyOf(deps, {
+      ...request,
+      rawPath: deps.overloadFallbackPath,
+      rawQueryString: '',
+    });
+    const meta = await deps.cacheTable.getMeta(key.pk);
+    if (meta === undefined) return undefined;
+    const served = await serveGeneration(
+      deps,
+      meta,
+      { ...request, ifNoneMatch: undefined },
+      CacheStatus.Hit,
+    );
+    if (served === undefined) return undefined;
+    // Not the page asked for, and not for keeping: no validator, no cache status.
+    const headers = Object.fromEntries(
+      Object.entries(served.headers).filter(([name]) => name !== 'etag' && name !== 'x-isr-cache'),
+    );
+    return {
+      ...served,
+      status: 503,
+      headers: {
+        ...headers,
+        'cache-control': 'no-store',
+        'retry-after': String(deps.retryAfterSeconds),
+      },
+      decision: 'overloaded',
+      cacheStatus: undefined,
+    };
+  } catch {
+    return undefined;
   }
 }
 
@@ -102,6 +151,13 @@ function cacheKeyOf(deps: OriginDeps, request: PageRequest): CacheKey {
   );
 }
 
+/** What a viewer is told for a retryable failure, by its code; never its cause. */
+const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
+  'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
+  overloaded: ['overloaded', 'too many pages are being rendered; try again shortly'],
+  unavailable: ['unavailable', 'the cache is unavailable; try again shortly'],
+};
+
 /** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
 function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
   const failure = failureOf(error);
@@ -111,16 +167,9 @@ function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
       detail: { error },
     };
   }
-  const renderFailed = failure.code === 'render-failed';
+  const [reason, message] = RETRYABLE_ANSWERS[failure.code] ?? RETRYABLE_ANSWERS.unavailable;
   return {
-    ...errorResponse(
-      503,
-      renderFailed ? 'render-failed' : 'unavailable',
-      renderFailed
-        ? 'the page could not be rendered; try again shortly'
-        : 'the cache is unavailable; try again shortly',
-      { 'retry-after': String(deps.retryAfterSeconds) },
-    ),
+    ...errorResponse(503, reason, message, { 'retry-after': String(deps.retryAfterSeconds) }),
     detail: { error },
   };
 }

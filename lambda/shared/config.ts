@@ -72,6 +72,10 @@ const OriginEnv = ServiceEnv.extend({
   ISR_STALE_S_MAXAGE: int(2, 0),
   ISR_STALE_WHILE_REVALIDATE_SECONDS: int(60, 0),
   ISR_STALE_IF_ERROR_SECONDS: int(86_400, 0),
+  /** Renders inside viewer requests at once, across every origin instance; 0 turns the cap off. */
+  ISR_MISS_RENDER_LIMIT: int(25, 0),
+  /** A cached page served (as a 503) when the cap is reached, e.g. `/busy`. */
+  ISR_OVERLOAD_FALLBACK_PATH: optionalText,
 });
 
 export type ServiceConfig = ReturnType<typeof toServiceConfig>;
@@ -153,5 +157,7 @@ export function loadOriginConfig(env: Env = process.env) {
     staleSharedMaxAge: parsed.ISR_STALE_S_MAXAGE,
     staleWhileRevalidateSeconds: parsed.ISR_STALE_WHILE_REVALIDATE_SECONDS,
     staleIfErrorSeconds: parsed.ISR_STALE_IF_ERROR_SECONDS,
+    missRenderLimit: parsed.ISR_MISS_RENDER_LIMIT,
+    overloadFallbackPath: parsed.ISR_OVERLOAD_FALLBACK_PATH,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { RenderAdmission } from '../../../lambda/core/admission.js';
 import { compilePathPatterns } from '../../../lambda/core/path-patterns.js';
 import { servePage, type OriginDeps, type PageRequest } from '../../../lambda/origin/serve.js';
 import { memoryService } from '../../helpers/memory-service.js';
@@ -219,6 +220,46 @@ describe('servePage (unit, in-memory ports)', () => {
       const reply = await ctx.get('/a', {}, failing);
       expect(reply).toMatchObject({ status: 503, decision: 'unavailable' });
       expect(ctx.text(reply.body)).not.toContain('line 42');
+    });
+  });
+
+  describe('the MISS admission cap', () => {
+    async function full(fallbackPath?: string) {
+      const ctx = setup();
+      const admission = new RenderAdmission(ctx.cacheTable, { limit: 1 });
+      if (fallbackPath !== undefined) await ctx.get(fallbackPath); // rendered before the rush
+      await admission.enter(ctx.clock.seconds, 30); // a render elsewhere holds the only slot
+      const deps = { ...ctx.originDeps, admission, overloadFallbackPath: fallbackPath };
+      return { ctx, deps };
+    }
+
+    it('answers 503 overloaded with Retry-After at once, without rendering or keeping the lease', async () => {
+      const { ctx, deps } = await full();
+      const reply = await ctx.get('/new', {}, deps);
+      expect(reply).toMatchObject({
+        status: 503,
+        decision: 'overloaded',
+        headers: { 'retry-after': '2' },
+      });
+      expect(ctx.counter.calls).toBe(0);
+      expect(ctx.state.locks.has(ctx.keyFor('/new').pk)).toBe(false);
+    });
+
+    it('serves the configured fallback page instead, as a 503 nobody caches', async () => {
+      const { ctx, deps } = await full('/busy');
+      const reply = await ctx.get('/new', {}, deps);
+      expect(reply).toMatchObject({ status: 503, decision: 'overloaded' });
+      expect(reply.headers).toMatchObject({ 'cache-control': 'no-store', 'retry-after': '2' });
+      expect(reply.headers.etag).toBeUndefined();
+      expect(ctx.text(reply.body)).toBe('<p>/busy #1</p>');
+    });
+
+    it('frees the slot when the render ends, so the next MISS renders', async () => {
+      const ctx = setup();
+      const admission = new RenderAdmission(ctx.cacheTable, { limit: 1 });
+      const deps = { ...ctx.originDeps, admission };
+      expect((await ctx.get('/one', {}, deps)).status).toBe(200);
+      expect((await ctx.get('/two', {}, deps)).status).toBe(200);
     });
   });
 });
