@@ -16,7 +16,7 @@ export const PUBLISH_MARGIN_MS = 5_000;
 /** Lambda's longest function timeout. */
 export const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 /** How long SQS remembers a FIFO deduplication ID; a dedupe window must stay below it. */
-export const SQS_DEDUPLICATION_SECONDS = 300;
+export const SQS_DEDUP_SECONDS = 300;
 /** Longest freshness a page may ask for (the renderer's cap too). */
 export const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
 
@@ -114,21 +114,13 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   leaseSeconds: { min: 2, max: ANY },
   clockSkewMarginSeconds: { min: 0, max: ANY },
   renderTimeoutMs: { min: 1, max: MAX_FUNCTION_TIMEOUT_MS },
-  maxBodyBytes: {
-    min: 1,
-    max: MAX_BODY_BYTES,
-    why: 'a base64 body must fit a 6 MB function URL response',
-  },
+  maxBodyBytes: { min: 1, max: MAX_BODY_BYTES, why: 'base64 must fit a 6 MB function URL reply' },
   metaTtlSeconds: { min: 1, max: ANY },
   functionTimeoutMs: { min: 1_000, max: MAX_FUNCTION_TIMEOUT_MS },
   maxReceiveCount: { min: 1, max: 1000 },
   idempotencyTtlSeconds: { min: 1, max: ANY },
   messageGroups: { min: 1, max: ANY },
-  dedupeWindowSeconds: {
-    min: 1,
-    max: SQS_DEDUPLICATION_SECONDS - 1,
-    why: 'must be under 300: SQS dedupe lasts 5 minutes',
-  },
+  dedupeWindowSeconds: { min: 1, max: SQS_DEDUP_SECONDS - 1, why: 'SQS dedupe lasts 5 minutes' },
   missWaitMs: { min: 0, max: ANY },
   retryAfterSeconds: { min: 1, max: ANY },
   staleSharedMaxAge: { min: 0, max: ANY },
@@ -136,18 +128,13 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   staleIfErrorSeconds: { min: 0, max: ANY },
 };
 
+interface OwnCheck<K extends FunctionKind, S> {
+  readonly kind: K;
+  readonly timeoutMs: number | undefined;
+  readonly settings: S;
+}
 /** One function's own settings and timeout, as the function itself sees them. */
-export type FunctionCheck =
-  | {
-      readonly kind: 'origin';
-      readonly timeoutMs: number | undefined;
-      readonly settings: OriginSettings;
-    }
-  | {
-      readonly kind: 'worker';
-      readonly timeoutMs: number | undefined;
-      readonly settings: WorkerSettings;
-    };
+export type FunctionCheck = OwnCheck<'origin', OriginSettings> | OwnCheck<'worker', WorkerSettings>;
 
 export interface SettingsCheck {
   readonly service: ServiceSettings;
@@ -264,6 +251,14 @@ const RESERVED_HEADERS = new Set([
 const HEADER_NAME = /^[a-z0-9-]+$/;
 const QUERY_PARAM_NAME = /^[^\s,&=#]+$/;
 
+const headerProblems = (name: string, header: string): string[] =>
+  HEADER_NAME.test(header) && !RESERVED_HEADERS.has(header)
+    ? []
+    : [
+        `${name} ${JSON.stringify(header)} must be a plain lower-case header name other than ` +
+          [...RESERVED_HEADERS].join(', '),
+      ];
+
 /** Header names travel lower-cased; both readers normalise the same way. */
 export const normaliseHeaderName = (name: string): string => name.trim().toLowerCase();
 
@@ -284,12 +279,7 @@ function textProblems(
     );
   }
   if (tenantHeader !== undefined && !deployTime(tenantHeader)) {
-    if (!HEADER_NAME.test(tenantHeader) || RESERVED_HEADERS.has(tenantHeader)) {
-      problems.push(
-        `${nameOf('tenantHeader')} ${JSON.stringify(tenantHeader)} must be a plain lower-case ` +
-          `header name other than ${[...RESERVED_HEADERS].join(', ')}`,
-      );
-    }
+    problems.push(...headerProblems(nameOf('tenantHeader'), tenantHeader));
   }
   return problems;
 }
@@ -371,13 +361,8 @@ function upstreamSecretProblems(
     problems.push(`${nameOf('upstreamSecretArn')} must be a Secrets Manager secret ARN`);
   }
   if (!deployTime(secret.header)) {
-    const header = secret.header;
-    if (!HEADER_NAME.test(header) || RESERVED_HEADERS.has(header)) {
-      problems.push(
-        `${nameOf('upstreamSecretHeader')} ${JSON.stringify(header)} must be a plain lower-case ` +
-          `header name other than ${[...RESERVED_HEADERS].join(', ')}`,
-      );
-    } else if (header === service.tenantHeader) {
+    problems.push(...headerProblems(nameOf('upstreamSecretHeader'), secret.header));
+    if (secret.header === service.tenantHeader) {
       problems.push(`${nameOf('upstreamSecretHeader')} must differ from the tenant header`);
     }
   }
