@@ -1,77 +1,140 @@
 /**
- * The three signals an operator acts on: dead letters (a regeneration was given up), a backlog
- * (regenerations are not keeping up, so pages stay stale), and worker crashes (record failures are
- * reported per record and do not count as Lambda errors, so an Error is a crash or a timeout).
+ * What an operator is paged for, each with a stated threshold, the reason in its TSDoc and a
+ * one-line runbook in its description. Backend alarms are here; what viewers feel (CloudFront
+ * errors, misses, failed renders, dropped regenerations) is in `isr-viewer-alarms.ts`.
  */
-import { Duration } from 'aws-cdk-lib';
-import {
-  Alarm,
-  ComparisonOperator,
-  TreatMissingData,
-  type IAlarmAction,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { MathExpression, type Alarm, type IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { ALARM_PERIOD, isrAlarm } from './isr-metrics.js';
+import type { IsrSettings } from './isr-settings.js';
+import { createViewerAlarms, type ViewerAlarms } from './isr-viewer-alarms.js';
 
-export interface IsrAlarms {
-  /** Messages are waiting in the DLQ: each one is a page whose regeneration was given up. */
+export interface IsrAlarms extends ViewerAlarms {
+  /**
+   * New messages reached the DLQ in 5 minutes (more than `deadLetterAlarmThreshold`, default 0):
+   * each is a page whose regeneration was given up. It returns to OK once none arrive, so every
+   * new batch of letters notifies again, even while older ones still wait in the queue.
+   */
   readonly deadLetters: Alarm;
-  /** The oldest regeneration intent is older than the threshold: the worker is behind. */
+  /**
+   * The oldest intent is older than `queueAgeAlarmThreshold` (default 5 minutes): the worker is
+   * behind, so stale pages stay stale.
+   */
   readonly queueAge: Alarm;
-  /** The worker function itself failed (crash, timeout, out of memory). */
+  /**
+   * The worker function failed more than `workerErrorsAlarmThreshold` (default 0) times in
+   * 5 minutes. Record failures are reported per record, so an Error is a crash or a timeout.
+   */
   readonly workerErrors: Alarm;
+  /**
+   * The origin function failed more than `originErrorsAlarmThreshold` (default 0) times in
+   * 5 minutes. The handler answers its own failures with 5xx, so an Error is a crash or timeout.
+   */
+  readonly originErrors: Alarm;
+  /**
+   * The origin was throttled at all in 5 minutes (threshold 0): every throttle is a viewer
+   * error, and it means the reserved concurrency (`originReservedConcurrency`) is too small.
+   */
+  readonly originThrottles: Alarm;
 }
 
 export interface IsrAlarmsInput {
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
   readonly worker: IFunction;
-  readonly queueAgeThreshold: Duration;
-  readonly deadLetterThreshold: number;
-  readonly workerErrorsThreshold: number;
+  readonly origin: IFunction;
+  readonly distribution: IDistribution;
+  readonly settings: IsrSettings;
+  /** Notified when an alarm fires and when it is OK again. */
   readonly actions: readonly IAlarmAction[];
 }
 
-const PERIOD = Duration.minutes(5);
-
 export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAlarms {
+  const { settings } = input;
   const alarms: IsrAlarms = {
-    deadLetters: new Alarm(scope, 'DeadLettersAlarm', {
-      alarmDescription: 'ISR: regeneration intents reached the dead-letter queue',
-      metric: input.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: PERIOD,
-        statistic: 'Maximum',
-      }),
-      threshold: input.deadLetterThreshold,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+    deadLetters: isrAlarm(scope, 'DeadLettersAlarm', {
+      description:
+        'ISR: new regeneration intents reached the dead-letter queue. Runbook: read the ' +
+        'isr-error-code/isr-error-message attributes of the DLQ messages, fix the cause, then redrive the DLQ.',
+      metric: newDeadLetters(input.deadLetterQueue),
+      threshold: settings.deadLetterAlarmThreshold,
     }),
-    queueAge: new Alarm(scope, 'QueueAgeAlarm', {
-      alarmDescription: 'ISR: the oldest regeneration intent is waiting too long',
+    queueAge: isrAlarm(scope, 'QueueAgeAlarm', {
+      description:
+        'ISR: the oldest regeneration intent is waiting too long. Runbook: check worker errors, ' +
+        'throttles and duration; raise workerMaxConcurrency if the worker is healthy but behind.',
       metric: input.queue.metricApproximateAgeOfOldestMessage({
-        period: PERIOD,
+        period: ALARM_PERIOD,
         statistic: 'Maximum',
       }),
-      threshold: input.queueAgeThreshold.toSeconds(),
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      threshold: settings.queueAgeAlarmThreshold.toSeconds(),
     }),
-    workerErrors: new Alarm(scope, 'WorkerErrorsAlarm', {
-      alarmDescription: 'ISR: the worker function failed (crash, timeout or out of memory)',
-      metric: input.worker.metricErrors({ period: PERIOD, statistic: 'Sum' }),
-      threshold: input.workerErrorsThreshold,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+    workerErrors: isrAlarm(scope, 'WorkerErrorsAlarm', {
+      description:
+        'ISR: the worker function failed (crash, timeout or out of memory). Runbook: read the ' +
+        "worker's log group for the failing request ID; raise workerTimeout or workerMemorySize if it ran out.",
+      metric: input.worker.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
+      threshold: settings.workerErrorsAlarmThreshold,
     }),
+    originErrors: isrAlarm(scope, 'OriginErrorsAlarm', {
+      description:
+        'ISR: the origin function failed (crash, timeout or out of memory); viewers got 5xx. ' +
+        "Runbook: read the origin's log group for the failing request ID; check originTimeout against the upstream.",
+      metric: input.origin.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
+      threshold: settings.originErrorsAlarmThreshold,
+    }),
+    originThrottles: isrAlarm(scope, 'OriginThrottlesAlarm', {
+      description:
+        'ISR: the origin function was throttled; viewers got errors. Runbook: raise ' +
+        'originReservedConcurrency (or the account limit), or look for a flood of uncached requests.',
+      metric: input.origin.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
+      threshold: 0,
+    }),
+    ...createViewerAlarms(scope, input),
   };
-  for (const alarm of alarmsOf(alarms)) alarm.addAlarmAction(...input.actions);
+  for (const alarm of alarmsOf(alarms)) {
+    alarm.addAlarmAction(...input.actions);
+    alarm.addOkAction(...input.actions);
+  }
   return alarms;
 }
 
+/**
+ * Letters that arrived in the period. The worker dead-letters poison messages itself
+ * (SendMessage: counted in the DLQ's NumberOfMessagesSent); SQS redrive, the backstop when the
+ * worker crashes, moves messages without counting them as sent, but they raise
+ * ApproximateNumberOfMessagesVisible. The larger of the two counts both kinds without counting
+ * a worker-sent letter twice; a DLQ redriven out (visible falling) still shows what was sent.
+ */
+export function newDeadLetters(deadLetterQueue: IQueue): MathExpression {
+  return new MathExpression({
+    expression: 'IF(DIFF(FILL(visible, 0)) > FILL(sent, 0), DIFF(FILL(visible, 0)), FILL(sent, 0))',
+    usingMetrics: {
+      visible: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: ALARM_PERIOD,
+        statistic: 'Maximum',
+      }),
+      sent: deadLetterQueue.metricNumberOfMessagesSent({ period: ALARM_PERIOD, statistic: 'Sum' }),
+    },
+    label: 'New dead letters',
+    period: ALARM_PERIOD,
+  });
+}
+
+/** Every alarm of the service (the CloudFront one only where it exists). */
 export function alarmsOf(alarms: IsrAlarms): Alarm[] {
-  return [alarms.deadLetters, alarms.queueAge, alarms.workerErrors];
+  return [
+    alarms.deadLetters,
+    alarms.queueAge,
+    alarms.workerErrors,
+    alarms.originErrors,
+    alarms.originThrottles,
+    alarms.missRate,
+    alarms.renderFailureRate,
+    alarms.enqueueFailures,
+    ...(alarms.cdnErrorRate === undefined ? [] : [alarms.cdnErrorRate]),
+  ];
 }

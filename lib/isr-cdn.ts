@@ -18,6 +18,7 @@ import {
   OriginRequestPolicy,
   OriginRequestQueryStringBehavior,
   Distribution,
+  FunctionUrlOriginAccessControl,
   HttpVersion,
   SecurityPolicyProtocol,
   ViewerProtocolPolicy,
@@ -27,9 +28,13 @@ import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { stackRegionName } from './isr-names.js';
 
 /** CloudFront's default origin response timeout quota. */
 const MAX_ORIGIN_READ_TIMEOUT_SECONDS = 60;
+/** Name lengths CloudFront accepts: policies 128, origin access controls 64. */
+const MAX_POLICY_NAME_LENGTH = 128;
+const MAX_OAC_NAME_LENGTH = 64;
 
 export interface CacheKeyShape {
   readonly allowedQueryParams: readonly string[];
@@ -39,10 +44,11 @@ export interface CacheKeyShape {
 /**
  * Keys on exactly the origin's cache-key inputs. TTLs defer to the origin: default and minimum
  * 0, so only its `s-maxage` makes a response cacheable, capped at a year. Gzip and Brotli are
- * part of the key so CloudFront can compress and serve each encoding.
+ * part of the key so CloudFront can compress and serve each encoding. Named per stack and region.
  */
 export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
   return new CachePolicy(scope, id, {
+    cachePolicyName: stackRegionName(scope, 'pages-cache', MAX_POLICY_NAME_LENGTH),
     comment: 'ISR pages: allow-listed query params and tenant header only',
     minTtl: Duration.seconds(0),
     defaultTtl: Duration.seconds(0),
@@ -63,10 +69,11 @@ export function createPageCachePolicy(scope: Construct, id: string, shape: Cache
 
 /**
  * Forwards the same allow-lists and nothing else. Never the viewer's Host (the function URL
- * routes on its own host name, and OAC signs it), so no AllViewer policy.
+ * routes on its own host name, and OAC signs it), so no AllViewer policy. Named per stack and region.
  */
 export function createPageOriginRequestPolicy(scope: Construct, id: string, shape: CacheKeyShape) {
   return new OriginRequestPolicy(scope, id, {
+    originRequestPolicyName: stackRegionName(scope, 'pages-origin', MAX_POLICY_NAME_LENGTH),
     comment: 'ISR pages: allow-listed query params and tenant header only, never Host',
     queryStringBehavior:
       shape.allowedQueryParams.length === 0
@@ -97,7 +104,7 @@ export interface PageDistributionOptions {
  * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3. The function URL is reached through Origin
  * Access Control: CloudFront signs each request (SigV4) and the helper grants
  * cloudfront.amazonaws.com both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL),
- * each conditioned on this distribution's ARN.
+ * each conditioned on this distribution's ARN. The access control is named per stack and region.
  */
 export function createPageDistribution(
   scope: Construct,
@@ -106,11 +113,16 @@ export function createPageDistribution(
 ): Distribution {
   const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
   const logs = options.accessLogsBucket;
+  const originAccessControl = new FunctionUrlOriginAccessControl(scope, `${id}OriginAccess`, {
+    originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
+    description: 'ISR origin function URL, signed with SigV4',
+  });
   return new Distribution(scope, id, {
     comment: 'ISR pages',
     defaultBehavior: {
       origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
         readTimeout: Duration.seconds(readTimeout),
+        originAccessControl,
       }),
       viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
       allowedMethods: AllowedMethods.ALLOW_GET_HEAD,

@@ -3,15 +3,16 @@
  * configured through the environment `lambda/shared/config.ts` validates at cold start.
  */
 import { fileURLToPath } from 'node:url';
-import type { Duration } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { FunctionKind } from '../lambda/core/settings.js';
 import type { IsrSettings } from './isr-settings.js';
 
-export type FunctionKind = 'origin' | 'worker';
+export type { FunctionKind };
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -34,30 +35,45 @@ export const BUNDLING: BundlingOptions = {
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
 };
 
+/** The resources a function is told about, by name or URL (CloudFormation references at synth). */
+export interface FunctionRefs {
+  readonly tableName: string;
+  readonly bucketName: string;
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/** Where both functions run when they must reach a private upstream. */
+export interface FunctionNetwork {
+  readonly vpc?: IVpc | undefined;
+  readonly vpcSubnets?: SubnetSelection | undefined;
+  readonly securityGroups?: ISecurityGroup[] | undefined;
+}
+
 export interface ServiceFunctionOptions {
   readonly role: IRole;
   readonly settings: IsrSettings;
-  readonly timeout: Duration;
-  readonly memorySize: number;
-  readonly tableName: string;
-  readonly bucketName: string;
-  /** Variables only this function reads (queue URLs, receive limit). */
-  readonly environment: Record<string, string>;
+  readonly refs: FunctionRefs;
+  readonly network: FunctionNetwork;
 }
 
-/** A function with its own log group, writable by its role only. */
+/**
+ * A function with its own log group, writable by its role only, and the concurrency reserved
+ * for it (see `originReservedConcurrency` / `workerReservedConcurrency`).
+ */
 export function createServiceFunction(
   scope: Construct,
   kind: FunctionKind,
   options: ServiceFunctionOptions,
 ): NodejsFunction {
   const id = kind === 'origin' ? 'Origin' : 'Worker';
-  const { settings, role } = options;
+  const { settings, role, network } = options;
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: settings.logRetention,
     removalPolicy: settings.removalPolicy,
   });
   logGroup.grantWrite(role);
+  const own = functionSettings(kind, settings);
   return new NodejsFunction(scope, id, {
     entry: fileURLToPath(new URL(`../lambda/${kind}/index.ts`, import.meta.url)),
     handler: 'handler',
@@ -65,34 +81,76 @@ export function createServiceFunction(
     depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
-    timeout: options.timeout,
-    memorySize: options.memorySize,
+    timeout: own.timeout,
+    memorySize: own.memorySize,
+    reservedConcurrentExecutions: own.reservedConcurrency,
     role,
     logGroup,
     bundling: BUNDLING,
-    environment: { ...serviceEnvironment(kind, options), ...options.environment },
+    vpc: network.vpc,
+    vpcSubnets: network.vpcSubnets,
+    securityGroups: network.securityGroups,
+    environment: functionEnvironment(kind, settings, options.refs),
   });
 }
 
-/** What both functions read, named exactly as `lambda/shared/config.ts` reads it. */
-function serviceEnvironment(
+function functionSettings(kind: FunctionKind, settings: IsrSettings) {
+  return kind === 'origin'
+    ? {
+        timeout: settings.originTimeout,
+        memorySize: settings.originMemorySize,
+        reservedConcurrency: settings.originReservedConcurrency,
+      }
+    : {
+        timeout: settings.workerTimeout,
+        memorySize: settings.workerMemorySize,
+        reservedConcurrency: settings.workerReservedConcurrency,
+      };
+}
+
+/**
+ * Everything a function reads, named exactly as `lambda/shared/config.ts` reads it. Pure, so
+ * a test can feed the same settings to synth and to the cold-start config and compare verdicts.
+ * The upstream secret travels as its ARN only; the function fetches the value itself.
+ */
+export function functionEnvironment(
   kind: FunctionKind,
-  options: ServiceFunctionOptions,
+  settings: IsrSettings,
+  refs: FunctionRefs,
 ): Record<string, string> {
-  const { settings } = options;
+  const optional = (name: string, value: string | undefined) =>
+    value === undefined ? {} : { [name]: value };
+  const own: Record<string, string> =
+    kind === 'origin'
+      ? {
+          ISR_QUEUE_URL: refs.queueUrl,
+          ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
+          ...optional('ISR_OVERLOAD_FALLBACK_PATH', settings.overloadFallbackPath),
+        }
+      : {
+          ISR_DLQ_URL: refs.deadLetterQueueUrl,
+          ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
+        };
   return {
-    FACETHEORY_CACHE_TABLE_NAME: options.tableName,
-    ISR_BODY_BUCKET: options.bucketName,
+    FACETHEORY_CACHE_TABLE_NAME: refs.tableName,
+    ISR_BODY_BUCKET: refs.bucketName,
     ISR_ALLOWED_QUERY_PARAMS: settings.allowedQueryParams.join(','),
-    ...(settings.tenantHeader === undefined ? {} : { ISR_TENANT_HEADER: settings.tenantHeader }),
+    ...optional('ISR_RENDER_PATHS', settings.renderPaths.join(',') || undefined),
+    ...optional('ISR_TENANT_HEADER', settings.tenantHeader),
+    ...optional('ISR_TENANTS', settings.tenants?.join(',')),
     ISR_DEPLOY_ID: settings.deployId,
     ISR_LEASE_SECONDS: String(settings.leaseSeconds),
+    ISR_CLOCK_SKEW_MARGIN_SECONDS: String(settings.clockSkewMarginSeconds),
     ISR_RENDER_TIMEOUT_MS: String(settings.renderTimeoutMs),
     ISR_REVALIDATE_SECONDS: String(settings.revalidateSeconds),
     ISR_MAX_BODY_BYTES: String(settings.maxBodyBytes),
-    ...(settings.renderOriginUrl === undefined
-      ? {}
-      : { RENDER_ORIGIN_URL: settings.renderOriginUrl }),
+    ...optional('ISR_META_TTL_SECONDS', settings.metaTtlSeconds?.toString()),
+    ...optional('ISR_GONE_TTL_SECONDS', settings.goneTtlSeconds?.toString()),
+    ISR_FUNCTION_TIMEOUT_MS: String(functionSettings(kind, settings).timeout.toMilliseconds()),
+    ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
+    ...optional('ISR_UPSTREAM_SECRET_ARN', settings.upstreamSecret?.arn),
+    ...optional('ISR_UPSTREAM_SECRET_HEADER', settings.upstreamSecret?.header),
+    ...own,
     POWERTOOLS_SERVICE_NAME: `isr-${kind}`,
     NODE_OPTIONS: '--enable-source-maps',
   };

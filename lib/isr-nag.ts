@@ -1,22 +1,31 @@
 /**
- * cdk-nag (AwsSolutions) findings the service accepts on purpose, each with its reason. Each one
- * disappears when the prop that fixes it is set; everything else is fixed, not acknowledged.
+ * cdk-nag (AwsSolutions) findings the service accepts on purpose, each with its true reason.
+ * Each one disappears when the prop that fixes it is set (CFR3 with `cdnLogs` is acknowledged
+ * instead, because cdk-nag's rule only sees legacy logging); everything else is fixed.
  */
 import { Stack, Validations } from 'aws-cdk-lib';
-import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import { BODY_KEY_PREFIX } from '../lambda/core/rows.js';
-import type { IsrService, IsrServiceProps } from './isr-service.js';
+import type { IsrServiceProps } from './isr-service-props.js';
 
 const acknowledge = (scope: IConstruct, id: string, reason: string) =>
   Validations.of(scope).acknowledge({ id, reason });
 
-export function acknowledgeNagFindings(service: IsrService, props: IsrServiceProps): void {
-  const bucketId = Stack.of(service).getLogicalId(service.bucket.node.defaultChild as CfnBucket);
-  for (const [fn, role] of [
-    [service.originFunction, service.originRole],
-    [service.workerFunction, service.workerRole],
-  ] as const) {
+/** The constructs findings are acknowledged on. */
+export interface NagSubjects {
+  readonly bucket: Bucket;
+  readonly distribution: Distribution;
+  readonly functions: readonly { readonly fn: IFunction; readonly role: IRole }[];
+}
+
+export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceProps): void {
+  const { bucket, distribution } = subjects;
+  const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket);
+  for (const { fn, role } of subjects.functions) {
     acknowledge(
       fn,
       'AwsSolutions-L1',
@@ -27,18 +36,33 @@ export function acknowledgeNagFindings(service: IsrService, props: IsrServicePro
       `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BODY_KEY_PREFIX}*]`,
       'Object actions on page bodies of this bucket only: every render writes a new, unpredictable key under pages/.',
     );
+    if (props.vpc !== undefined) {
+      acknowledge(
+        role,
+        'AwsSolutions-IAM5[Resource::*]',
+        "VPC placement: Lambda creates and deletes the function's network interfaces with this role, EC2 gives the Describe actions no resource scope and the interface IDs are not known in advance; a Deny keeps these actions from the function's own code.",
+      );
+    }
   }
-  const { bucket, distribution } = service;
   if (props.accessLogsBucket === undefined) {
     acknowledge(
       bucket,
       'AwsSolutions-S1',
-      'Server access logs are opt-in via accessLogsBucket; only the two service roles touch this bucket, and CloudTrail records them.',
+      'Server access logs are opt-in via accessLogsBucket (they cost storage per request). Without them, reads and writes of bodies are not recorded: CloudTrail logs S3 object-level operations only when a trail enables data events. Only the two service roles can reach the bucket (public access blocked, TLS only).',
     );
+    if (props.cdnLogs === undefined) {
+      acknowledge(
+        distribution,
+        'AwsSolutions-CFR3',
+        'CloudFront standard logs are opt-in (billed per log line delivered): set cdnLogs for standard logging v2 to a log group or bucket (no ACLs needed), or accessLogsBucket for legacy logs.',
+      );
+    }
+  }
+  if (props.accessLogsBucket === undefined && props.cdnLogs !== undefined) {
     acknowledge(
       distribution,
       'AwsSolutions-CFR3',
-      'CloudFront standard logs need an ACL-enabled log bucket the service does not own; opt in via accessLogsBucket.',
+      "Standard logging v2 is on (cdnLogs: AWS::Logs::Delivery of the distribution's access logs); cdk-nag's CFR3 only recognises the legacy Logging property of the distribution.",
     );
   }
   if (props.certificate === undefined) {
@@ -48,11 +72,11 @@ export function acknowledgeNagFindings(service: IsrService, props: IsrServicePro
       'The default *.cloudfront.net certificate cannot enforce a TLS minimum; pass domainNames + certificate to get TLSv1.2_2021.',
     );
   }
-  if (props.webAclId === undefined) {
+  if (props.webAclId === undefined && props.rateLimitPerFiveMinutes === undefined) {
     acknowledge(
       distribution,
       'AwsSolutions-CFR2',
-      'WAF is opt-in via webAclId (a web ACL has per-request cost and site-specific rules); the origin only serves GET/HEAD.',
+      'No web ACL by default because WAF bills per web ACL, rule and request; without one nothing limits requests per client (reserved concurrency only caps the origin). Set rateLimitPerFiveMinutes for a per-IP rate-based rule, or webAclId for your own web ACL.',
     );
   }
   if (props.geoRestriction === undefined) {

@@ -7,12 +7,20 @@
  *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
  * - worker: Get/Put/Update/DeleteItem on the table; PutObject, PutObjectTagging, DeleteObject
  *   on `pages/*`; consume the queue (granted by its event source); SendMessage to the DLQ.
+ * - both, when configured: GetSecretValue on the upstream secret only; the network-interface
+ *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
+import { Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
+import { ViaServicePrincipal } from 'aws-cdk-lib/aws-kms';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { BODY_KEY_PREFIX } from '../lambda/core/rows.js';
+import type { FunctionKind } from '../lambda/core/settings.js';
+import type { IsrServiceProps } from './isr-service-props.js';
 
 /**
  * Item actions of the lease + publish protocol, which both functions run (the origin for the
@@ -45,6 +53,24 @@ export const WORKER_BODY_ACTIONS = [
   's3:PutObjectTagging',
   's3:DeleteObject',
 ] as const;
+
+/**
+ * An own role per function instead of AWSLambdaBasicExecutionRole, so it logs only to its own
+ * group. VPC networking and the upstream secret are granted here when configured.
+ */
+export function createFunctionRole(
+  scope: Construct,
+  kind: FunctionKind,
+  props: Pick<IsrServiceProps, 'vpc' | 'upstreamSecret'>,
+): Role {
+  const role = new Role(scope, kind === 'origin' ? 'OriginRole' : 'WorkerRole', {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: `ISR ${kind} function`,
+  });
+  if (props.vpc !== undefined) grantVpcNetworking(role);
+  if (props.upstreamSecret !== undefined) grantUpstreamSecret(role, props.upstreamSecret);
+  return role;
+}
 
 export interface ServiceResources {
   readonly table: ITableV2;
@@ -109,4 +135,60 @@ function cacheTableStatement(table: ITableV2): PolicyStatement {
     actions: [...CACHE_TABLE_ACTIONS],
     resources: [table.tableArn],
   });
+}
+
+/**
+ * What Lambda needs to attach a function to a VPC (exactly AWSLambdaVPCAccessExecutionRole's
+ * EC2 actions, written out so the role keeps no managed policy). EC2 offers no resource-level
+ * scope for the Describe actions and Lambda names the ENIs, hence `*`.
+ */
+export const VPC_NETWORK_INTERFACE_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
+
+/**
+ * Lambda manages the function's ENIs with its role from outside the execution environment, and
+ * those calls carry no `lambda:SourceFunctionArn`; calls made by the function's own code do. The
+ * Deny therefore keeps the ENI actions away from the code while Lambda keeps them.
+ */
+export function grantVpcNetworking(role: IRole): void {
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'VpcNetworkInterfaces',
+      actions: [...VPC_NETWORK_INTERFACE_ACTIONS],
+      resources: ['*'],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'NoNetworkInterfacesFromFunctionCode',
+      effect: Effect.DENY,
+      actions: [...VPC_NETWORK_INTERFACE_ACTIONS],
+      resources: ['*'],
+      conditions: { Null: { 'lambda:SourceFunctionArn': 'false' } },
+    }),
+  );
+}
+
+/**
+ * GetSecretValue on this one secret (by its complete ARN), and Decrypt through Secrets Manager
+ * when a customer managed key encrypts it. No DescribeSecret, no other secret.
+ */
+export function grantUpstreamSecret(role: IRole, secret: ISecret): void {
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'UpstreamSecret',
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: [secret.secretFullArn ?? secret.secretArn],
+    }),
+  );
+  const region = Stack.of(secret).region;
+  secret.encryptionKey?.grantDecrypt(
+    new ViaServicePrincipal(`secretsmanager.${region}.amazonaws.com`, role),
+  );
 }

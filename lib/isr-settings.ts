@@ -1,40 +1,44 @@
 /**
- * Defaults and synth-time checks of `IsrServiceProps`. Every timing rule the Lambdas enforce at
- * cold start (`lambda/shared/config.ts`) is checked here too, so a bad combination fails
- * `cdk synth` instead of the first invocation after a deploy.
+ * Defaults and synth-time checks of `IsrServiceProps`. What the Lambdas read is checked with
+ * `lambda/core/settings.ts`, the module their cold start applies too, so synth refuses exactly
+ * the settings a cold start would; only values known at deploy (CDK tokens) are left to the cold
+ * start. Deploy-only rules come on top: memory, batching, concurrency, the redrive minimum of 5
+ * receives (the worker alone accepts fewer), alarms and the edge.
  */
 import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IsrServiceProps } from './isr-service.js';
+import {
+  normaliseHeaderName,
+  SETTING_DEFAULTS as D,
+  settingsProblems,
+  type NameOf,
+  type ServiceSettings,
+} from '../lambda/core/settings.js';
+import type { IsrServiceProps } from './isr-service-props.js';
 
-/** Time a render needs after it returns: body PutObject, the publish transaction, tagging. */
-export const PUBLISH_MARGIN_MS = 5_000;
 /** Visibility timeout per unit of worker timeout, as AWS advises for SQS event sources. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 /** FIFO event sources take at most 10 records per batch. */
 export const MAX_FIFO_BATCH_SIZE = 10;
-/**
- * A function URL answers with at most 6 MB, and the origin base64-encodes binary bodies (4/3),
- * so 4 MiB is the largest body that always fits.
- */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** AWS advises a redrive of at least 5 receives, so a throttled batch is not dead-lettered. */
+export const MIN_REDRIVE_RECEIVES = 5;
+/** Default reservation of the origin: see `originReservedConcurrency`. */
+export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY = 100;
+/** WAF rate-based rules count between 10 and 2e9 requests per window. */
+const RATE_LIMIT_RANGE = [10, 2_000_000_000] as const;
 
 /** Props with every default applied and every rule checked. */
-export interface IsrSettings {
-  readonly renderOriginUrl: string | undefined;
-  readonly allowedQueryParams: readonly string[];
-  readonly tenantHeader: string | undefined;
-  readonly deployId: string;
-  readonly revalidateSeconds: number;
-  readonly leaseSeconds: number;
-  readonly renderTimeoutMs: number;
-  readonly maxBodyBytes: number;
+export interface IsrSettings extends ServiceSettings {
   readonly workerTimeout: Duration;
   readonly workerMemorySize: number;
   readonly workerBatchSize: number;
   readonly workerMaxConcurrency: number;
+  /** Undefined when nothing is reserved. */
+  readonly workerReservedConcurrency: number | undefined;
   readonly originTimeout: Duration;
   readonly originMemorySize: number;
+  /** Undefined when nothing is reserved. */
+  readonly originReservedConcurrency: number | undefined;
   readonly maxReceiveCount: number;
   readonly supersededBodyExpirationDays: number;
   readonly removalPolicy: RemovalPolicy;
@@ -42,6 +46,13 @@ export interface IsrSettings {
   readonly queueAgeAlarmThreshold: Duration;
   readonly deadLetterAlarmThreshold: number;
   readonly workerErrorsAlarmThreshold: number;
+  readonly originErrorsAlarmThreshold: number;
+  readonly missRateAlarmThresholdPercent: number;
+  readonly renderFailureRateAlarmThresholdPercent: number;
+  readonly cdnErrorRateAlarmThresholdPercent: number;
+  readonly rateLimitPerFiveMinutes: number | undefined;
+  readonly missRenderLimit: number;
+  readonly overloadFallbackPath: string | undefined;
 }
 
 /** A prop combination the service cannot run with; thrown while the construct is built. */
@@ -49,146 +60,186 @@ export class IsrServiceConfigError extends Error {
   override readonly name = 'IsrServiceConfigError';
 }
 
-/** Headers that must never reach the function URL from the viewer (OAC signs; Host routes). */
-const FORBIDDEN_TENANT_HEADERS = new Set(['host', 'authorization', 'x-forwarded-host']);
-
-export function resolveSettings(props: IsrServiceProps): IsrSettings {
-  const settings: IsrSettings = {
-    renderOriginUrl: checkOriginUrl(props.renderOriginUrl),
-    allowedQueryParams: checkQueryParams(props.allowedQueryParams ?? []),
-    tenantHeader: checkTenantHeader(props.tenantHeader),
-    deployId: checkDeployId(props.deployId ?? 'unversioned'),
-    revalidateSeconds: integer('revalidateSeconds', props.revalidateSeconds ?? 60, 1),
-    leaseSeconds: integer('leaseSeconds', props.leaseSeconds ?? 30, 2),
-    renderTimeoutMs: integer('renderTimeoutMs', props.renderTimeoutMs ?? 10_000, 1),
-    maxBodyBytes: integer('maxBodyBytes', props.maxBodyBytes ?? MAX_BODY_BYTES, 1, MAX_BODY_BYTES),
-    workerTimeout: props.workerTimeout ?? Duration.seconds(30),
-    workerMemorySize: integer('workerMemorySize', props.workerMemorySize ?? 1024, 128, 10_240),
-    workerBatchSize: integer(
-      'workerBatchSize',
-      props.workerBatchSize ?? 10,
-      1,
-      MAX_FIFO_BATCH_SIZE,
+/** Props with defaults applied and nothing checked yet (the property test feeds this to both sides). */
+export function applyDefaults(props: IsrServiceProps): IsrSettings {
+  const workerMaxConcurrency = props.workerMaxConcurrency ?? 10;
+  const reserved = (value: number | undefined, fallback: number) =>
+    value === 0 ? undefined : (value ?? fallback);
+  return {
+    renderOriginUrl: props.renderOriginUrl,
+    allowedQueryParams: [...new Set(props.allowedQueryParams ?? [])].sort(),
+    tenantHeader:
+      props.tenantHeader === undefined ? undefined : normaliseHeaderName(props.tenantHeader),
+    tenants: props.tenants === undefined ? undefined : [...new Set(props.tenants)],
+    deployId: props.deployId ?? D.deployId,
+    revalidateSeconds: props.revalidateSeconds ?? D.revalidateSeconds,
+    leaseSeconds: props.leaseSeconds ?? D.leaseSeconds,
+    clockSkewMarginSeconds: props.clockSkewMarginSeconds ?? D.clockSkewMarginSeconds,
+    renderTimeoutMs: props.renderTimeoutMs ?? D.renderTimeoutMs,
+    maxBodyBytes: props.maxBodyBytes ?? D.maxBodyBytes,
+    metaTtlSeconds: props.metaTtlSeconds ?? D.metaTtlSeconds,
+    goneTtlSeconds: props.goneTtlSeconds ?? D.goneTtlSeconds,
+    renderPaths: [...(props.renderPaths ?? [])],
+    missRenderLimit: props.missRenderLimit ?? D.missRenderLimit,
+    overloadFallbackPath: props.overloadFallbackPath,
+    upstreamSecret:
+      props.upstreamSecret === undefined
+        ? undefined
+        : {
+            arn: props.upstreamSecret.secretArn,
+            header: normaliseHeaderName(props.upstreamSecretHeader ?? D.upstreamSecretHeader),
+          },
+    workerTimeout: props.workerTimeout ?? Duration.millis(D.functionTimeoutMs),
+    workerMemorySize: props.workerMemorySize ?? 1024,
+    workerBatchSize: props.workerBatchSize ?? 10,
+    workerMaxConcurrency,
+    workerReservedConcurrency: reserved(props.workerReservedConcurrency, workerMaxConcurrency),
+    originTimeout: props.originTimeout ?? Duration.millis(D.functionTimeoutMs),
+    originMemorySize: props.originMemorySize ?? 1024,
+    originReservedConcurrency: reserved(
+      props.originReservedConcurrency,
+      DEFAULT_ORIGIN_RESERVED_CONCURRENCY,
     ),
-    workerMaxConcurrency: integer(
-      'workerMaxConcurrency',
-      props.workerMaxConcurrency ?? 10,
-      2,
-      1000,
-    ),
-    originTimeout: props.originTimeout ?? Duration.seconds(30),
-    originMemorySize: integer('originMemorySize', props.originMemorySize ?? 1024, 128, 10_240),
-    maxReceiveCount: integer('maxReceiveCount', props.maxReceiveCount ?? 5, 5, 1000),
-    supersededBodyExpirationDays: integer(
-      'supersededBodyExpirationDays',
-      props.supersededBodyExpirationDays ?? 7,
-      1,
-    ),
+    maxReceiveCount: props.maxReceiveCount ?? D.maxReceiveCount,
+    supersededBodyExpirationDays: props.supersededBodyExpirationDays ?? 7,
     removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     queueAgeAlarmThreshold: props.queueAgeAlarmThreshold ?? Duration.seconds(300),
-    deadLetterAlarmThreshold: integer(
-      'deadLetterAlarmThreshold',
-      props.deadLetterAlarmThreshold ?? 0,
-      0,
-    ),
-    workerErrorsAlarmThreshold: integer(
-      'workerErrorsAlarmThreshold',
-      props.workerErrorsAlarmThreshold ?? 0,
-      0,
-    ),
+    deadLetterAlarmThreshold: props.deadLetterAlarmThreshold ?? 0,
+    workerErrorsAlarmThreshold: props.workerErrorsAlarmThreshold ?? 0,
+    originErrorsAlarmThreshold: props.originErrorsAlarmThreshold ?? 0,
+    missRateAlarmThresholdPercent: props.missRateAlarmThresholdPercent ?? 50,
+    renderFailureRateAlarmThresholdPercent: props.renderFailureRateAlarmThresholdPercent ?? 5,
+    cdnErrorRateAlarmThresholdPercent: props.cdnErrorRateAlarmThresholdPercent ?? 5,
+    rateLimitPerFiveMinutes: props.rateLimitPerFiveMinutes,
   };
-  checkTimings(settings);
+}
+
+export function resolveSettings(props: IsrServiceProps): IsrSettings {
+  const settings = applyDefaults(props);
+  const problems = [...lambdaProblems(settings), ...deployProblems(settings, props)];
+  if (problems.length > 0) throw new IsrServiceConfigError(`IsrService: ${problems.join('; ')}`);
   return settings;
 }
 
-/**
- * The lease must outlive the render (a render cannot run past the lease unnoticed), and each
- * function's timeout must leave room for a whole render plus its publish: the worker for every
- * regeneration, the origin for a miss it renders in the request.
- */
-function checkTimings(settings: IsrSettings): void {
-  const { renderTimeoutMs, leaseSeconds } = settings;
-  if (renderTimeoutMs >= leaseSeconds * 1000) {
-    throw new IsrServiceConfigError(
-      `IsrService: renderTimeoutMs (${renderTimeoutMs} ms) must be below the lease ` +
-        `(leaseSeconds=${leaseSeconds}, ${leaseSeconds * 1000} ms): the lease must be longer than the render`,
+/** Construct prop names for the settings the shared rules check. */
+const propName: NameOf = (key, kind) => {
+  if (key === 'functionTimeoutMs') return kind === 'origin' ? 'originTimeout' : 'workerTimeout';
+  if (key === 'upstreamSecretArn' || key === 'upstreamSecret') return 'upstreamSecret';
+  if (key === 'localMode') return 'local mode';
+  return key;
+};
+
+/** The rules every cold start applies (`lambda/shared/config.ts`), applied to the same values. */
+export function lambdaProblems(settings: IsrSettings): string[] {
+  return settingsProblems(
+    {
+      service: settings,
+      localMode: false,
+      isDeployTime: (text) => Token.isUnresolved(text),
+      functions: [
+        {
+          kind: 'origin',
+          timeoutMs: settings.originTimeout.toMilliseconds(),
+          settings: {
+            dedupeWindowSeconds: D.dedupeWindowSeconds,
+            missRenderLimit: settings.missRenderLimit,
+            missWaitMs: D.missWaitMs,
+            retryAfterSeconds: D.retryAfterSeconds,
+            staleSharedMaxAge: D.staleSharedMaxAge,
+            staleWhileRevalidateSeconds: D.staleWhileRevalidateSeconds,
+            staleIfErrorSeconds: D.staleIfErrorSeconds,
+          },
+        },
+        {
+          kind: 'worker',
+          timeoutMs: settings.workerTimeout.toMilliseconds(),
+          settings: {
+            maxReceiveCount: settings.maxReceiveCount,
+            idempotencyTtlSeconds: D.idempotencyTtlSeconds,
+          },
+        },
+      ],
+    },
+    propName,
+  );
+}
+
+/** Rules of the deployment itself: what CloudFront, SQS, Lambda and WAF accept. */
+function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[] {
+  const problems: string[] = [];
+  const integer = (name: string, value: number | undefined, min: number, max = Infinity) => {
+    if (value === undefined || (Number.isInteger(value) && value >= min && value <= max)) return;
+    const range = max === Infinity ? `>= ${min}` : `${min}..${max}`;
+    problems.push(`${name} must be an integer ${range}, got ${value}`);
+  };
+  const s = settings;
+  if (
+    s.originReservedConcurrency !== undefined &&
+    s.missRenderLimit >= s.originReservedConcurrency
+  ) {
+    problems.push(
+      `missRenderLimit (${s.missRenderLimit}) must be below originReservedConcurrency ` +
+        `(${s.originReservedConcurrency}), so cached pages are still served while misses render`,
     );
   }
-  const needed = renderTimeoutMs + PUBLISH_MARGIN_MS;
-  for (const [name, timeout] of [
-    ['workerTimeout', settings.workerTimeout],
-    ['originTimeout', settings.originTimeout],
+  integer('workerMemorySize', s.workerMemorySize, 128, 10_240);
+  integer('originMemorySize', s.originMemorySize, 128, 10_240);
+  integer('workerBatchSize', s.workerBatchSize, 1, MAX_FIFO_BATCH_SIZE);
+  integer('workerMaxConcurrency', s.workerMaxConcurrency, 2, 1000);
+  integer('maxReceiveCount', s.maxReceiveCount, MIN_REDRIVE_RECEIVES, 1000);
+  integer('supersededBodyExpirationDays', s.supersededBodyExpirationDays, 1);
+  integer('deadLetterAlarmThreshold', s.deadLetterAlarmThreshold, 0);
+  integer('workerErrorsAlarmThreshold', s.workerErrorsAlarmThreshold, 0);
+  integer('originErrorsAlarmThreshold', s.originErrorsAlarmThreshold, 0);
+  integer('workerReservedConcurrency', s.workerReservedConcurrency, 1);
+  integer('originReservedConcurrency', s.originReservedConcurrency, 1);
+  integer('rateLimitPerFiveMinutes', s.rateLimitPerFiveMinutes, ...RATE_LIMIT_RANGE);
+  for (const [name, value] of [
+    ['missRateAlarmThresholdPercent', s.missRateAlarmThresholdPercent],
+    ['renderFailureRateAlarmThresholdPercent', s.renderFailureRateAlarmThresholdPercent],
+    ['cdnErrorRateAlarmThresholdPercent', s.cdnErrorRateAlarmThresholdPercent],
   ] as const) {
-    const ms = timeout.toMilliseconds();
-    if (ms < needed || ms > 900_000) {
-      throw new IsrServiceConfigError(
-        `IsrService: ${name} (${ms} ms) must leave room for a render and its publish: at least ` +
-          `renderTimeoutMs + ${PUBLISH_MARGIN_MS} ms = ${needed} ms, and at most 900 s`,
-      );
-    }
+    if (!(value >= 0 && value <= 100))
+      problems.push(`${name} must be a percentage 0..100, got ${value}`);
   }
-  const queueAge = settings.queueAgeAlarmThreshold.toSeconds();
+  const reserved = s.workerReservedConcurrency;
+  if (reserved !== undefined && reserved < s.workerMaxConcurrency) {
+    problems.push(
+      `workerReservedConcurrency (${reserved}) must be at least workerMaxConcurrency ` +
+        `(${s.workerMaxConcurrency}), or 0 to reserve none: its event source would be throttled`,
+    );
+  }
+  const queueAge = s.queueAgeAlarmThreshold.toSeconds();
   if (queueAge < 60) {
-    throw new IsrServiceConfigError(
-      `IsrService: queueAgeAlarmThreshold (${queueAge} s) must be at least 60 s (SQS reports per minute)`,
+    problems.push(
+      `queueAgeAlarmThreshold (${queueAge} s) must be at least 60 s (SQS reports per minute)`,
     );
   }
-}
-
-function integer(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `${min}..${max}`;
-    throw new IsrServiceConfigError(
-      `IsrService: ${name} must be an integer ${range}, got ${value}`,
+  if (props.webAclId !== undefined && props.rateLimitPerFiveMinutes !== undefined) {
+    problems.push(
+      'rateLimitPerFiveMinutes creates a web ACL; it cannot be combined with webAclId (add a rate-based rule to that web ACL instead)',
     );
   }
-  return value;
-}
-
-function checkOriginUrl(url: string | undefined): string | undefined {
-  if (url === undefined || Token.isUnresolved(url)) return url;
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch (error) {
-    throw new IsrServiceConfigError(`IsrService: renderOriginUrl is not a URL: ${url}`, {
-      cause: error,
-    });
+  if (
+    props.cdnLogs !== undefined &&
+    (props.cdnLogs.logGroup === undefined) === (props.cdnLogs.bucket === undefined)
+  ) {
+    problems.push('cdnLogs needs exactly one of logGroup or bucket');
   }
-  if (protocol !== 'https:' && protocol !== 'http:') {
-    throw new IsrServiceConfigError(`IsrService: renderOriginUrl must be http(s), got ${url}`);
+  if (
+    props.vpc === undefined &&
+    (props.vpcSubnets !== undefined || props.securityGroups !== undefined)
+  ) {
+    problems.push('vpcSubnets and securityGroups need vpc');
   }
-  return url;
-}
-
-/** Names travel comma-separated in ISR_ALLOWED_QUERY_PARAMS and must match what CloudFront sees. */
-function checkQueryParams(params: readonly string[]): readonly string[] {
-  for (const param of params) {
-    if (!/^[^\s,&=#]+$/.test(param)) {
-      throw new IsrServiceConfigError(
-        `IsrService: allowedQueryParams entry ${JSON.stringify(param)} is not a query parameter name`,
-      );
-    }
+  if (props.upstreamSecretHeader !== undefined && props.upstreamSecret === undefined) {
+    problems.push('upstreamSecretHeader needs upstreamSecret');
   }
-  return [...new Set(params)].sort();
-}
-
-function checkTenantHeader(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const name = header.trim().toLowerCase();
-  if (!/^[a-z0-9-]+$/.test(name) || FORBIDDEN_TENANT_HEADERS.has(name)) {
-    throw new IsrServiceConfigError(
-      `IsrService: tenantHeader ${JSON.stringify(header)} must be a plain header name other than ` +
-        [...FORBIDDEN_TENANT_HEADERS].join(', '),
+  if (props.upstreamSecret !== undefined && props.upstreamSecret.secretFullArn === undefined) {
+    problems.push(
+      'upstreamSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
     );
   }
-  return name;
-}
-
-function checkDeployId(deployId: string): string {
-  if (deployId.length < 1 || deployId.length > 128) {
-    throw new IsrServiceConfigError('IsrService: deployId must be 1 to 128 characters');
-  }
-  return deployId;
+  return problems;
 }

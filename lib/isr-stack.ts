@@ -1,11 +1,12 @@
 /**
  * The deployable stack: one IsrService and its outputs. Settings come from the stack props,
  * else from CDK context (`-c renderOriginUrl=...`, `-c allowedQueryParams=page,lang`,
- * `-c tenantHeader=x-tenant`, `-c deployId=...`); props win.
+ * `-c tenantHeader=x-tenant`, `-c tenants=acme,globex`, `-c deployId=...`); props win.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { IsrService, type IsrServiceProps } from './isr-service.js';
+import { IsrService } from './isr-service.js';
+import type { IsrServiceProps } from './isr-service-props.js';
 
 export interface IsrStackProps extends StackProps {
   /** @default - read from CDK context, then the construct's defaults */
@@ -55,6 +56,7 @@ function serviceContext(scope: Construct): IsrServiceProps {
     renderOriginUrl: text('renderOriginUrl'),
     allowedQueryParams: list('allowedQueryParams'),
     tenantHeader: text('tenantHeader'),
+    tenants: list('tenants'),
     deployId: text('deployId'),
   };
   return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined));

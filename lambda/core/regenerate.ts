@@ -27,6 +27,7 @@ import type {
 } from './ports.js';
 import { admitPage, type AdmittedPage, type RenderPolicy } from './render-policy.js';
 import { bodyKeyOf } from './rows.js';
+import { SETTING_DEFAULTS } from './settings.js';
 
 /** Outcomes a caller logs as `decision`, with the names operators search for. */
 export const Decision = {
@@ -297,7 +298,10 @@ export interface Retention {
   readonly goneSeconds: number;
 }
 
-export const DEFAULT_RETENTION: Retention = { idleSeconds: 7 * 86_400, goneSeconds: 3_600 };
+export const DEFAULT_RETENTION: Retention = {
+  idleSeconds: SETTING_DEFAULTS.metaTtlSeconds,
+  goneSeconds: SETTING_DEFAULTS.goneTtlSeconds,
+};
 
 const metaTtl = (generatedAt: number, page: AdmittedPage, retention: Retention): number =>
   generatedAt +

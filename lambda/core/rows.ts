@@ -29,3 +29,15 @@ export const BODY_KEY_PREFIX = 'pages/';
  */
 export const bodyKeyOf = (cacheKey: CacheKey, leaseToken: string): string =>
   `${BODY_KEY_PREFIX}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;
+
+/**
+ * Tag the bucket's lifecycle rule expires on: set on a body only once META points elsewhere (or
+ * on an orphan no META ever referenced). The S3 adapter sets it; the CDK lifecycle rule reads it.
+ */
+export const SupersededTag = { Key: 'isr-state', Value: 'superseded' } as const;
+
+/**
+ * Tenants are short identifiers; `#` is excluded so the pk (`TENANT#<tenant>#CACHE#<hash>`)
+ * stays unambiguous. The tenant allow-list (`ISR_TENANTS`) is validated with the same pattern.
+ */
+export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -1,13 +1,24 @@
 /**
- * Every environment variable the service reads, validated once at cold start. A bad or missing
- * value fails with a message naming the variable; nothing else reads `process.env`.
+ * Every environment variable the service's own code acts on, parsed once at cold start (the
+ * entry points pass `process.env` in). zod checks types; the defaults and every rule come from
+ * `core/settings.ts`, the module `cdk synth` applies too, so a deploy synth accepted starts.
+ * A bad or missing value fails with a message naming the variable. Libraries read their own
+ * variables: Powertools (`POWERTOOLS_*`) and the AWS SDK (`AWS_REGION`, credentials).
  */
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
-import { DEFAULT_RETENTION } from '../core/regenerate.js';
+import {
+  normaliseHeaderName,
+  SETTING_DEFAULTS as D,
+  settingsProblems,
+  type FunctionCheck,
+  type NameOf,
+  type ServiceSettings,
+} from '../core/settings.js';
 
-const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+const int = (fallback: number) => z.coerce.number().int().default(fallback);
+const optionalInt = z.coerce.number().int().optional();
 const list = z
   .string()
   .default('')
@@ -31,52 +42,98 @@ const ServiceEnv = z.object({
   /** Path patterns that may be rendered at all, comma-separated (`/blog/*`, `/docs/**`); unset: all. */
   ISR_RENDER_PATHS: list,
   /** When set, multi-tenant mode: the tenant comes from this request header. */
-  ISR_TENANT_HEADER: optionalText.transform((value) => value?.toLowerCase()),
+  ISR_TENANT_HEADER: optionalText.transform((value) => value && normaliseHeaderName(value)),
+  /**
+   * Tenants the origin serves, comma-separated; unset serves any well-formed tenant. Set but
+   * naming nobody is refused (fail closed), never read as "any tenant".
+   */
+  ISR_TENANTS: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined ? undefined : list.parse(value))),
   /** Bump when rendering behaviour changes, so old intents never collide with new ones. */
-  ISR_DEPLOY_ID: z.string().min(1).max(128).default('unversioned'),
-  ISR_LEASE_SECONDS: int(30, 2),
+  ISR_DEPLOY_ID: z.string().default(D.deployId),
+  ISR_LEASE_SECONDS: int(D.leaseSeconds),
   /** Largest clock difference between two workers; a render starts only with more lease left. */
-  ISR_CLOCK_SKEW_MARGIN_SECONDS: int(2, 0),
-  ISR_RENDER_TIMEOUT_MS: int(10_000),
+  ISR_CLOCK_SKEW_MARGIN_SECONDS: int(D.clockSkewMarginSeconds),
+  ISR_RENDER_TIMEOUT_MS: int(D.renderTimeoutMs),
   /** Freshness of a page that does not ask for its own. */
-  ISR_REVALIDATE_SECONDS: int(60),
-  ISR_MAX_BODY_BYTES: int(5 * 1024 * 1024),
+  ISR_REVALIDATE_SECONDS: int(D.revalidateSeconds),
+  ISR_MAX_BODY_BYTES: int(D.maxBodyBytes),
   /** How long a stale page nobody asks for is kept before DynamoDB TTL may collect it. */
-  ISR_META_TTL_SECONDS: z.coerce.number().int().positive().optional(),
+  ISR_META_TTL_SECONDS: int(D.metaTtlSeconds),
   /** The same for a 404/410 page. */
-  ISR_GONE_TTL_SECONDS: int(DEFAULT_RETENTION.goneSeconds),
+  ISR_GONE_TTL_SECONDS: int(D.goneTtlSeconds),
   /** Upstream SSR origin; the demo renderer is used when unset. */
-  RENDER_ORIGIN_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  RENDER_ORIGIN_URL: optionalText,
+  /** Secrets Manager secret (ARN, never the value) sent to the upstream in a header. */
+  ISR_UPSTREAM_SECRET_ARN: optionalText,
+  ISR_UPSTREAM_SECRET_HEADER: optionalText.transform(
+    (value) => value && normaliseHeaderName(value),
+  ),
+  /** This function's own timeout (the deploy sets it), so the timeout rule holds at cold start. */
+  ISR_FUNCTION_TIMEOUT_MS: optionalInt,
+  /** `1` under `npm start`: a plain-http upstream is allowed on any host. */
+  ISR_LOCAL_MODE: z.enum(['0', '1']).optional(),
+  /** Set by the Lambda runtime; names the lease owner in LOCK rows. */
+  AWS_LAMBDA_FUNCTION_NAME: optionalText,
 });
 
 const WorkerEnv = ServiceEnv.extend({
   ISR_DLQ_URL: z.url(),
   /** Receives after which a retryable failure is dead-lettered (match the queue's redrive). */
-  ISR_MAX_RECEIVE_COUNT: int(5),
-  ISR_IDEMPOTENCY_TTL_SECONDS: int(86_400),
+  ISR_MAX_RECEIVE_COUNT: int(D.maxReceiveCount),
+  ISR_IDEMPOTENCY_TTL_SECONDS: int(D.idempotencyTtlSeconds),
 });
 
 const OriginEnv = ServiceEnv.extend({
   ISR_QUEUE_URL: z.url(),
-  /** FIFO message groups regeneration intents are spread over. */
-  ISR_MESSAGE_GROUPS: int(64),
   /** A stale generation can be re-enqueued after this window (SQS dedupes for 5 minutes). */
-  ISR_DEDUPE_WINDOW_SECONDS: int(30).refine(
-    (value) => value < 300,
-    'must be under 300 (SQS dedupe lasts 5 minutes)',
-  ),
+  ISR_DEDUPE_WINDOW_SECONDS: int(D.dedupeWindowSeconds),
   /** How long a miss waits for another holder's render before answering 503. */
-  ISR_MISS_WAIT_MS: int(5_000, 0),
-  ISR_RETRY_AFTER_SECONDS: int(2),
+  ISR_MISS_WAIT_MS: int(D.missWaitMs),
+  ISR_RETRY_AFTER_SECONDS: int(D.retryAfterSeconds),
   /** Shared-cache lifetime of a stale response: short, so the regenerated page is picked up soon. */
-  ISR_STALE_S_MAXAGE: int(2, 0),
-  ISR_STALE_WHILE_REVALIDATE_SECONDS: int(60, 0),
-  ISR_STALE_IF_ERROR_SECONDS: int(86_400, 0),
+  ISR_STALE_S_MAXAGE: int(D.staleSharedMaxAge),
+  ISR_STALE_WHILE_REVALIDATE_SECONDS: int(D.staleWhileRevalidateSeconds),
+  ISR_STALE_IF_ERROR_SECONDS: int(D.staleIfErrorSeconds),
   /** Renders inside viewer requests at once, across every origin instance; 0 turns the cap off. */
-  ISR_MISS_RENDER_LIMIT: int(25, 0),
+  ISR_MISS_RENDER_LIMIT: int(D.missRenderLimit),
   /** A cached page served (as a 503) when the cap is reached, e.g. `/busy`. */
   ISR_OVERLOAD_FALLBACK_PATH: optionalText,
 });
+
+/** The environment variable behind each setting, for messages. */
+const ENV_NAMES: Record<string, string> = {
+  renderOriginUrl: 'RENDER_ORIGIN_URL',
+  allowedQueryParams: 'ISR_ALLOWED_QUERY_PARAMS',
+  tenantHeader: 'ISR_TENANT_HEADER',
+  tenants: 'ISR_TENANTS',
+  deployId: 'ISR_DEPLOY_ID',
+  revalidateSeconds: 'ISR_REVALIDATE_SECONDS',
+  leaseSeconds: 'ISR_LEASE_SECONDS',
+  clockSkewMarginSeconds: 'ISR_CLOCK_SKEW_MARGIN_SECONDS',
+  renderTimeoutMs: 'ISR_RENDER_TIMEOUT_MS',
+  maxBodyBytes: 'ISR_MAX_BODY_BYTES',
+  metaTtlSeconds: 'ISR_META_TTL_SECONDS',
+  functionTimeoutMs: 'ISR_FUNCTION_TIMEOUT_MS',
+  upstreamSecret: 'ISR_UPSTREAM_SECRET_ARN',
+  upstreamSecretArn: 'ISR_UPSTREAM_SECRET_ARN',
+  upstreamSecretHeader: 'ISR_UPSTREAM_SECRET_HEADER',
+  localMode: 'ISR_LOCAL_MODE=1',
+  maxReceiveCount: 'ISR_MAX_RECEIVE_COUNT',
+  idempotencyTtlSeconds: 'ISR_IDEMPOTENCY_TTL_SECONDS',
+  missRenderLimit: 'ISR_MISS_RENDER_LIMIT',
+  goneTtlSeconds: 'ISR_GONE_TTL_SECONDS',
+  renderPaths: 'ISR_RENDER_PATHS',
+  dedupeWindowSeconds: 'ISR_DEDUPE_WINDOW_SECONDS',
+  missWaitMs: 'ISR_MISS_WAIT_MS',
+  retryAfterSeconds: 'ISR_RETRY_AFTER_SECONDS',
+  staleSharedMaxAge: 'ISR_STALE_S_MAXAGE',
+  staleWhileRevalidateSeconds: 'ISR_STALE_WHILE_REVALIDATE_SECONDS',
+  staleIfErrorSeconds: 'ISR_STALE_IF_ERROR_SECONDS',
+};
+const envName: NameOf = (key) => ENV_NAMES[key] ?? key;
 
 export type ServiceConfig = ReturnType<typeof toServiceConfig>;
 export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
@@ -93,64 +150,100 @@ function parse<T extends z.ZodType>(schema: T, env: Env, what: string): z.output
   throw new ConfigError(`${what} configuration is invalid:\n${problems.join('\n')}`);
 }
 
-function renderableOf(patterns: readonly string[]) {
-  if (patterns.length === 0) return undefined;
-  try {
-    return compilePathPatterns(patterns);
-  } catch (error) {
-    throw new ConfigError(`ISR_RENDER_PATHS: ${(error as Error).message}`);
+function serviceSettingsOf(env: z.output<typeof ServiceEnv>): ServiceSettings {
+  const arn = env.ISR_UPSTREAM_SECRET_ARN;
+  return {
+    renderOriginUrl: env.RENDER_ORIGIN_URL,
+    allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS,
+    renderPaths: env.ISR_RENDER_PATHS,
+    tenantHeader: env.ISR_TENANT_HEADER,
+    tenants: env.ISR_TENANTS,
+    deployId: env.ISR_DEPLOY_ID,
+    revalidateSeconds: env.ISR_REVALIDATE_SECONDS,
+    leaseSeconds: env.ISR_LEASE_SECONDS,
+    clockSkewMarginSeconds: env.ISR_CLOCK_SKEW_MARGIN_SECONDS,
+    renderTimeoutMs: env.ISR_RENDER_TIMEOUT_MS,
+    maxBodyBytes: env.ISR_MAX_BODY_BYTES,
+    metaTtlSeconds: env.ISR_META_TTL_SECONDS,
+    goneTtlSeconds: env.ISR_GONE_TTL_SECONDS,
+    upstreamSecret:
+      arn === undefined
+        ? undefined
+        : { arn, header: env.ISR_UPSTREAM_SECRET_HEADER ?? D.upstreamSecretHeader },
+  };
+}
+
+/** Applies `core/settings.ts`: the same rules `cdk synth` applied to the construct's props. */
+function check(env: z.output<typeof ServiceEnv>, fn: FunctionCheck, what: string): void {
+  const problems = settingsProblems(
+    { service: serviceSettingsOf(env), functions: [fn], localMode: env.ISR_LOCAL_MODE === '1' },
+    envName,
+  );
+  if (env.ISR_UPSTREAM_SECRET_HEADER !== undefined && env.ISR_UPSTREAM_SECRET_ARN === undefined) {
+    problems.push('ISR_UPSTREAM_SECRET_HEADER needs ISR_UPSTREAM_SECRET_ARN');
   }
+  if (problems.length === 0) return;
+  throw new ConfigError(
+    `${what} configuration is invalid:\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
+  );
 }
 
 function toServiceConfig(env: z.output<typeof ServiceEnv>) {
-  if (env.ISR_CLOCK_SKEW_MARGIN_SECONDS >= env.ISR_LEASE_SECONDS) {
-    throw new ConfigError(
-      `ISR_CLOCK_SKEW_MARGIN_SECONDS (${env.ISR_CLOCK_SKEW_MARGIN_SECONDS}) must be below the lease (ISR_LEASE_SECONDS=${env.ISR_LEASE_SECONDS})`,
-    );
-  }
-  if (env.ISR_RENDER_TIMEOUT_MS >= env.ISR_LEASE_SECONDS * 1000) {
-    throw new ConfigError(
-      `ISR_RENDER_TIMEOUT_MS (${env.ISR_RENDER_TIMEOUT_MS}) must be below the lease (ISR_LEASE_SECONDS=${env.ISR_LEASE_SECONDS})`,
-    );
-  }
+  const settings = serviceSettingsOf(env);
   return {
     tableName: env.FACETHEORY_CACHE_TABLE_NAME,
     bucket: env.ISR_BODY_BUCKET,
     keyPolicy: {
-      allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS,
-      renderable: renderableOf(env.ISR_RENDER_PATHS),
+      allowedQueryParams: settings.allowedQueryParams,
+      renderable:
+        settings.renderPaths.length === 0 ? undefined : compilePathPatterns(settings.renderPaths),
     },
-    tenantHeader: env.ISR_TENANT_HEADER,
-    deployId: env.ISR_DEPLOY_ID,
-    leaseSeconds: env.ISR_LEASE_SECONDS,
-    clockSkewMarginSeconds: env.ISR_CLOCK_SKEW_MARGIN_SECONDS,
-    renderTimeoutMs: env.ISR_RENDER_TIMEOUT_MS,
-    defaultRevalidateSeconds: env.ISR_REVALIDATE_SECONDS,
-    maxBodyBytes: env.ISR_MAX_BODY_BYTES,
+    tenantHeader: settings.tenantHeader,
+    /** Tenants served in multi-tenant mode; undefined serves any well-formed tenant. */
+    tenants: settings.tenants,
+    deployId: settings.deployId,
+    leaseSeconds: settings.leaseSeconds,
+    clockSkewMarginSeconds: settings.clockSkewMarginSeconds,
+    renderTimeoutMs: settings.renderTimeoutMs,
+    defaultRevalidateSeconds: settings.revalidateSeconds,
+    maxBodyBytes: settings.maxBodyBytes,
     retention: {
-      idleSeconds: env.ISR_META_TTL_SECONDS ?? DEFAULT_RETENTION.idleSeconds,
+      idleSeconds: env.ISR_META_TTL_SECONDS,
       goneSeconds: env.ISR_GONE_TTL_SECONDS,
     },
-    renderOriginUrl: env.RENDER_ORIGIN_URL,
+    renderOriginUrl: settings.renderOriginUrl,
+    /** Where the upstream's shared secret lives and the header it goes in; never the value. */
+    upstreamSecret: settings.upstreamSecret,
+    functionTimeoutMs: env.ISR_FUNCTION_TIMEOUT_MS,
+    localMode: env.ISR_LOCAL_MODE === '1',
+    /** The function's name (the lease owner in LOCK rows); unset outside Lambda. */
+    functionName: env.AWS_LAMBDA_FUNCTION_NAME,
   };
+}
+
+/** The overload fallback is a page the origin serves: a path like any a viewer requests. */
+function fallbackPathOf(path: string | undefined): string | undefined {
+  if (path === undefined || path.startsWith('/')) return path;
+  throw new ConfigError(`ISR_OVERLOAD_FALLBACK_PATH must be a path starting with "/", got ${path}`);
 }
 
 export function loadWorkerConfig(env: Env = process.env) {
   const parsed = parse(WorkerEnv, env, 'worker');
-  return {
-    ...toServiceConfig(parsed),
-    dlqUrl: parsed.ISR_DLQ_URL,
+  const worker = {
     maxReceiveCount: parsed.ISR_MAX_RECEIVE_COUNT,
     idempotencyTtlSeconds: parsed.ISR_IDEMPOTENCY_TTL_SECONDS,
   };
+  check(
+    parsed,
+    { kind: 'worker', timeoutMs: parsed.ISR_FUNCTION_TIMEOUT_MS, settings: worker },
+    'worker',
+  );
+  return { ...toServiceConfig(parsed), dlqUrl: parsed.ISR_DLQ_URL, ...worker };
 }
 
 export function loadOriginConfig(env: Env = process.env) {
   const parsed = parse(OriginEnv, env, 'origin');
-  return {
-    ...toServiceConfig(parsed),
-    queueUrl: parsed.ISR_QUEUE_URL,
-    messageGroups: parsed.ISR_MESSAGE_GROUPS,
+  const origin = {
     dedupeWindowSeconds: parsed.ISR_DEDUPE_WINDOW_SECONDS,
     missWaitMs: parsed.ISR_MISS_WAIT_MS,
     retryAfterSeconds: parsed.ISR_RETRY_AFTER_SECONDS,
@@ -158,6 +251,16 @@ export function loadOriginConfig(env: Env = process.env) {
     staleWhileRevalidateSeconds: parsed.ISR_STALE_WHILE_REVALIDATE_SECONDS,
     staleIfErrorSeconds: parsed.ISR_STALE_IF_ERROR_SECONDS,
     missRenderLimit: parsed.ISR_MISS_RENDER_LIMIT,
-    overloadFallbackPath: parsed.ISR_OVERLOAD_FALLBACK_PATH,
+  };
+  check(
+    parsed,
+    { kind: 'origin', timeoutMs: parsed.ISR_FUNCTION_TIMEOUT_MS, settings: origin },
+    'origin',
+  );
+  return {
+    ...toServiceConfig(parsed),
+    queueUrl: parsed.ISR_QUEUE_URL,
+    overloadFallbackPath: fallbackPathOf(parsed.ISR_OVERLOAD_FALLBACK_PATH),
+    ...origin,
   };
 }

@@ -1,9 +1,42 @@
 // CDK's Template methods (hasResourceProperties, resourceCountIs, ...) are the assertions here.
 import { describe, expect, it } from '@jest/globals';
-import { Stack } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { getAtt, logicalIdOf, serviceIds, synthIsrStack } from './stack-fixture.js';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { IsrService } from '../../lib/isr-service.js';
+import { IsrServiceConfigError } from '../../lib/isr-settings.js';
+import {
+  cdkJsonContext,
+  getAtt,
+  logicalIdOf,
+  serviceIds,
+  synthIsrStack,
+  type FixtureOptions,
+} from './stack-fixture.js';
+
+const account = '123456789012';
+const east = { account, region: 'us-east-1' };
+
+/** The names CloudFront holds account-wide, as CloudFormation will see them (JSON text). */
+function globalNamesOf(options: FixtureOptions): [string, string, string] {
+  const { template, stack } = synthIsrStack(options);
+  const nameOf = (type: string, config: string) => {
+    const [resource] = Object.values(template.findResources(type)) as {
+      Properties: Record<string, { Name: unknown }>;
+    }[];
+    return JSON.stringify(stack.resolve(resource?.Properties[config]?.Name));
+  };
+  return [
+    nameOf('AWS::CloudFront::CachePolicy', 'CachePolicyConfig'),
+    nameOf('AWS::CloudFront::OriginRequestPolicy', 'OriginRequestPolicyConfig'),
+    nameOf('AWS::CloudFront::OriginAccessControl', 'OriginAccessControlConfig'),
+  ];
+}
+
+const lengthOf = (json: string) => (JSON.parse(json) as string).length;
 
 describe('IsrService CloudFront', () => {
   const { template, service } = synthIsrStack();
@@ -176,5 +209,146 @@ describe('IsrService CloudFront', () => {
         expect((headers.Headers ?? []).map((name) => name.toLowerCase())).not.toContain('host');
       }
     }
+  });
+
+  describe('deployed twice in one account', () => {
+    it('names its policies and origin access control per stack and region', () => {
+      const stages = [
+        globalNamesOf({ stackName: 'IsrStaging', env: east }),
+        globalNamesOf({ stackName: 'IsrProd', env: east }),
+        globalNamesOf({ stackName: 'IsrProd', env: { account, region: 'eu-west-1' } }),
+      ];
+      const all = stages.flat();
+      expect(new Set(all).size).toBe(all.length);
+      expect(stages[1][2]).toBe('"IsrProd-us-east-1-origin-access"');
+    });
+
+    it('keeps long names within CloudFront limits, still distinct', () => {
+      const long = 'Isr' + 'x'.repeat(120);
+      const a = globalNamesOf({ stackName: `${long}A`, env: east });
+      const b = globalNamesOf({ stackName: `${long}B`, env: east });
+      for (const name of [...a, ...b]) expect(lengthOf(name)).toBeLessThanOrEqual(128);
+      expect(lengthOf(a[2])).toBeLessThanOrEqual(64);
+      expect(a[2]).not.toBe(b[2]);
+    });
+
+    it('names by the region at deploy when the stack is environment-agnostic', () => {
+      expect(globalNamesOf({})[0]).toContain('AWS::Region');
+    });
+  });
+
+  describe('rate limit', () => {
+    it('attaches a CLOUDFRONT web ACL with a per-IP rate-based rule', () => {
+      const { template: limited, service: limitedService } = synthIsrStack({
+        env: east,
+        service: { rateLimitPerFiveMinutes: 2000 },
+      });
+      limited.hasResourceProperties('AWS::WAFv2::WebACL', {
+        Scope: 'CLOUDFRONT',
+        DefaultAction: { Allow: {} },
+        Rules: [
+          Match.objectLike({
+            Action: { Block: {} },
+            Statement: {
+              RateBasedStatement: {
+                Limit: 2000,
+                AggregateKeyType: 'IP',
+                EvaluationWindowSec: 300,
+              },
+            },
+          }),
+        ],
+      });
+      limited.hasResourceProperties('AWS::CloudFront::Distribution', {
+        DistributionConfig: Match.objectLike({
+          WebACLId: getAtt(logicalIdOf(limitedService.webAcl as CfnWebACL), 'Arn'),
+        }),
+      });
+    });
+
+    it('refuses a stack outside us-east-1, and asserts the region when it is unknown', () => {
+      expect(() =>
+        synthIsrStack({
+          env: { account, region: 'eu-west-1' },
+          service: { rateLimitPerFiveMinutes: 2000 },
+        }),
+      ).toThrow(/rateLimitPerFiveMinutes .* needs the stack in us-east-1.*pass webAclId/);
+      const { template: agnostic } = synthIsrStack({ service: { rateLimitPerFiveMinutes: 2000 } });
+      expect(JSON.stringify(agnostic.toJSON().Rules)).toContain('us-east-1');
+    });
+
+    it('cannot be combined with a web ACL of its own', () => {
+      expect(() =>
+        synthIsrStack({
+          env: east,
+          service: {
+            rateLimitPerFiveMinutes: 2000,
+            webAclId: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/isr/abc',
+          },
+        }),
+      ).toThrow(IsrServiceConfigError);
+    });
+
+    it('creates no web ACL by default', () => {
+      template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    });
+  });
+
+  describe('standard logging v2', () => {
+    const logged = (destination: 'logGroup' | 'bucket') => {
+      const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+      const stack = new Stack(app, 'Logged', { env: east });
+      const target =
+        destination === 'logGroup'
+          ? { logGroup: new LogGroup(stack, 'CdnLogs') }
+          : { bucket: new Bucket(stack, 'CdnLogs', { enforceSSL: true }) };
+      const built = new IsrService(stack, 'Isr', { cdnLogs: target });
+      return { template: Template.fromStack(stack), service: built, stack };
+    };
+
+    it('delivers the access logs of the distribution to a log group', () => {
+      const { template: built, service: withLogs } = logged('logGroup');
+      built.hasResourceProperties('AWS::Logs::DeliverySource', {
+        LogType: 'ACCESS_LOGS',
+        Name: 'Logged-us-east-1-cdn',
+        ResourceArn: Match.objectLike({
+          'Fn::Join': ['', Match.arrayWith([{ Ref: logicalIdOf(withLogs.distribution) }])],
+        }),
+      });
+      built.hasResourceProperties('AWS::Logs::DeliveryDestination', {
+        OutputFormat: 'json',
+        DestinationResourceArn: Match.objectLike({
+          'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp(':log-group:$')])],
+        }),
+      });
+      built.hasResource('AWS::Logs::Delivery', {
+        Properties: Match.objectLike({ DeliverySourceName: 'Logged-us-east-1-cdn' }),
+        DependsOn: [logicalIdOf(withLogs.cdnLogDelivery!.source)],
+      });
+    });
+
+    it('lets log delivery write to a bucket of the stack, from this delivery source only', () => {
+      const { template: built } = logged('bucket');
+      built.hasResourceProperties('AWS::S3::BucketPolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'CloudFrontStandardLogsV2',
+              Principal: { Service: 'delivery.logs.amazonaws.com' },
+              Action: 's3:PutObject',
+              Condition: Match.objectLike({ ArnLike: Match.anyValue() }),
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('needs the stack in us-east-1, where the delivery source must be', () => {
+      const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+      const stack = new Stack(app, 'West', { env: { account, region: 'eu-west-1' } });
+      expect(
+        () => new IsrService(stack, 'Isr', { cdnLogs: { logGroup: new LogGroup(stack, 'L') } }),
+      ).toThrow(/cdnLogs .* needs the stack in us-east-1/);
+    });
   });
 });

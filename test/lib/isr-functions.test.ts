@@ -1,8 +1,11 @@
 // CDK's Template methods (hasResourceProperties, resourceCountIs, ...) are the assertions here.
 import { describe, expect, it } from '@jest/globals';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
+import { functionEnvironment } from '../../lib/isr-functions.js';
 import {
   logicalIdOf,
   resourceOf,
@@ -36,10 +39,105 @@ describe('IsrService functions', () => {
         ISR_RENDER_TIMEOUT_MS: '10000',
         ISR_REVALIDATE_SECONDS: '60',
         ISR_MAX_BODY_BYTES: String(4 * 1024 * 1024),
+        ISR_CLOCK_SKEW_MARGIN_SECONDS: '2',
+        ISR_FUNCTION_TIMEOUT_MS: '30000',
         POWERTOOLS_SERVICE_NAME: fn === ids.origin ? 'isr-origin' : 'isr-worker',
       });
       expect(env(fn)).not.toHaveProperty('ISR_TENANT_HEADER');
       expect(env(fn)).not.toHaveProperty('RENDER_ORIGIN_URL');
+      expect(env(fn)).not.toHaveProperty('ISR_TENANTS');
+      expect(env(fn)).not.toHaveProperty('ISR_UPSTREAM_SECRET_ARN');
+    }
+  });
+
+  it('get exactly functionEnvironment(...), the environment the settings test feeds to config', () => {
+    const refs = {
+      tableName: service.table.tableName,
+      bucketName: service.bucket.bucketName,
+      queueUrl: service.queue.queueUrl,
+      deadLetterQueueUrl: service.deadLetterQueue.queueUrl,
+    };
+    for (const [kind, id] of [
+      ['origin', ids.origin],
+      ['worker', ids.worker],
+    ] as const) {
+      expect(env(id)).toEqual(
+        Stack.of(service).resolve(functionEnvironment(kind, service.settings, refs)),
+      );
+    }
+  });
+
+  it('tell each function its own timeout, so its cold start checks the timeout rule', () => {
+    const { template: slow, service: slowService } = synthIsrStack({
+      service: { workerTimeout: Duration.seconds(90), originTimeout: Duration.seconds(20) },
+    });
+    const timeoutOf = (fn: typeof slowService.originFunction) =>
+      resourceOf<LambdaProperties>(slow, logicalIdOf(fn)).Properties.Environment.Variables
+        .ISR_FUNCTION_TIMEOUT_MS;
+    expect(timeoutOf(slowService.workerFunction)).toBe('90000');
+    expect(timeoutOf(slowService.originFunction)).toBe('20000');
+  });
+
+  it('reserve concurrency: the origin capped, the worker what its event source may use', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-origin' }) },
+      ReservedConcurrentExecutions: 100,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-worker' }) },
+      ReservedConcurrentExecutions: 10,
+    });
+    const { template: sized } = synthIsrStack({
+      service: { workerMaxConcurrency: 25, originReservedConcurrency: 0 },
+    });
+    sized.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 25 },
+    });
+    sized.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-worker' }) },
+      ReservedConcurrentExecutions: 25,
+    });
+    sized.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-origin' }) },
+      ReservedConcurrentExecutions: Match.absent(),
+    });
+  });
+
+  it('run both functions in the given VPC subnets and security groups', () => {
+    const { template: placed, service: placedService } = synthIsrStack({ service: vpcProps() });
+    const groups = placed.findResources('AWS::EC2::SecurityGroup');
+    expect(Object.keys(groups)).toHaveLength(0);
+    for (const fn of [placedService.originFunction, placedService.workerFunction]) {
+      expect(
+        resourceOf<{ VpcConfig: unknown }>(placed, logicalIdOf(fn)).Properties.VpcConfig,
+      ).toEqual({
+        SubnetIds: ['subnet-aaaa1111', 'subnet-bbbb2222'],
+        SecurityGroupIds: ['sg-0123456789abcdef0'],
+      });
+    }
+  });
+
+  it('pass the tenant allow-list, and the upstream secret by ARN and header only', () => {
+    const secretArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf';
+    const { template: tenanted, service: tenantedService } = synthIsrStack({
+      service: {
+        tenantHeader: 'x-tenant',
+        tenants: ['acme', 'globex.eu'],
+        renderOriginUrl: 'https://ssr.example.com',
+        upstreamSecret: Secret.fromSecretCompleteArn(new Stack(), 'Upstream', secretArn),
+        upstreamSecretHeader: 'X-Origin-Key',
+        clockSkewMarginSeconds: 5,
+      },
+    });
+    for (const fn of [tenantedService.originFunction, tenantedService.workerFunction]) {
+      expect(
+        resourceOf<LambdaProperties>(tenanted, logicalIdOf(fn)).Properties.Environment.Variables,
+      ).toMatchObject({
+        ISR_TENANTS: 'acme,globex.eu',
+        ISR_UPSTREAM_SECRET_ARN: secretArn,
+        ISR_UPSTREAM_SECRET_HEADER: 'x-origin-key',
+        ISR_CLOCK_SKEW_MARGIN_SECONDS: '5',
+      });
     }
   });
 
@@ -53,6 +151,13 @@ describe('IsrService functions', () => {
         workerTimeout: Duration.seconds(60),
         maxReceiveCount: 7,
         renderOriginUrl: 'https://ssr.example.com',
+        clockSkewMarginSeconds: 4,
+        tenants: ['acme'],
+        upstreamSecret: Secret.fromSecretCompleteArn(
+          new Stack(),
+          'Upstream',
+          'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf',
+        ),
       },
     });
     const resolved = (id: string) =>
@@ -65,7 +170,9 @@ describe('IsrService functions', () => {
             ? value
             : name.endsWith('_URL')
               ? `https://sqs.us-east-1.amazonaws.com/123456789012/${name}.fifo`
-              : `resolved-${name.toLowerCase()}`,
+              : name.endsWith('_ARN')
+                ? 'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf'
+                : `resolved-${name.toLowerCase()}`,
         ]),
       );
     const origin = loadOriginConfig(resolved(logicalIdOf(customService.originFunction)));
@@ -75,10 +182,15 @@ describe('IsrService functions', () => {
         tenantHeader: 'x-site',
         keyPolicy: { allowedQueryParams: ['page'] },
         leaseSeconds: 40,
+        clockSkewMarginSeconds: 4,
         renderTimeoutMs: 20_000,
         renderOriginUrl: 'https://ssr.example.com',
+        tenants: ['acme'],
+        upstreamSecret: { header: 'x-isr-origin-secret' },
       });
     }
+    expect(worker.functionTimeoutMs).toBe(60_000);
+    expect(origin.functionTimeoutMs).toBe(30_000);
     expect(worker.maxReceiveCount).toBe(7);
     custom.hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 7 }),
@@ -95,3 +207,20 @@ describe('IsrService functions', () => {
     expect(env(ids.worker)).not.toHaveProperty('ISR_QUEUE_URL');
   });
 });
+
+/** Both functions in an imported VPC's private subnets, with one given security group. */
+function vpcProps() {
+  const scratch = new Stack(undefined, 'Network', {
+    env: { account: '123456789012', region: 'us-east-1' },
+  });
+  const vpc = Vpc.fromVpcAttributes(scratch, 'Vpc', {
+    vpcId: 'vpc-0123456789abcdef0',
+    availabilityZones: ['us-east-1a', 'us-east-1b'],
+    privateSubnetIds: ['subnet-aaaa1111', 'subnet-bbbb2222'],
+  });
+  return {
+    vpc,
+    vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+    securityGroups: [SecurityGroup.fromSecurityGroupId(scratch, 'Sg', 'sg-0123456789abcdef0')],
+  };
+}

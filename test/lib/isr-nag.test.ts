@@ -6,10 +6,13 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { IsrService } from '../../lib/isr-service.js';
+import { IsrService, type IsrServiceProps } from '../../lib/isr-service.js';
 import { cdkJsonContext, synthIsrStack } from './stack-fixture.js';
 
 /** Rule ids acknowledged anywhere under `scope`, with their reasons. */
@@ -117,5 +120,73 @@ describe('cdk-nag AwsSolutions', () => {
       ignore.mockRestore();
     }
     expect(rules.sort()).toEqual(ACKNOWLEDGED);
+  });
+
+  it('states true reasons: no CloudTrail claim, no ACL claim, no GET/HEAD excuse', () => {
+    const acks = acknowledgements(synthIsrStack().service);
+    expect(acks.get('AwsSolutions-S1')).toMatch(/only when a trail enables data events/);
+    expect(acks.get('AwsSolutions-S1')).not.toMatch(/CloudTrail records them/);
+    expect(acks.get('AwsSolutions-CFR3')).toMatch(/cdnLogs for standard logging v2/);
+    expect(acks.get('AwsSolutions-CFR3')).not.toMatch(/need an ACL-enabled log bucket/);
+    expect(acks.get('AwsSolutions-CFR2')).toMatch(/rateLimitPerFiveMinutes/);
+    expect(acks.get('AwsSolutions-CFR2')).not.toMatch(/GET\/HEAD/);
+  });
+
+  describe('with the hardening props', () => {
+    /** A service in us-east-1 built with `props(stack)`, its acknowledgements and its findings. */
+    function hardened(props: (stack: Stack) => IsrServiceProps) {
+      const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+      const stack = new Stack(app, 'Hardened', {
+        env: { account: '123456789012', region: 'us-east-1' },
+      });
+      const service = new IsrService(stack, 'Isr', props(stack));
+      const violations = new AwsSolutionsChecks()
+        .validateScope(service)
+        .violations.map((violation) => violation.ruleName);
+      return { acks: acknowledgements(service), violations, stack };
+    }
+
+    it('needs no WAF acknowledgement with a rate limit', () => {
+      const { acks, violations } = hardened(() => ({ rateLimitPerFiveMinutes: 2000 }));
+      expect(acks.has('AwsSolutions-CFR2')).toBe(false);
+      expect(violations).toEqual([]);
+    });
+
+    it('acknowledges CFR3 with the true reason when standard logging v2 is on', () => {
+      const { acks, violations } = hardened((stack) => ({
+        cdnLogs: { logGroup: new LogGroup(stack, 'CdnLogs') },
+      }));
+      expect(acks.get('AwsSolutions-CFR3')).toMatch(/Standard logging v2 is on/);
+      expect(violations).toEqual([]);
+    });
+
+    it('would report CFR3 with logging v2 on: the rule only sees legacy logging', () => {
+      const ignore = jest.spyOn(Validations.prototype, 'acknowledge').mockImplementation(() => {});
+      try {
+        const { violations } = hardened((stack) => ({
+          cdnLogs: { logGroup: new LogGroup(stack, 'CdnLogs') },
+        }));
+        expect(violations).toContain('AwsSolutions-CFR3');
+      } finally {
+        ignore.mockRestore();
+      }
+    });
+
+    it('acknowledges the network-interface wildcard only in a VPC, and stays green', () => {
+      const { acks, violations } = hardened((stack) => ({ vpc: new Vpc(stack, 'Vpc') }));
+      expect(acks.get('AwsSolutions-IAM5[Resource::*]')).toMatch(/VPC placement/);
+      expect(violations).toEqual([]);
+      expect(acknowledgements(synthIsrStack().service).has('AwsSolutions-IAM5[Resource::*]')).toBe(
+        false,
+      );
+    });
+
+    it('stays green with an upstream secret', () => {
+      const { violations } = hardened((stack) => ({
+        renderOriginUrl: 'https://ssr.example.com',
+        upstreamSecret: new Secret(stack, 'Upstream'),
+      }));
+      expect(violations).toEqual([]);
+    });
   });
 });

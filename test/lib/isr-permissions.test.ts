@@ -1,16 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { IsrService } from '../../lib/isr-service.js';
+import { VPC_NETWORK_INTERFACE_ACTIONS } from '../../lib/isr-permissions.js';
 import {
   actionsOf,
   allowedActionsOf,
+  cdkJsonContext,
   coversAction,
   getAtt,
   logicalIdOf,
   policyStatementsOf,
   resourcesOf,
   serviceIds,
+  resourceOf,
   synthIsrStack,
+  type LambdaProperties,
   type PolicyStatementJson,
 } from './stack-fixture.js';
 
@@ -161,5 +169,95 @@ describe('IAM boundaries', () => {
       logicalIdOf(broken.service.table),
     );
     expect(outside).toHaveLength(1);
+  });
+});
+
+/** A service and an upstream secret in one stack, the way an app would wire them. */
+function withUpstreamSecret(leak = false) {
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Secretive');
+  const secret = new Secret(stack, 'UpstreamSecret', {
+    generateSecretString: { passwordLength: 48, excludePunctuation: true },
+  });
+  const service = new IsrService(stack, 'Isr', {
+    renderOriginUrl: 'https://ssr.example.com',
+    upstreamSecret: secret,
+  });
+  // negative control: what a leak would look like (the value resolved into the environment)
+  if (leak) service.originFunction.addEnvironment('LEAKED', secret.secretValue.unsafeUnwrap());
+  return { template: Template.fromStack(stack), stack, secret, service };
+}
+
+describe('upstream secret', () => {
+  it('reaches the functions as its ARN only, never as a value', () => {
+    const { template: built, stack, secret, service: secretive } = withUpstreamSecret();
+    const secretRef = stack.resolve(secret.secretArn) as unknown;
+    for (const fn of [secretive.originFunction, secretive.workerFunction]) {
+      const variables = resourceOf<LambdaProperties>(built, logicalIdOf(fn)).Properties.Environment
+        .Variables;
+      expect(variables.ISR_UPSTREAM_SECRET_ARN).toEqual(secretRef);
+      expect(variables.ISR_UPSTREAM_SECRET_HEADER).toBe('x-isr-origin-secret');
+    }
+    expect(JSON.stringify(built.toJSON())).not.toMatch(/resolve:secretsmanager/);
+    // negative control: a resolved secret value would show as a dynamic reference
+    const leaked = withUpstreamSecret(true).template;
+    expect(JSON.stringify(leaked.toJSON())).toMatch(/resolve:secretsmanager/);
+  });
+
+  it('may be read by the two functions only, and only that secret', () => {
+    const { template: built, stack, secret, service: secretive } = withUpstreamSecret();
+    const secretRef = stack.resolve(secret.secretArn) as unknown;
+    const readers: string[] = [];
+    for (const id of Object.keys(built.findResources('AWS::IAM::Role'))) {
+      const reads = policyStatementsOf(built, id).statements.filter((statement) =>
+        coversAction(actionsOf(statement), 'secretsmanager:GetSecretValue'),
+      );
+      if (reads.length === 0) continue;
+      readers.push(id);
+      expect(reads).toEqual([
+        expect.objectContaining({ Action: 'secretsmanager:GetSecretValue', Resource: secretRef }),
+      ]);
+    }
+    expect(readers.sort()).toEqual(
+      [logicalIdOf(secretive.originRole), logicalIdOf(secretive.workerRole)].sort(),
+    );
+  });
+});
+
+describe('VPC placement', () => {
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Private');
+  const placed = new IsrService(stack, 'Isr', { vpc: new Vpc(stack, 'Vpc', { maxAzs: 2 }) });
+  const built = Template.fromStack(stack);
+
+  it("gives Lambda the network-interface actions, denied to the function's own code", () => {
+    for (const role of [placed.originRole, placed.workerRole]) {
+      const { statements, managedPolicyArns } = policyStatementsOf(built, logicalIdOf(role));
+      expect(managedPolicyArns).toEqual([]);
+      const ec2 = statements.filter((statement) =>
+        actionsOf(statement).some((action) => action.startsWith('ec2:')),
+      );
+      expect(ec2).toEqual([
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: [...VPC_NETWORK_INTERFACE_ACTIONS].sort(),
+          Resource: '*',
+        }),
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: [...VPC_NETWORK_INTERFACE_ACTIONS].sort(),
+          Resource: '*',
+          Condition: { Null: { 'lambda:SourceFunctionArn': 'false' } },
+        }),
+      ]);
+    }
+  });
+
+  it('adds no network access without a VPC', () => {
+    for (const role of [ids.originRole, ids.workerRole]) {
+      expect(coversAction(allowedActionsOf(template, role), 'ec2:CreateNetworkInterface')).toBe(
+        false,
+      );
+    }
   });
 });

@@ -2,9 +2,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { SupersededTag } from '../../lambda/adapters/s3/body-store.js';
+import { SupersededTag as AdapterTag } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
-import { bodyKeyOf } from '../../lambda/core/rows.js';
+import { bodyKeyOf, SupersededTag } from '../../lambda/core/rows.js';
 import {
   getAtt,
   resourceOf,
@@ -122,6 +122,7 @@ describe('IsrService storage and wiring', () => {
 
     it('expires exactly what the Lambda code tags, under the prefix it writes', () => {
       expect(SupersededTag).toEqual({ Key: 'isr-state', Value: 'superseded' });
+      expect(AdapterTag).toBe(SupersededTag);
       const cacheKey = normaliseCacheKey(
         { rawPath: '/a', tenant: 'acme' },
         { allowedQueryParams: [] },

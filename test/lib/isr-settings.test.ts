@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { Duration } from 'aws-cdk-lib';
-import type { IsrServiceProps } from '../../lib/isr-service.js';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IsrServiceProps } from '../../lib/isr-service-props.js';
 import { IsrServiceConfigError, resolveSettings } from '../../lib/isr-settings.js';
 import { synthIsrStack } from './stack-fixture.js';
 
@@ -26,7 +30,66 @@ describe('IsrService settings', () => {
       workerBatchSize: 10,
       supersededBodyExpirationDays: 7,
       removalPolicy: 'retain',
+      clockSkewMarginSeconds: 2,
+      maxBodyBytes: 4 * 1024 * 1024,
+      workerReservedConcurrency: 10,
+      originReservedConcurrency: 100,
+      rateLimitPerFiveMinutes: undefined,
     });
+  });
+
+  it('refuses a lease the default clock-skew margin leaves nothing of (the cold start would)', () => {
+    expect(refusal({ leaseSeconds: 2, renderTimeoutMs: 1_000 })).toMatch(
+      /clockSkewMarginSeconds \(2 s\) must be below the lease \(leaseSeconds=2\)/,
+    );
+  });
+
+  it('reserves concurrency for both functions, the worker at least what its event source uses', () => {
+    expect(resolveSettings({ workerMaxConcurrency: 40 }).workerReservedConcurrency).toBe(40);
+    expect(refusal({ workerMaxConcurrency: 40, workerReservedConcurrency: 20 })).toMatch(
+      /workerReservedConcurrency \(20\) must be at least workerMaxConcurrency \(40\)/,
+    );
+    const none = resolveSettings({ workerReservedConcurrency: 0, originReservedConcurrency: 0 });
+    expect(none).toMatchObject({
+      workerReservedConcurrency: undefined,
+      originReservedConcurrency: undefined,
+    });
+    expect(refusal({ originReservedConcurrency: -1 })).toMatch(/originReservedConcurrency/);
+  });
+
+  it('refuses a rate limit together with a web ACL of its own, and limits WAF would refuse', () => {
+    expect(
+      refusal({
+        rateLimitPerFiveMinutes: 1000,
+        webAclId: 'arn:aws:wafv2:us-east-1:1:global/webacl/x/y',
+      }),
+    ).toMatch(/cannot be combined with webAclId/);
+    expect(refusal({ rateLimitPerFiveMinutes: 5 })).toMatch(
+      /rateLimitPerFiveMinutes must be an integer 10\.\./,
+    );
+  });
+
+  it('refuses network and secret props that cannot take effect', () => {
+    const scratch = new Stack();
+    const vpc = new Vpc(scratch, 'Vpc');
+    expect(refusal({ securityGroups: [] })).toMatch(/need vpc/);
+    expect(() => resolveSettings({ vpc })).not.toThrow();
+    expect(refusal({ upstreamSecretHeader: 'x-key' })).toMatch(
+      /upstreamSecretHeader needs upstreamSecret/,
+    );
+    const byName = Secret.fromSecretNameV2(scratch, 'ByName', 'upstream');
+    expect(refusal({ renderOriginUrl: 'https://ssr.example.com', upstreamSecret: byName })).toMatch(
+      /complete ARN/,
+    );
+  });
+
+  it('takes CloudFront logs to exactly one destination', () => {
+    const scratch = new Stack();
+    const logGroup = new LogGroup(scratch, 'Logs');
+    const bucket = new Bucket(scratch, 'Bucket');
+    expect(refusal({ cdnLogs: {} })).toMatch(/exactly one of logGroup or bucket/);
+    expect(refusal({ cdnLogs: { logGroup, bucket } })).toMatch(/exactly one/);
+    expect(() => resolveSettings({ cdnLogs: { logGroup } })).not.toThrow();
   });
 
   it('refuses a render that could outlive its lease', () => {
@@ -61,6 +124,10 @@ describe('IsrService settings', () => {
     expect(refusal({ tenantHeader: 'x tenant' })).toMatch(/tenantHeader/);
     expect(refusal({ allowedQueryParams: ['a,b'] })).toMatch(/allowedQueryParams/);
     expect(refusal({ renderOriginUrl: 'ftp://example.com' })).toMatch(/renderOriginUrl/);
+    expect(refusal({ renderOriginUrl: 'http://ssr.example.com' })).toMatch(
+      /renderOriginUrl must be https/,
+    );
+    expect(refusal({ tenants: ['acme'] })).toMatch(/tenants needs tenantHeader/);
   });
 
   it('fails the synth, not the deploy, on a bad combination', () => {

@@ -3,11 +3,12 @@
  * esbuild unless asked, and reads IAM policies out of the template for boundary assertions.
  */
 import { readFileSync } from 'node:fs';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Stack, type Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import type { IsrService, IsrServiceProps } from '../../lib/isr-service.js';
+import type { IsrService } from '../../lib/isr-service.js';
+import type { IsrServiceProps } from '../../lib/isr-service-props.js';
 import { IsrStack } from '../../lib/isr-stack.js';
 
 /** The context `cdk synth` would pass: the feature flags in cdk.json. */
@@ -27,6 +28,10 @@ export interface FixtureOptions {
   readonly outdir?: string;
   /** Changes made to the built service before it is synthesized (e.g. a negative control). */
   readonly alter?: (service: IsrService) => void;
+  /** @default 'IsrTest' */
+  readonly stackName?: string;
+  /** @default - environment-agnostic */
+  readonly env?: Environment;
 }
 
 export function synthIsrStack(options: FixtureOptions = {}) {
@@ -38,7 +43,10 @@ export function synthIsrStack(options: FixtureOptions = {}) {
       ...options.context,
     },
   });
-  const stack = new IsrStack(app, 'IsrTest', { service: options.service });
+  const stack = new IsrStack(app, options.stackName ?? 'IsrTest', {
+    service: options.service,
+    env: options.env,
+  });
   options.alter?.(stack.service);
   return { app, stack, service: stack.service, template: Template.fromStack(stack) };
 }

@@ -7,9 +7,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
 import type { BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
+import { SupersededTag } from '../../core/rows.js';
 
-/** Tag the bucket lifecycle expires on: set only once META points elsewhere. */
-export const SupersededTag = { Key: 'isr-state', Value: 'superseded' } as const;
+/** Tag the bucket lifecycle expires on (defined in `core/rows.ts`); re-exported for callers. */
+export { SupersededTag };
 
 export interface S3BodyStoreOptions {
   readonly client: S3Client;

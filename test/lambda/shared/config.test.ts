@@ -8,6 +8,7 @@ const base = {
   ISR_DLQ_URL: 'http://localhost/q/dlq.fifo',
   ISR_QUEUE_URL: 'http://localhost/q/queue.fifo',
 };
+const secretArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf';
 
 const messageOf = (run: () => unknown): string => {
   try {
@@ -30,21 +31,46 @@ describe('configuration', () => {
       maxReceiveCount: 5,
       keyPolicy: { allowedQueryParams: [] },
       tenantHeader: undefined,
+      tenants: undefined,
       renderOriginUrl: undefined,
+      upstreamSecret: undefined,
+      functionTimeoutMs: undefined,
+      localMode: false,
     });
+  });
+
+  it('caps bodies at 4 MiB by default, as the deploy does', () => {
+    expect(loadOriginConfig(base).maxBodyBytes).toBe(4 * 1024 * 1024);
+    expect(
+      messageOf(() => loadOriginConfig({ ...base, ISR_MAX_BODY_BYTES: String(5 * 1024 * 1024) })),
+    ).toContain('ISR_MAX_BODY_BYTES must be an integer 1..4194304');
   });
 
   it('names every missing or malformed variable', () => {
     const message = messageOf(() =>
-      loadWorkerConfig({ ISR_LEASE_SECONDS: 'soon', RENDER_ORIGIN_URL: 'ftp://x' }),
+      loadWorkerConfig({ ISR_LEASE_SECONDS: 'soon', ISR_LOCAL_MODE: 'yes' }),
     );
     for (const name of [
       'FACETHEORY_CACHE_TABLE_NAME',
       'ISR_BODY_BUCKET',
       'ISR_DLQ_URL',
       'ISR_LEASE_SECONDS',
-      'RENDER_ORIGIN_URL',
+      'ISR_LOCAL_MODE',
     ]) {
+      expect(message).toContain(name);
+    }
+  });
+
+  it('names every rule a well-typed environment breaks, at once', () => {
+    const message = messageOf(() =>
+      loadWorkerConfig({
+        ...base,
+        RENDER_ORIGIN_URL: 'ftp://x',
+        ISR_REVALIDATE_SECONDS: '0',
+        ISR_TENANTS: 'acme',
+      }),
+    );
+    for (const name of ['RENDER_ORIGIN_URL', 'ISR_REVALIDATE_SECONDS', 'ISR_TENANTS']) {
       expect(message).toContain(name);
     }
   });
@@ -70,6 +96,15 @@ describe('configuration', () => {
     ).toMatch(/ISR_CLOCK_SKEW_MARGIN_SECONDS.*below the lease/);
   });
 
+  it('refuses a function timeout with no room for a render and its publish', () => {
+    expect(
+      messageOf(() => loadWorkerConfig({ ...base, ISR_FUNCTION_TIMEOUT_MS: '14000' })),
+    ).toMatch(/ISR_FUNCTION_TIMEOUT_MS \(14000 ms\) must leave room/);
+    expect(loadWorkerConfig({ ...base, ISR_FUNCTION_TIMEOUT_MS: '15000' }).functionTimeoutMs).toBe(
+      15_000,
+    );
+  });
+
   it('refuses a dedupe window SQS would outlast', () => {
     expect(
       messageOf(() => loadOriginConfig({ ...base, ISR_DEDUPE_WINDOW_SECONDS: '300' })),
@@ -81,8 +116,69 @@ describe('configuration', () => {
       ...base,
       ISR_ALLOWED_QUERY_PARAMS: ' page, lang ,',
       ISR_TENANT_HEADER: 'X-Tenant',
+      ISR_TENANTS: ' acme, globex.eu ,',
     });
     expect(config.keyPolicy.allowedQueryParams).toEqual(['page', 'lang']);
     expect(config.tenantHeader).toBe('x-tenant');
+    expect(config.tenants).toEqual(['acme', 'globex.eu']);
+  });
+
+  it('refuses tenants the cache key would refuse, or without multi-tenant mode', () => {
+    const tenanted = { ...base, ISR_TENANT_HEADER: 'x-tenant' };
+    expect(messageOf(() => loadOriginConfig({ ...tenanted, ISR_TENANTS: 'acme,a#b' }))).toMatch(
+      /ISR_TENANTS entry "a#b"/,
+    );
+    expect(messageOf(() => loadOriginConfig({ ...base, ISR_TENANTS: 'acme' }))).toMatch(
+      /ISR_TENANTS needs ISR_TENANT_HEADER/,
+    );
+    // set but naming nobody fails closed instead of serving every tenant
+    expect(messageOf(() => loadOriginConfig({ ...tenanted, ISR_TENANTS: ' , ' }))).toMatch(
+      /ISR_TENANTS must name at least one tenant/,
+    );
+  });
+
+  describe('upstream', () => {
+    it('must be https unless it is a loopback host or local mode', () => {
+      const upstream = { ...base, RENDER_ORIGIN_URL: 'http://ssr.internal:3001' };
+      expect(messageOf(() => loadOriginConfig(upstream))).toMatch(
+        /RENDER_ORIGIN_URL must be https/,
+      );
+      expect(loadOriginConfig({ ...upstream, ISR_LOCAL_MODE: '1' }).localMode).toBe(true);
+      expect(
+        loadOriginConfig({ ...base, RENDER_ORIGIN_URL: 'http://127.0.0.1:3001' }).renderOriginUrl,
+      ).toBe('http://127.0.0.1:3001');
+    });
+
+    it('gets its secret as an ARN and a header, never a value', () => {
+      const config = loadWorkerConfig({
+        ...base,
+        RENDER_ORIGIN_URL: 'https://ssr.example.com',
+        ISR_UPSTREAM_SECRET_ARN: secretArn,
+      });
+      expect(config.upstreamSecret).toEqual({ arn: secretArn, header: 'x-isr-origin-secret' });
+      expect(
+        loadWorkerConfig({
+          ...base,
+          RENDER_ORIGIN_URL: 'https://ssr.example.com',
+          ISR_UPSTREAM_SECRET_ARN: secretArn,
+          ISR_UPSTREAM_SECRET_HEADER: 'X-Origin-Key',
+        }).upstreamSecret,
+      ).toEqual({ arn: secretArn, header: 'x-origin-key' });
+    });
+
+    it('refuses a secret header without a secret, and a secret without an upstream', () => {
+      expect(
+        messageOf(() => loadWorkerConfig({ ...base, ISR_UPSTREAM_SECRET_HEADER: 'x-key' })),
+      ).toMatch(/ISR_UPSTREAM_SECRET_HEADER needs ISR_UPSTREAM_SECRET_ARN/);
+      expect(
+        messageOf(() => loadWorkerConfig({ ...base, ISR_UPSTREAM_SECRET_ARN: secretArn })),
+      ).toMatch(/ISR_UPSTREAM_SECRET_ARN needs RENDER_ORIGIN_URL/);
+    });
+  });
+
+  it('takes the lease owner from the Lambda runtime', () => {
+    expect(loadOriginConfig({ ...base, AWS_LAMBDA_FUNCTION_NAME: 'isr-origin' }).functionName).toBe(
+      'isr-origin',
+    );
   });
 });

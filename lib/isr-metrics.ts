@@ -1,0 +1,62 @@
+/**
+ * Building blocks of the alarms: the origin's own metrics, as its handler emits them
+ * (Powertools EMF: namespace `FaceTheoryIsr`, dimension `service=isr-origin`; a test holds these
+ * names to the handler), and one shape of alarm.
+ */
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  Metric,
+  TreatMissingData,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
+
+export const METRICS_NAMESPACE = 'FaceTheoryIsr';
+export const ORIGIN_SERVICE_DIMENSION = { service: 'isr-origin' } as const;
+
+/** One count per page response: which cache outcome, or a 5xx the origin answered. */
+export const OriginMetricName = {
+  Hits: 'CacheHits',
+  Stale: 'CacheStale',
+  Misses: 'CacheMisses',
+  Unavailable: 'OriginUnavailable',
+  EnqueueFailures: 'EnqueueFailures',
+} as const;
+export type OriginMetricName = (typeof OriginMetricName)[keyof typeof OriginMetricName];
+
+/** The per-period sum of one of the origin's counts. */
+export const originMetric = (metricName: OriginMetricName, period: Duration): Metric =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { ...ORIGIN_SERVICE_DIMENSION },
+    statistic: 'Sum',
+    period,
+  });
+
+/** Every alarm evaluates 5-minute periods. */
+export const ALARM_PERIOD = Duration.minutes(5);
+
+/** An alarm above a threshold, where missing data (no traffic, no failures) counts as fine. */
+export function isrAlarm(
+  scope: Construct,
+  id: string,
+  options: {
+    readonly metric: IMetric;
+    readonly threshold: number;
+    readonly description: string;
+    /** Consecutive periods over the threshold before it fires. @default 1 */
+    readonly evaluationPeriods?: number;
+  },
+): Alarm {
+  return new Alarm(scope, id, {
+    alarmDescription: options.description,
+    metric: options.metric,
+    threshold: options.threshold,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: options.evaluationPeriods ?? 1,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+}

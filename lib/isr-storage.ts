@@ -1,0 +1,69 @@
+/**
+ * Where pages live: the cache table (META, LOCK and REQ# rows in the FaceTheory schema) and the
+ * body bucket (one immutable object per generation). Both are retained by default.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  ObjectOwnership,
+  type IBucket,
+} from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { BODY_KEY_PREFIX, SupersededTag } from '../lambda/core/rows.js';
+
+export interface StorageOptions {
+  readonly removalPolicy: RemovalPolicy;
+  readonly supersededBodyExpirationDays: number;
+  /** @default - no server access logs */
+  readonly accessLogsBucket?: IBucket | undefined;
+}
+
+/**
+ * `pk`/`sk` strings, TTL on `ttl` (garbage collection only), on demand, point-in-time recovery.
+ * TableV2 (AWS::DynamoDB::GlobalTable) is the current table API: replicas can be added later
+ * without replacing the table, which a move from Table to TableV2 would require.
+ */
+export function createCacheTable(scope: Construct, options: StorageOptions): TableV2 {
+  return new TableV2(scope, 'CacheTable', {
+    partitionKey: { name: 'pk', type: AttributeType.STRING },
+    sortKey: { name: 'sk', type: AttributeType.STRING },
+    billing: Billing.onDemand(),
+    timeToLiveAttribute: 'ttl',
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: options.removalPolicy !== RemovalPolicy.DESTROY,
+    removalPolicy: options.removalPolicy,
+  });
+}
+
+/**
+ * Private, TLS 1.2+ only, SSE-S3. The lifecycle rule never removes a body META points to:
+ * bodies are immutable (every render writes a new key), the tag is set only on a body after META
+ * moved to a newer generation, or on an orphan no META ever referenced, and META never goes back
+ * to an older generation, so a tagged body is never referenced again. The delay covers reads
+ * still in flight.
+ */
+export function createBodyBucket(scope: Construct, options: StorageOptions): Bucket {
+  const logs = options.accessLogsBucket;
+  return new Bucket(scope, 'Bodies', {
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    encryption: BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    removalPolicy: options.removalPolicy,
+    serverAccessLogsBucket: logs,
+    serverAccessLogsPrefix: logs ? 's3-bodies/' : undefined,
+    lifecycleRules: [
+      {
+        id: 'ExpireSupersededBodies',
+        prefix: BODY_KEY_PREFIX,
+        tagFilters: { [SupersededTag.Key]: SupersededTag.Value },
+        expiration: Duration.days(options.supersededBodyExpirationDays),
+      },
+      { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+    ],
+  });
+}
