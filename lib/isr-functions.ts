@@ -136,6 +136,8 @@ export function functionEnvironment(
     ISR_BODY_BUCKET: refs.bucketName,
     ISR_ALLOWED_QUERY_PARAMS: settings.allowedQueryParams.join(','),
     ...optional('ISR_RENDER_PATHS', settings.renderPaths.join(',') || undefined),
+    ISR_KEPT_HEADERS: settings.keptHeaders.join(','),
+    ISR_SET_COOKIE: settings.setCookie,
     ...optional('ISR_TENANT_HEADER', settings.tenantHeader),
     ...optional('ISR_TENANTS', settings.tenants?.join(',')),
     ISR_DEPLOY_ID: settings.deployId,

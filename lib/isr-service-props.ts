@@ -88,6 +88,19 @@ export interface IsrServiceProps {
    */
   readonly renderPaths?: readonly string[];
   /**
+   * Upstream response headers kept with a page and replayed to viewers (exact names, or a
+   * prefix ending in `*`). Hop-by-hop headers and those the service sets are never kept.
+   * @default CSP (and -report-only), HSTS, X-Frame-Options, X-Content-Type-Options,
+   * Referrer-Policy, Permissions-Policy, Cross-Origin-*, Link, Content-Language, X-Robots-Tag
+   */
+  readonly keptHeaders?: readonly string[];
+  /**
+   * A page that sets a cookie: `strip` caches it without the cookie (logged), as CloudFront
+   * does when cookies are not in the cache key; `refuse` does not cache it at all (502).
+   * @default 'strip'
+   */
+  readonly setCookie?: 'strip' | 'refuse';
+  /**
    * How long a page nobody asks for is kept after it goes stale, before DynamoDB TTL may
    * collect its rows (the sweeper then retires its body). A requested page is regenerated,
    * which moves this forward.

@@ -80,6 +80,8 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     metaTtlSeconds: props.metaTtlSeconds ?? D.metaTtlSeconds,
     goneTtlSeconds: props.goneTtlSeconds ?? D.goneTtlSeconds,
     renderPaths: [...(props.renderPaths ?? [])],
+    keptHeaders: (props.keptHeaders ?? D.keptHeaders).map((header) => header.toLowerCase()),
+    setCookie: props.setCookie ?? D.setCookie,
     missRenderLimit: props.missRenderLimit ?? D.missRenderLimit,
     overloadFallbackPath: props.overloadFallbackPath,
     upstreamSecret:

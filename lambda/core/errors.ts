@@ -170,6 +170,8 @@ export const RefusalReason = {
   Status: 'status',
   /** The page sets a cookie and the policy refuses such pages. */
   SetCookie: 'set-cookie',
+  /** The headers to keep with the page are over the size limit. */
+  HeadersTooLarge: 'headers-too-large',
 } as const;
 export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 

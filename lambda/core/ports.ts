@@ -27,6 +27,10 @@ export interface CacheMeta extends Generation {
   readonly tags?: readonly string[] | undefined;
   /** Regenerations of this generation that failed in a row; a publish clears it. */
   readonly failures?: FailureRecord | undefined;
+  /** Upstream response headers kept with the generation (the allow-list), lower-case names. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Size of the body in bytes, so HEAD can say it without reading the body. */
+  readonly contentLength?: number | undefined;
 }
 
 /** A lease this caller holds: the token is what keeps stale writers out. */
@@ -100,16 +104,28 @@ export interface RecordFailureInput {
   readonly record: FailureRecord;
 }
 
+/**
+ * What a body's object says of its page, for readers that do not have META's attributes:
+ * FaceTheory keeps status, content type and CSP in S3 object metadata.
+ */
+export interface BodyMetadata {
+  readonly status?: number | undefined;
+  readonly contentType?: string | undefined;
+  readonly contentSecurityPolicy?: string | undefined;
+}
+
 export interface PutBodyInput {
   readonly s3Key: string;
   readonly body: Uint8Array;
   readonly contentType: string;
+  readonly metadata?: BodyMetadata | undefined;
 }
 
 export interface StoredBody {
   readonly body: Uint8Array;
   readonly etag: string;
   readonly contentType: string | undefined;
+  readonly metadata: BodyMetadata;
 }
 
 /** Page bodies, one immutable object per generation. */
@@ -140,10 +156,13 @@ export interface RenderResult {
   readonly contentType: string;
   readonly body: Uint8Array;
   /**
-   * Response headers, lower-case names (`cache-control` decides whether the page may be stored
-   * at all, and its freshness when `revalidateSeconds` is unset).
+   * Response headers, lower-case names, `set-cookie` aside (`cache-control` decides whether the
+   * page may be stored at all, and its freshness when `revalidateSeconds` is unset; the kept
+   * allow-list is replayed to viewers).
    */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** `Set-Cookie` values: per viewer, never cached (stripped or refused by the policy). */
+  readonly setCookies?: readonly string[] | undefined;
   /** Redirect target, for 3xx pages. */
   readonly location?: string | undefined;
   /** Freshness this page asks for; the configured default otherwise. */

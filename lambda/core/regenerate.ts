@@ -176,10 +176,21 @@ async function renderAndPublish(
 
   const s3Key = bodyKeyOf(cacheKey, keeper.lease.token);
   loose.body = { s3Key, fate: 'unknown' };
+  if (page.strippedCookies.length > 0) {
+    deps.log?.warn('Set-Cookie dropped from a cached page: cookies are per viewer', {
+      cacheKeyHash: cacheKey.hash,
+      cookies: page.strippedCookies,
+    });
+  }
   const { etag } = await deps.bodies.putBody({
     s3Key,
     body: page.body,
     contentType: page.contentType,
+    metadata: {
+      status: page.status,
+      contentType: page.contentType,
+      contentSecurityPolicy: page.keptHeaders?.['content-security-policy'],
+    },
   });
   const meta = metaFor(deps, cacheKey, page, { s3Key, etag, generatedAt });
   await keeper.stop();
@@ -282,6 +293,8 @@ function metaFor(
     statusCode: page.status,
     location: page.location,
     tags: page.tags,
+    headers: page.keptHeaders,
+    contentLength: page.body.byteLength,
   };
 }
 

@@ -6,20 +6,37 @@
  * - 408/425/429 and 5xx are retryable: the last good page stays live;
  * - anything else (other 4xx, 1xx, 304...) is refused for good.
  * A refusal is terminal (`RenderRefusedError`); a retryable answer is `RenderRetryableError`.
+ * What is kept of the page: its body, the allow-listed headers (`response-headers.ts`), never a
+ * `Set-Cookie`: a cookie is per viewer, so it is stripped (logged) or, if so configured, the page
+ * is refused as uncacheable. CloudFront does the same when cookies are not in the cache key.
  */
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
 import type { RenderResult } from './ports.js';
+import {
+  DEFAULT_HEADER_POLICY,
+  keptHeaders,
+  SetCookiePolicy,
+  type HeaderPolicy,
+} from './response-headers.js';
 
 export interface RenderPolicy {
   /** Largest body published. */
   readonly maxBodyBytes: number;
   /** Freshness of a page that asks for none (no `revalidateSeconds`, no `s-maxage`/`max-age`). */
   readonly defaultRevalidateSeconds: number;
+  /** @default DEFAULT_HEADER_POLICY */
+  readonly headerPolicy?: HeaderPolicy | undefined;
+  /** @default 'strip' */
+  readonly setCookie?: SetCookiePolicy | undefined;
 }
 
-/** A page the policy admits, with the freshness it will be published with. */
+/** A page the policy admits, with the freshness and headers it will be published with. */
 export interface AdmittedPage extends RenderResult {
   readonly revalidateSeconds: number;
+  /** The allow-listed upstream headers, stored with the generation. */
+  readonly keptHeaders: Readonly<Record<string, string>> | undefined;
+  /** Names of the cookies the page tried to set, which were dropped (for the log). */
+  readonly strippedCookies: readonly string[];
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -69,11 +86,29 @@ export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPag
       page.status,
     );
   }
+  const cookies = page.setCookies ?? [];
+  if (cookies.length > 0 && policy.setCookie === SetCookiePolicy.Refuse) {
+    throw new RenderRefusedError(
+      RefusalReason.SetCookie,
+      `the page sets cookies (${cookieNames(cookies).join(', ')}), which are per viewer`,
+      page.status,
+    );
+  }
   const asked =
     page.revalidateSeconds ?? sharedMaxAge(cacheControl) ?? policy.defaultRevalidateSeconds;
   const revalidateSeconds = Math.min(Math.max(1, Math.floor(asked)), MAX_REVALIDATE_SECONDS);
-  return { ...page, revalidateSeconds };
+  return {
+    ...page,
+    setCookies: undefined,
+    revalidateSeconds,
+    keptHeaders: keptHeaders(page.headers, policy.headerPolicy ?? DEFAULT_HEADER_POLICY),
+    strippedCookies: cookieNames(cookies),
+  };
 }
+
+/** Cookie names only: values are secrets of one viewer and never logged. */
+const cookieNames = (cookies: readonly string[]): string[] =>
+  cookies.map((cookie) => cookie.split('=', 1)[0]?.trim() ?? '');
 
 /** `s-maxage`, else `max-age`, from a Cache-Control header: the freshness the page asks for. */
 export function sharedMaxAge(cacheControl: string): number | undefined {

@@ -5,6 +5,11 @@
  * it costs a Lambda bundle next to nothing.
  */
 import { compilePathPatterns } from './path-patterns.js';
+import {
+  DEFAULT_KEPT_HEADERS,
+  KEPT_HEADER_PATTERN,
+  SetCookiePolicy,
+} from './response-headers.js';
 import { TENANT_PATTERN } from './rows.js';
 
 /**
@@ -38,6 +43,8 @@ export const SETTING_DEFAULTS = {
   goneTtlSeconds: 3_600,
   dedupeWindowSeconds: 30,
   missRenderLimit: 25,
+  keptHeaders: DEFAULT_KEPT_HEADERS,
+  setCookie: SetCookiePolicy.Strip,
   missWaitMs: 5_000,
   retryAfterSeconds: 2,
   staleSharedMaxAge: 2,
@@ -67,6 +74,10 @@ export interface ServiceSettings {
   readonly goneTtlSeconds: number | undefined;
   /** Path patterns that may be rendered (`core/path-patterns.ts`); empty allows every path. */
   readonly renderPaths: readonly string[];
+  /** Upstream response headers kept with a page (`core/response-headers.ts`). */
+  readonly keptHeaders: readonly string[];
+  /** What happens to a page that sets a cookie. */
+  readonly setCookie: SetCookiePolicy;
   readonly upstreamSecret: UpstreamSecret | undefined;
 }
 
@@ -194,6 +205,7 @@ export function settingsProblems(check: SettingsCheck, nameOf: NameOf): string[]
     ...renderOriginUrlProblems(service, check.localMode, nameOf, deployTime),
     ...tenantProblems(service, nameOf, deployTime),
     ...renderPathProblems(service, nameOf, deployTime),
+    ...keptHeaderProblems(service, nameOf, deployTime),
     ...upstreamSecretProblems(service, nameOf, deployTime),
   );
   return problems;
@@ -371,6 +383,30 @@ function renderPathProblems(
     } catch (error) {
       problems.push(`${nameOf('renderPaths')}: ${(error as Error).message}`);
     }
+  }
+  return problems;
+}
+
+/** Kept headers are lower-case names (or prefixes ending in `*`); cookies have their own rule. */
+function keptHeaderProblems(
+  service: ServiceSettings,
+  nameOf: NameOf,
+  deployTime: (text: string) => boolean,
+): string[] {
+  const problems: string[] = [];
+  for (const header of service.keptHeaders) {
+    if (deployTime(header)) continue;
+    if (!KEPT_HEADER_PATTERN.test(header) || header.startsWith('set-cookie')) {
+      problems.push(
+        `${nameOf('keptHeaders')} entry ${JSON.stringify(header)} must be a lower-case header ` +
+          'name or a prefix ending in "*", never set-cookie',
+      );
+    }
+  }
+  if (!Object.values(SetCookiePolicy).includes(service.setCookie)) {
+    problems.push(
+      `${nameOf('setCookie')} must be one of ${Object.values(SetCookiePolicy).join(', ')}`,
+    );
   }
   return problems;
 }

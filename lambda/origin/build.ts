@@ -22,7 +22,10 @@ export function createOriginDeps(
         : undefined,
     overloadFallbackPath: config.overloadFallbackPath,
     keyPolicy: config.keyPolicy,
-    multiTenant: config.tenantHeader !== undefined,
+    tenancy:
+      config.tenantHeader === undefined
+        ? undefined
+        : { header: config.tenantHeader, tenants: config.tenants },
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
     deployId: config.deployId,
     dedupeWindowSeconds: config.dedupeWindowSeconds,

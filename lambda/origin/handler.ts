@@ -28,6 +28,7 @@ export function toPageRequest(
     rawQueryString: event.rawQueryString ?? '',
     tenant: tenantHeader === undefined ? undefined : headers[tenantHeader]?.trim(),
     ifNoneMatch: headers['if-none-match'],
+    ifModifiedSince: headers['if-modified-since'],
   };
 }
 

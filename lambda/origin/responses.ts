@@ -1,5 +1,6 @@
 import { secondsUntilStale } from '../core/freshness.js';
 import type { CacheMeta } from '../core/ports.js';
+import { headersFor304 } from '../core/response-headers.js';
 
 export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS' } as const;
 export type CacheStatus = (typeof CacheStatus)[keyof typeof CacheStatus];
@@ -24,22 +25,35 @@ export interface PageResponse {
   readonly detail?: Record<string, unknown> | undefined;
 }
 
+/** What an answer adds to a generation's own headers. */
+export interface AnswerShape {
+  /** A 304: only what a revalidation may repeat. */
+  readonly notModified?: boolean;
+  /** Bytes of the body sent (or that GET would send, for HEAD). */
+  readonly contentLength?: number | undefined;
+  /** The request header the page varies on (the tenant header in multi-tenant mode). */
+  readonly vary?: string | undefined;
+}
+
 /**
- * Headers of a published generation. `Cache-Control` uses delta-seconds only, which CloudFront
- * honours: `s-maxage` is the freshness left (short when stale), browsers revalidate with the ETag.
+ * Headers of a published generation: the upstream's kept headers (CSP, HSTS, Link...), then the
+ * service's own, which win. `Cache-Control` uses delta-seconds only, which CloudFront honours:
+ * `s-maxage` is the freshness left (short when stale); browsers revalidate with the validators.
  */
 export function generationHeaders(
   meta: CacheMeta,
   cacheStatus: CacheStatus,
   nowSeconds: number,
   policy: CachingPolicy,
+  shape: AnswerShape = {},
 ): Record<string, string> {
   const sharedMaxAge =
     cacheStatus === CacheStatus.Stale
       ? staleSharedMaxAge(meta, nowSeconds, policy)
       : secondsUntilStale(meta, nowSeconds);
+  const kept = meta.headers ?? {};
   const headers: Record<string, string> = {
-    'content-type': meta.contentType ?? 'application/octet-stream',
+    ...(shape.notModified === true ? headersFor304(kept) : kept),
     'cache-control': [
       'public',
       'max-age=0',
@@ -47,12 +61,37 @@ export function generationHeaders(
       `stale-while-revalidate=${policy.staleWhileRevalidateSeconds}`,
       `stale-if-error=${policy.staleIfErrorSeconds}`,
     ].join(', '),
-    'last-modified': new Date(meta.generatedAt * 1000).toUTCString(),
+    'last-modified': httpDate(meta.generatedAt),
     'x-isr-cache': cacheStatus,
   };
+  if (shape.notModified !== true) {
+    headers['content-type'] = meta.contentType ?? 'application/octet-stream';
+    if (shape.contentLength !== undefined) headers['content-length'] = String(shape.contentLength);
+    if (meta.location !== undefined) headers.location = meta.location;
+  }
   if (meta.etag !== undefined) headers.etag = meta.etag;
-  if (meta.location !== undefined) headers.location = meta.location;
+  if (shape.vary !== undefined) headers.vary = shape.vary;
   return headers;
+}
+
+const httpDate = (epochSeconds: number): string => new Date(epochSeconds * 1000).toUTCString();
+
+/**
+ * Whether a conditional request is answered 304 (RFC 9110 §13.2.2): If-None-Match decides when
+ * present (weak comparison); otherwise If-Modified-Since against the generation's time. Both from
+ * META alone.
+ */
+export function isNotModified(
+  request: {
+    readonly ifNoneMatch?: string | undefined;
+    readonly ifModifiedSince?: string | undefined;
+  },
+  meta: CacheMeta,
+): boolean {
+  if (request.ifNoneMatch !== undefined) return etagMatches(request.ifNoneMatch, meta.etag);
+  if (request.ifModifiedSince === undefined) return false;
+  const since = Date.parse(request.ifModifiedSince);
+  return !Number.isNaN(since) && meta.generatedAt * 1000 <= since;
 }
 
 /** Longest a shared cache keeps a stale page whose regeneration is backing off. */

@@ -16,21 +16,27 @@ import {
   RenderOverloadedError,
 } from '../core/errors.js';
 import { isAnswered, isFresh, type Need } from '../core/freshness.js';
-import type { CacheMeta, RegenerationQueue } from '../core/ports.js';
+import type { CacheMeta, RegenerationQueue, StoredBody } from '../core/ports.js';
 import { regenerate, type RegenerateDeps } from '../core/regenerate.js';
 import {
   CacheStatus,
   errorResponse,
-  etagMatches,
   generationHeaders,
+  isNotModified,
+  type AnswerShape,
   type CachingPolicy,
   type PageResponse,
 } from './responses.js';
 
 export interface OriginDeps extends RegenerateDeps {
   readonly keyPolicy: CacheKeyPolicy;
-  /** Multi-tenant mode: a request without a tenant is refused. */
-  readonly multiTenant: boolean;
+  /**
+   * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
+   * and the tenants served. A request without a tenant, or with one not on the list, is refused;
+   * answers vary on the header.
+   */
+  readonly tenancy?:
+    { readonly header: string; readonly tenants?: readonly string[] | undefined } | undefined;
   readonly queue: RegenerationQueue;
   readonly deployId: string;
   readonly dedupeWindowSeconds: number;
@@ -59,6 +65,7 @@ export interface PageRequest {
   /** The configured tenant header's value; ignored in single-tenant mode. */
   readonly tenant: string | undefined;
   readonly ifNoneMatch: string | undefined;
+  readonly ifModifiedSince?: string | undefined;
 }
 
 /**
@@ -112,7 +119,7 @@ async function overloadFallback(
     const served = await serveGeneration(
       deps,
       meta,
-      { ...request, ifNoneMatch: undefined },
+      { ...request, ifNoneMatch: undefined, ifModifiedSince: undefined },
       CacheStatus.Hit,
     );
     if (served === undefined) return undefined;
@@ -138,17 +145,28 @@ async function overloadFallback(
 
 /** @throws InvalidCacheKeyError */
 function cacheKeyOf(deps: OriginDeps, request: PageRequest): CacheKey {
-  if (deps.multiTenant && !request.tenant) {
+  const { tenancy } = deps;
+  if (tenancy !== undefined && !request.tenant) {
     throw new InvalidCacheKeyError(InvalidKeyReason.MissingTenant, 'the tenant header is required');
   }
-  return normaliseCacheKey(
+  const key = normaliseCacheKey(
     {
-      tenant: deps.multiTenant ? request.tenant : undefined,
+      tenant: tenancy === undefined ? undefined : request.tenant,
       rawPath: request.rawPath,
       rawQueryString: request.rawQueryString,
     },
     deps.keyPolicy,
   );
+  if (
+    tenancy?.tenants !== undefined &&
+    (key.tenant === undefined || !tenancy.tenants.includes(key.tenant))
+  ) {
+    throw new InvalidCacheKeyError(
+      InvalidKeyReason.UnknownTenant,
+      'this tenant is not served here',
+    );
+  }
+  return key;
 }
 
 /** What a viewer is told for a retryable failure, by its code; never its cause. */
@@ -205,29 +223,67 @@ async function serveKey(
   return { ...served, detail: enqueue && { enqueue } };
 }
 
-/** A published generation as a response; undefined when its body is missing from the bucket. */
+/**
+ * A published generation as a response; undefined when its body is missing from the bucket.
+ * A 304 and a HEAD are answered from META alone, unless META does not say the page's status and
+ * content type (a row FaceTheory or TableTheory wrote): its object's metadata says them, so the
+ * object is read first.
+ */
 async function serveGeneration(
   deps: OriginDeps,
   meta: CacheMeta,
   request: PageRequest,
   cacheStatus: CacheStatus,
 ): Promise<PageResponse | undefined> {
-  const headers = generationHeaders(meta, cacheStatus, epochSeconds(deps.clock), deps.caching);
-  const status = meta.statusCode ?? 200;
+  const read = () =>
+    deps.bodies.getBody(meta.s3Key).catch((error: unknown) => {
+      if (error instanceof BodyNotFoundError) return undefined;
+      throw error;
+    });
+  let page = meta;
+  let stored: StoredBody | undefined;
+  if (!describesItself(meta)) {
+    stored = await read();
+    if (stored === undefined) return undefined;
+    page = withObjectMetadata(meta, stored);
+  }
+  const status = page.statusCode ?? 200;
   const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
-  const base = { headers, decision, cacheStatus, cacheKeyHash: undefined };
-  // Both answers come from META alone: no S3 call for a revalidation or a HEAD.
-  if (status < 300 && etagMatches(request.ifNoneMatch, meta.etag)) {
-    return { ...base, decision: 'not-modified', status: 304, body: undefined };
+  const base = { decision, cacheStatus, cacheKeyHash: undefined };
+  const headersOf = (shape: AnswerShape) =>
+    generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
+      vary: deps.tenancy?.header,
+      ...shape,
+    });
+  if (status < 300 && isNotModified(request, page)) {
+    const headers = headersOf({ notModified: true });
+    return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
   }
-  if (request.method === 'HEAD') return { ...base, status, body: undefined };
-  try {
-    const stored = await deps.bodies.getBody(meta.s3Key);
-    return { ...base, status, body: stored.body };
-  } catch (error) {
-    if (error instanceof BodyNotFoundError) return undefined;
-    throw error;
+  if (request.method === 'HEAD') {
+    const headers = headersOf({ contentLength: stored?.body.byteLength ?? page.contentLength });
+    return { ...base, headers, status, body: undefined };
   }
+  stored ??= await read();
+  if (stored === undefined) return undefined;
+  const headers = headersOf({ contentLength: stored.body.byteLength });
+  return { ...base, headers, status, body: stored.body };
+}
+
+/** Whether META alone says how to serve the page (rows written here always do). */
+const describesItself = (meta: CacheMeta): boolean =>
+  meta.statusCode !== undefined && meta.contentType !== undefined;
+
+/** META completed from the object's FaceTheory metadata, where META is silent. */
+function withObjectMetadata(meta: CacheMeta, stored: StoredBody): CacheMeta {
+  if (describesItself(meta) && meta.contentLength !== undefined) return meta;
+  const csp = stored.metadata.contentSecurityPolicy;
+  return {
+    ...meta,
+    statusCode: meta.statusCode ?? stored.metadata.status,
+    contentType: meta.contentType ?? stored.metadata.contentType ?? stored.contentType,
+    headers: meta.headers ?? (csp === undefined ? undefined : { 'content-security-policy': csp }),
+    contentLength: meta.contentLength ?? stored.body.byteLength,
+  };
 }
 
 /** Queues one regeneration intent; a failure is reported, never turned into an error page. */
@@ -280,6 +336,7 @@ async function serveMiss(
       CacheStatus.Miss,
       epochSeconds(deps.clock),
       deps.caching,
+      { contentLength: outcome.page.body.byteLength, vary: deps.tenancy?.header },
     );
     return {
       status: outcome.page.status,

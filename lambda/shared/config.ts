@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
+import { DEFAULT_KEPT_HEADERS_MAX_BYTES } from '../core/response-headers.js';
 import {
   normaliseHeaderName,
   SETTING_DEFAULTS as D,
@@ -41,6 +42,13 @@ const ServiceEnv = z.object({
   ISR_ALLOWED_QUERY_PARAMS: list,
   /** Path patterns that may be rendered at all, comma-separated (`/blog/*`, `/docs/**`); unset: all. */
   ISR_RENDER_PATHS: list,
+  /** Upstream response headers kept with a page, comma-separated; unset keeps the default list. */
+  ISR_KEPT_HEADERS: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined ? D.keptHeaders : list.parse(value))),
+  /** `strip` (default): a page's Set-Cookie is dropped; `refuse`: such a page is not cached. */
+  ISR_SET_COOKIE: z.string().default(D.setCookie),
   /** When set, multi-tenant mode: the tenant comes from this request header. */
   ISR_TENANT_HEADER: optionalText.transform((value) => value && normaliseHeaderName(value)),
   /**
@@ -126,6 +134,8 @@ const ENV_NAMES: Record<string, string> = {
   missRenderLimit: 'ISR_MISS_RENDER_LIMIT',
   goneTtlSeconds: 'ISR_GONE_TTL_SECONDS',
   renderPaths: 'ISR_RENDER_PATHS',
+  keptHeaders: 'ISR_KEPT_HEADERS',
+  setCookie: 'ISR_SET_COOKIE',
   dedupeWindowSeconds: 'ISR_DEDUPE_WINDOW_SECONDS',
   missWaitMs: 'ISR_MISS_WAIT_MS',
   retryAfterSeconds: 'ISR_RETRY_AFTER_SECONDS',
@@ -156,6 +166,8 @@ function serviceSettingsOf(env: z.output<typeof ServiceEnv>): ServiceSettings {
     renderOriginUrl: env.RENDER_ORIGIN_URL,
     allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS,
     renderPaths: env.ISR_RENDER_PATHS,
+    keptHeaders: env.ISR_KEPT_HEADERS.map((header) => header.toLowerCase()),
+    setCookie: env.ISR_SET_COOKIE as ServiceSettings['setCookie'],
     tenantHeader: env.ISR_TENANT_HEADER,
     tenants: env.ISR_TENANTS,
     deployId: env.ISR_DEPLOY_ID,
@@ -207,6 +219,8 @@ function toServiceConfig(env: z.output<typeof ServiceEnv>) {
     renderTimeoutMs: settings.renderTimeoutMs,
     defaultRevalidateSeconds: settings.revalidateSeconds,
     maxBodyBytes: settings.maxBodyBytes,
+    headerPolicy: { keep: settings.keptHeaders, maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES },
+    setCookie: settings.setCookie,
     retention: {
       idleSeconds: env.ISR_META_TTL_SECONDS,
       goneSeconds: env.ISR_GONE_TTL_SECONDS,

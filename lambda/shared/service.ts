@@ -56,6 +56,8 @@ export function createRegenerateDeps(
     renderTimeoutMs: config.renderTimeoutMs,
     defaultRevalidateSeconds: config.defaultRevalidateSeconds,
     maxBodyBytes: config.maxBodyBytes,
+    headerPolicy: config.headerPolicy,
+    setCookie: config.setCookie,
     retention: config.retention,
     log,
   };

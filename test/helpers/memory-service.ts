@@ -75,7 +75,6 @@ export function memoryService(options: MemoryServiceOptions) {
   const originDeps: OriginDeps = {
     ...regenerateDeps,
     keyPolicy,
-    multiTenant: false,
     queue,
     deployId: 'd1',
     dedupeWindowSeconds: 30,

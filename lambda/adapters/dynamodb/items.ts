@@ -34,6 +34,10 @@ export const metaToItem = (meta: CacheMeta): Item => ({
   ...optional('tags', meta.tags?.length ? meta.tags : undefined, (tags) => ({
     SS: [...new Set(tags)],
   })),
+  ...optional('response_headers', meta.headers, (headers) => ({
+    M: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, S(value)])),
+  })),
+  ...optional('content_length', meta.contentLength, N),
 });
 
 export const itemToMeta = (item: Item): CacheMeta => ({
@@ -49,7 +53,19 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   location: str(item, 'location'),
   tags: item.tags?.SS,
   failures: failuresOf(item),
+  headers: headersOf(item),
+  contentLength: num(item, 'content_length'),
 });
+
+/** The kept upstream headers (`response_headers`, a map of strings). */
+function headersOf(item: Item): CacheMeta['headers'] {
+  const map = item.response_headers?.M;
+  if (map === undefined) return undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(map))
+    if (value.S !== undefined) headers[name] = value.S;
+  return headers;
+}
 
 /** The failure record of a META row: extra attributes beside the FaceTheory ones. */
 function failuresOf(item: Item): CacheMeta['failures'] {

@@ -59,7 +59,8 @@ export class HttpRenderer implements Renderer {
       status: response.status,
       contentType: response.headers.get('content-type') ?? 'application/octet-stream',
       body,
-      headers: Object.fromEntries(response.headers),
+      headers: Object.fromEntries([...response.headers].filter(([name]) => name !== 'set-cookie')),
+      setCookies: response.headers.getSetCookie(),
       location: this.#relativeLocation(response.headers.get('location')),
     };
   }

@@ -6,7 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
-import type { BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
+import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
 import { SupersededTag } from '../../core/rows.js';
 
 /** Tag the bucket lifecycle expires on (defined in `core/rows.ts`); re-exported for callers. */
@@ -39,6 +39,7 @@ export class S3BodyStore implements BodyStore {
         Key: input.s3Key,
         Body: input.body,
         ContentType: input.contentType,
+        Metadata: faceTheoryMetadata(input.metadata),
         IfNoneMatch: '*',
       }),
     );
@@ -58,6 +59,7 @@ export class S3BodyStore implements BodyStore {
         body: await response.Body.transformToByteArray(),
         etag: response.ETag,
         contentType: response.ContentType,
+        metadata: bodyMetadataOf(response.Metadata),
       };
     } catch (error) {
       if (isNotFound(error)) throw new BodyNotFoundError(s3Key, { cause: error });
@@ -91,3 +93,41 @@ const httpStatusOf = (error: unknown): number | undefined =>
 const isNotFound = (error: unknown): boolean =>
   error instanceof Error &&
   (error.name === 'NoSuchKey' || error.name === 'NotFound' || httpStatusOf(error) === 404);
+
+/**
+ * FaceTheory's runtime reads a page's status, content type and CSP from S3 user metadata
+ * (`x-amz-meta-facetheory-*`); writing them with the body costs nothing (same PutObject) and lets
+ * it serve our pages right. Values must be ASCII, and user metadata is at most 2 KB in all: a CSP
+ * that does not fit is left out (it stays on META, which is where this service reads it).
+ */
+export const FaceTheoryMetadata = {
+  Status: 'facetheory-status',
+  ContentType: 'facetheory-content-type',
+  ContentSecurityPolicy: 'facetheory-content-security-policy',
+} as const;
+
+const MAX_USER_METADATA_BYTES = 2 * 1024;
+// Printable ASCII only: S3 carries user metadata in HTTP headers.
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+
+function faceTheoryMetadata(metadata: BodyMetadata | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const put = (name: string, value: string | undefined) => {
+    if (value === undefined || !HEADER_SAFE.test(value)) return;
+    const size = Object.entries(out).reduce((sum, [k, v]) => sum + k.length + v.length, 0);
+    if (size + name.length + value.length <= MAX_USER_METADATA_BYTES) out[name] = value;
+  };
+  put(FaceTheoryMetadata.Status, metadata?.status?.toString());
+  put(FaceTheoryMetadata.ContentType, metadata?.contentType);
+  put(FaceTheoryMetadata.ContentSecurityPolicy, metadata?.contentSecurityPolicy);
+  return out;
+}
+
+function bodyMetadataOf(metadata: Record<string, string> | undefined): BodyMetadata {
+  const status = Number(metadata?.[FaceTheoryMetadata.Status]);
+  return {
+    status: Number.isInteger(status) && status >= 100 && status < 600 ? status : undefined,
+    contentType: metadata?.[FaceTheoryMetadata.ContentType],
+    contentSecurityPolicy: metadata?.[FaceTheoryMetadata.ContentSecurityPolicy],
+  };
+}

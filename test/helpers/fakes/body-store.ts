@@ -19,6 +19,7 @@ export class InMemoryBodyStore implements BodyStore {
       body: input.body,
       etag,
       contentType: input.contentType,
+      metadata: input.metadata ?? {},
       tags: [],
     });
     return Promise.resolve({ s3Key: input.s3Key, etag });
@@ -31,6 +32,7 @@ export class InMemoryBodyStore implements BodyStore {
       body: object.body,
       etag: object.etag,
       contentType: object.contentType,
+      metadata: object.metadata,
     });
   }
 

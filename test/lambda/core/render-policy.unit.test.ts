@@ -88,4 +88,20 @@ describe('admitPage', () => {
     expect(admitPage(page(), policy).revalidateSeconds).toBe(60);
     expect(admitPage(page({ revalidateSeconds: 0 }), policy).revalidateSeconds).toBe(1);
   });
+
+  it('strips Set-Cookie from the page it admits and names the cookies, never their values', () => {
+    const admitted = admitPage(page({ setCookies: ['session=s3cr3t; HttpOnly', 'ab=2'] }), policy);
+    expect(admitted.setCookies).toBeUndefined();
+    expect(admitted.strippedCookies).toEqual(['session', 'ab']);
+    expect(JSON.stringify(admitted)).not.toContain('s3cr3t');
+  });
+
+  it('refuses a page that sets a cookie when the policy says so', () => {
+    expect(refusalOf({ ...page({ setCookies: ['session=1'] }) })).toBeUndefined();
+    const refusing = { ...policy, setCookie: 'refuse' as const };
+    expect(() => admitPage(page({ setCookies: ['session=1'] }), refusing)).toThrow(
+      RenderRefusedError,
+    );
+    expect(admitPage(page(), refusing).strippedCookies).toEqual([]);
+  });
 });

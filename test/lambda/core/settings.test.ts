@@ -25,6 +25,8 @@ const service: ServiceSettings = {
   metaTtlSeconds: undefined,
   goneTtlSeconds: undefined,
   renderPaths: [],
+  keptHeaders: ['content-security-policy'],
+  setCookie: 'strip',
   upstreamSecret: undefined,
 };
 

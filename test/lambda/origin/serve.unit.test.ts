@@ -40,7 +40,7 @@ describe('servePage (unit, in-memory ports)', () => {
   it('refuses a request that names no cache entry with 400 and the reason', async () => {
     const ctx = setup();
     expect(await ctx.get('/a/../b')).toMatchObject({ status: 400, decision: 'traversal' });
-    const multi = { ...ctx.originDeps, multiTenant: true };
+    const multi = { ...ctx.originDeps, tenancy: { header: 'x-tenant' } };
     expect(await ctx.get('/a', {}, multi)).toMatchObject({
       status: 400,
       decision: 'missing-tenant',
@@ -260,6 +260,114 @@ describe('servePage (unit, in-memory ports)', () => {
       const deps = { ...ctx.originDeps, admission };
       expect((await ctx.get('/one', {}, deps)).status).toBe(200);
       expect((await ctx.get('/two', {}, deps)).status).toBe(200);
+    });
+  });
+
+  describe('pages as the upstream meant them', () => {
+    const secure: PageFunction = (r, call) => ({
+      ...htmlPage(`<p>${r.cacheKey.key} #${call}</p>`, { revalidateSeconds: 10 }),
+      headers: {
+        'content-security-policy': "default-src 'self'",
+        'content-language': 'en',
+        connection: 'close',
+      },
+    });
+
+    it('replays kept headers on MISS, HIT, STALE and HEAD, security ones on 304, never hop-by-hop', async () => {
+      const ctx = setup(secure);
+      const miss = await ctx.get('/a');
+      const hit = await ctx.get('/a');
+      const head = await ctx.get('/a', { method: 'HEAD' });
+      const notModified = await ctx.get('/a', { ifNoneMatch: miss.headers.etag });
+      ctx.clock.advance(11);
+      const stale = await ctx.get('/a');
+      for (const reply of [miss, hit, head, stale]) {
+        expect(reply.headers).toMatchObject({
+          'content-security-policy': "default-src 'self'",
+          'content-language': 'en',
+        });
+        expect(reply.headers.connection).toBeUndefined();
+      }
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers['content-security-policy']).toBe("default-src 'self'");
+      expect(notModified.headers['content-language']).toBeUndefined();
+      expect(notModified.headers['content-type']).toBeUndefined();
+    });
+
+    it('says Content-Length on GET and HEAD, from META for HEAD', async () => {
+      const ctx = setup();
+      const miss = await ctx.get('/a');
+      const length = String(miss.body?.byteLength);
+      expect(miss.headers['content-length']).toBe(length);
+      expect((await ctx.get('/a')).headers['content-length']).toBe(length);
+      expect((await ctx.get('/a', { method: 'HEAD' })).headers['content-length']).toBe(length);
+    });
+
+    it('answers If-Modified-Since from META: 304 when not modified since, 200 otherwise', async () => {
+      const ctx = setup();
+      await ctx.get('/a');
+      const generated = new Date(ctx.clock.now()).toUTCString();
+      const earlier = new Date(ctx.clock.now() - 60_000).toUTCString();
+      expect((await ctx.get('/a', { ifModifiedSince: generated })).status).toBe(304);
+      expect((await ctx.get('/a', { ifModifiedSince: earlier })).status).toBe(200);
+      expect((await ctx.get('/a', { ifModifiedSince: 'not a date' })).status).toBe(200);
+      // If-None-Match wins when both are sent
+      expect(
+        (await ctx.get('/a', { ifModifiedSince: generated, ifNoneMatch: '"other"' })).status,
+      ).toBe(200);
+    });
+
+    it('serves a row FaceTheory wrote (no status on META) with the status, type and CSP of its object', async () => {
+      const ctx = setup();
+      const key = ctx.keyFor('/ft');
+      await ctx.bodies.putBody({
+        s3Key: 'isr/ft-body',
+        body: new TextEncoder().encode('gone'),
+        contentType: 'application/octet-stream',
+        metadata: {
+          status: 404,
+          contentType: 'text/html',
+          contentSecurityPolicy: "default-src 'none'",
+        },
+      });
+      const lease = await ctx.cacheTable.acquireLease({
+        pk: key.pk,
+        now: ctx.clock.seconds,
+        durationSeconds: 30,
+      });
+      await ctx.cacheTable.publishGeneration({
+        lease,
+        now: ctx.clock.seconds,
+        meta: {
+          pk: key.pk,
+          s3Key: 'isr/ft-body',
+          generatedAt: ctx.clock.seconds,
+          revalidateSeconds: 60,
+        },
+      });
+      for (const method of ['GET', 'HEAD']) {
+        const reply = await ctx.get('/ft', { method });
+        expect(reply.status).toBe(404);
+        expect(reply.headers).toMatchObject({
+          'content-type': 'text/html',
+          'content-security-policy': "default-src 'none'",
+          'content-length': '4',
+        });
+      }
+      expect(ctx.counter.calls).toBe(0);
+    });
+  });
+
+  describe('multi-tenant answers', () => {
+    it('vary on the tenant header, and refuse a tenant that is not served', async () => {
+      const ctx = setup();
+      const deps = { ...ctx.originDeps, tenancy: { header: 'x-tenant', tenants: ['acme'] } };
+      const served = await ctx.get('/a', { tenant: 'acme' }, deps);
+      expect(served.headers.vary).toBe('x-tenant');
+      expect((await ctx.get('/a', { tenant: 'acme' }, deps)).headers.vary).toBe('x-tenant');
+      const unknown = await ctx.get('/a', { tenant: 'globex' }, deps);
+      expect(unknown).toMatchObject({ status: 400, decision: 'unknown-tenant' });
+      expect(ctx.counter.calls).toBe(1);
     });
   });
 });

@@ -23,7 +23,7 @@ describe('S3BodyStore', () => {
     const put = await store.putBody({ s3Key: 'pages/_/a/1', body, contentType: 'text/html' });
     expect(put.etag).toMatch(/^"[0-9a-f]{32}"$/);
     const got = await store.getBody('pages/_/a/1');
-    expect(got).toEqual({ body, etag: put.etag, contentType: 'text/html' });
+    expect(got).toEqual({ body, etag: put.etag, contentType: 'text/html', metadata: {} });
   });
 
   it('raises BodyNotFoundError for a missing body, to read or to tag', async () => {
