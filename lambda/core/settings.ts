@@ -5,11 +5,7 @@
  * it costs a Lambda bundle next to nothing.
  */
 import { compilePathPatterns } from './path-patterns.js';
-import {
-  DEFAULT_KEPT_HEADERS,
-  KEPT_HEADER_PATTERN,
-  SetCookiePolicy,
-} from './response-headers.js';
+import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from './response-headers.js';
 import { TENANT_PATTERN } from './rows.js';
 
 /**
