@@ -138,6 +138,7 @@ export function functionEnvironment(
     ...optional('ISR_RENDER_PATHS', settings.renderPaths.join(',') || undefined),
     ISR_KEPT_HEADERS: settings.keptHeaders.join(','),
     ISR_SET_COOKIE: settings.setCookie,
+    ISR_BODY_PREFIX: settings.bodyKeyPrefix,
     ...optional('ISR_TENANT_HEADER', settings.tenantHeader),
     ...optional('ISR_TENANTS', settings.tenants?.join(',')),
     ISR_DEPLOY_ID: settings.deployId,

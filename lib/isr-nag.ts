@@ -9,7 +9,6 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { BODY_KEY_PREFIX } from '../lambda/core/rows.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 const acknowledge = (scope: IConstruct, id: string, reason: string) =>
@@ -20,6 +19,7 @@ export interface NagSubjects {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
   readonly functions: readonly { readonly fn: IFunction; readonly role: IRole }[];
+  readonly bodyKeyPrefix: string;
 }
 
 export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceProps): void {
@@ -33,8 +33,8 @@ export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceP
     );
     acknowledge(
       role,
-      `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BODY_KEY_PREFIX}*]`,
-      'Object actions on page bodies of this bucket only: every render writes a new, unpredictable key under pages/.',
+      `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${subjects.bodyKeyPrefix}*]`,
+      `Object actions on page bodies of this bucket only: every render writes a new, unpredictable key under ${subjects.bodyKeyPrefix}.`,
     );
     if (props.vpc !== undefined) {
       acknowledge(

@@ -18,7 +18,6 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { BODY_KEY_PREFIX } from '../lambda/core/rows.js';
 import type { FunctionKind } from '../lambda/core/settings.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
@@ -77,6 +76,8 @@ export interface ServiceResources {
   readonly bucket: IBucket;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** Object permissions are scoped to `<bodyKeyPrefix>*`. */
+  readonly bodyKeyPrefix: string;
 }
 
 /** The origin's data access; its log and invoke permissions are wired by the construct. */
@@ -87,7 +88,7 @@ export function grantOriginAccess(role: IRole, resources: ServiceResources): voi
     new PolicyStatement({
       sid: 'PageBodies',
       actions: [...ORIGIN_BODY_ACTIONS],
-      resources: [bucket.arnForObjects(`${BODY_KEY_PREFIX}*`)],
+      resources: [bucket.arnForObjects(`${resources.bodyKeyPrefix}*`)],
     }),
   );
   // Without ListBucket, S3 answers a GetObject for a missing key with 403, not 404, and the
@@ -116,7 +117,7 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
     new PolicyStatement({
       sid: 'PageBodies',
       actions: [...WORKER_BODY_ACTIONS],
-      resources: [bucket.arnForObjects(`${BODY_KEY_PREFIX}*`)],
+      resources: [bucket.arnForObjects(`${resources.bodyKeyPrefix}*`)],
     }),
   );
   // A poison message goes to the DLQ with its reason, then is acknowledged.

@@ -101,6 +101,13 @@ export interface IsrServiceProps {
    */
   readonly setCookie?: 'strip' | 'refuse';
   /**
+   * Key prefix of page bodies in the bucket; both functions' object permissions and the
+   * lifecycle rule are scoped to it. Set it to the prefix another writer (FaceTheory) uses to
+   * share its bodies.
+   * @default 'pages/'
+   */
+  readonly bodyKeyPrefix?: string;
+  /**
    * How long a page nobody asks for is kept after it goes stale, before DynamoDB TTL may
    * collect its rows (the sweeper then retires its body). A requested page is regenerated,
    * which moves this forward.

@@ -73,7 +73,12 @@ export class IsrService extends Construct {
     this.queue = queues.queue;
     this.deadLetterQueue = queues.deadLetterQueue;
 
-    const resources = { table: this.table, bucket: this.bucket, ...queues };
+    const resources = {
+      table: this.table,
+      bucket: this.bucket,
+      ...queues,
+      bodyKeyPrefix: settings.bodyKeyPrefix,
+    };
     grantOriginAccess(this.originRole, resources);
     grantWorkerAccess(this.workerRole, resources);
     const refs = {
@@ -116,7 +121,12 @@ export class IsrService extends Construct {
       { fn: this.workerFunction, role: this.workerRole },
     ];
     acknowledgeNagFindings(
-      { bucket: this.bucket, distribution: this.distribution, functions: functionsAndRoles },
+      {
+        bucket: this.bucket,
+        distribution: this.distribution,
+        functions: functionsAndRoles,
+        bodyKeyPrefix: settings.bodyKeyPrefix,
+      },
       props,
     );
   }

@@ -82,6 +82,7 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     renderPaths: [...(props.renderPaths ?? [])],
     keptHeaders: (props.keptHeaders ?? D.keptHeaders).map((header) => header.toLowerCase()),
     setCookie: props.setCookie ?? D.setCookie,
+    bodyKeyPrefix: props.bodyKeyPrefix ?? D.bodyKeyPrefix,
     missRenderLimit: props.missRenderLimit ?? D.missRenderLimit,
     overloadFallbackPath: props.overloadFallbackPath,
     upstreamSecret:

@@ -12,11 +12,12 @@ import {
   type IBucket,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { BODY_KEY_PREFIX, SupersededTag } from '../lambda/core/rows.js';
+import { SupersededTag } from '../lambda/core/rows.js';
 
 export interface StorageOptions {
   readonly removalPolicy: RemovalPolicy;
   readonly supersededBodyExpirationDays: number;
+  readonly bodyKeyPrefix: string;
   /** @default - no server access logs */
   readonly accessLogsBucket?: IBucket | undefined;
 }
@@ -59,7 +60,7 @@ export function createBodyBucket(scope: Construct, options: StorageOptions): Buc
     lifecycleRules: [
       {
         id: 'ExpireSupersededBodies',
-        prefix: BODY_KEY_PREFIX,
+        prefix: options.bodyKeyPrefix,
         tagFilters: { [SupersededTag.Key]: SupersededTag.Value },
         expiration: Duration.days(options.supersededBodyExpirationDays),
       },

@@ -67,6 +67,8 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
+  /** Where bodies are written. @default BODY_KEY_PREFIX */
+  readonly bodyKeyPrefix?: string | undefined;
   /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
   readonly retention?: Retention | undefined;
   /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
@@ -133,7 +135,8 @@ export async function regenerate(
     await keeper.stop();
     await settle(deps, keeper.lease, loose);
     if (lease.takenOver?.token !== undefined) {
-      await retireAbandonedBody(deps, bodyKeyOf(input.cacheKey, lease.takenOver.token));
+      const abandoned = bodyKeyOf(input.cacheKey, lease.takenOver.token, deps.bodyKeyPrefix);
+      await retireAbandonedBody(deps, abandoned);
     }
   }
 }
@@ -174,7 +177,7 @@ async function renderAndPublish(
   if (rendered === 'lease-lost' || keeper.signal.aborted) return { decision: 'lease-lost' };
   const page = admitPage(rendered, deps);
 
-  const s3Key = bodyKeyOf(cacheKey, keeper.lease.token);
+  const s3Key = bodyKeyOf(cacheKey, keeper.lease.token, deps.bodyKeyPrefix);
   loose.body = { s3Key, fate: 'unknown' };
   if (page.strippedCookies.length > 0) {
     deps.log?.warn('Set-Cookie dropped from a cached page: cookies are per viewer', {

@@ -27,8 +27,11 @@ export const BODY_KEY_PREFIX = 'pages/';
  * decides which one is live. Naming the body after its lease lets whoever takes over an expired
  * lease find the body its crashed holder may have left, and retire it.
  */
-export const bodyKeyOf = (cacheKey: CacheKey, leaseToken: string): string =>
-  `${BODY_KEY_PREFIX}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;
+export const bodyKeyOf = (
+  cacheKey: CacheKey,
+  leaseToken: string,
+  prefix: string = BODY_KEY_PREFIX,
+): string => `${prefix}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;
 
 /**
  * Tag the bucket's lifecycle rule expires on: set on a body only once META points elsewhere (or

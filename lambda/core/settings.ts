@@ -6,7 +6,7 @@
  */
 import { compilePathPatterns } from './path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from './response-headers.js';
-import { TENANT_PATTERN } from './rows.js';
+import { BODY_KEY_PREFIX, TENANT_PATTERN } from './rows.js';
 
 /**
  * A function URL answers with at most 6 MB and the origin base64-encodes binary bodies (4/3),
@@ -40,6 +40,7 @@ export const SETTING_DEFAULTS = {
   dedupeWindowSeconds: 30,
   missRenderLimit: 25,
   keptHeaders: DEFAULT_KEPT_HEADERS,
+  bodyKeyPrefix: BODY_KEY_PREFIX,
   setCookie: SetCookiePolicy.Strip,
   missWaitMs: 5_000,
   retryAfterSeconds: 2,
@@ -74,6 +75,8 @@ export interface ServiceSettings {
   readonly keptHeaders: readonly string[];
   /** What happens to a page that sets a cookie. */
   readonly setCookie: SetCookiePolicy;
+  /** Where bodies are written (and may be read, IAM-wise): another writer's prefix works too. */
+  readonly bodyKeyPrefix: string;
   readonly upstreamSecret: UpstreamSecret | undefined;
 }
 
@@ -202,6 +205,7 @@ export function settingsProblems(check: SettingsCheck, nameOf: NameOf): string[]
     ...tenantProblems(service, nameOf, deployTime),
     ...renderPathProblems(service, nameOf, deployTime),
     ...keptHeaderProblems(service, nameOf, deployTime),
+    ...bodyKeyPrefixProblems(service, nameOf, deployTime),
     ...upstreamSecretProblems(service, nameOf, deployTime),
   );
   return problems;
@@ -405,6 +409,20 @@ function keptHeaderProblems(
     );
   }
   return problems;
+}
+
+/** A key prefix of safe characters ending in `/`, so IAM can scope the bucket to `<prefix>*`. */
+function bodyKeyPrefixProblems(
+  service: ServiceSettings,
+  nameOf: NameOf,
+  deployTime: (text: string) => boolean,
+): string[] {
+  const prefix = service.bodyKeyPrefix;
+  if (deployTime(prefix) || /^[A-Za-z0-9!_.'()-]+(\/[A-Za-z0-9!_.'()-]+)*\/$/.test(prefix))
+    return [];
+  return [
+    `${nameOf('bodyKeyPrefix')} ${JSON.stringify(prefix)} must be path segments of letters, digits and !_.'()- ending in "/"`,
+  ];
 }
 
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;

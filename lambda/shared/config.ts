@@ -49,6 +49,8 @@ const ServiceEnv = z.object({
     .transform((value) => (value === undefined ? D.keptHeaders : list.parse(value))),
   /** `strip` (default): a page's Set-Cookie is dropped; `refuse`: such a page is not cached. */
   ISR_SET_COOKIE: z.string().default(D.setCookie),
+  /** Where bodies are written (IAM is scoped to it). */
+  ISR_BODY_PREFIX: z.string().default(D.bodyKeyPrefix),
   /** When set, multi-tenant mode: the tenant comes from this request header. */
   ISR_TENANT_HEADER: optionalText.transform((value) => value && normaliseHeaderName(value)),
   /**
@@ -136,6 +138,7 @@ const ENV_NAMES: Record<string, string> = {
   renderPaths: 'ISR_RENDER_PATHS',
   keptHeaders: 'ISR_KEPT_HEADERS',
   setCookie: 'ISR_SET_COOKIE',
+  bodyKeyPrefix: 'ISR_BODY_PREFIX',
   dedupeWindowSeconds: 'ISR_DEDUPE_WINDOW_SECONDS',
   missWaitMs: 'ISR_MISS_WAIT_MS',
   retryAfterSeconds: 'ISR_RETRY_AFTER_SECONDS',
@@ -168,6 +171,7 @@ function serviceSettingsOf(env: z.output<typeof ServiceEnv>): ServiceSettings {
     renderPaths: env.ISR_RENDER_PATHS,
     keptHeaders: env.ISR_KEPT_HEADERS.map((header) => header.toLowerCase()),
     setCookie: env.ISR_SET_COOKIE as ServiceSettings['setCookie'],
+    bodyKeyPrefix: env.ISR_BODY_PREFIX,
     tenantHeader: env.ISR_TENANT_HEADER,
     tenants: env.ISR_TENANTS,
     deployId: env.ISR_DEPLOY_ID,
@@ -221,6 +225,7 @@ function toServiceConfig(env: z.output<typeof ServiceEnv>) {
     maxBodyBytes: settings.maxBodyBytes,
     headerPolicy: { keep: settings.keptHeaders, maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES },
     setCookie: settings.setCookie,
+    bodyKeyPrefix: settings.bodyKeyPrefix,
     retention: {
       idleSeconds: env.ISR_META_TTL_SECONDS,
       goneSeconds: env.ISR_GONE_TTL_SECONDS,

@@ -58,6 +58,7 @@ export function createRegenerateDeps(
     maxBodyBytes: config.maxBodyBytes,
     headerPolicy: config.headerPolicy,
     setCookie: config.setCookie,
+    bodyKeyPrefix: config.bodyKeyPrefix,
     retention: config.retention,
     log,
   };

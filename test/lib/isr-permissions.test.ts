@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -96,6 +96,26 @@ describe('IAM boundaries', () => {
         Resource: bodiesArn,
       }),
     ]);
+  });
+
+  it('scope both roles and the lifecycle rule to a configured body prefix', () => {
+    const shared = synthIsrStack({ service: { bodyKeyPrefix: 'isr/bodies/' } });
+    const sharedIds = serviceIds(shared.service);
+    const prefixed = { 'Fn::Join': ['', [arnOf(sharedIds.bucket), '/isr/bodies/*']] };
+    for (const role of [sharedIds.originRole, sharedIds.workerRole]) {
+      const objectStatements = statementsFor(shared.template, role, 's3').filter((statement) =>
+        actionsOf(statement).some((action) => action.includes('Object')),
+      );
+      expect(objectStatements.map((statement) => statement.Resource)).toEqual([prefixed]);
+    }
+    shared.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: 'isr/bodies/' })]),
+      },
+    });
+    expect(() => synthIsrStack({ service: { bodyKeyPrefix: 'no-slash' } })).toThrow(
+      /bodyKeyPrefix/,
+    );
   });
 
   it('let the origin send to the regeneration queue and nothing else in SQS', () => {

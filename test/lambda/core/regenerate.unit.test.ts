@@ -75,6 +75,12 @@ describe('regenerate (unit, in-memory ports)', () => {
     },
   );
 
+  it('writes bodies under the configured prefix', async () => {
+    const ctx = setup(() => htmlPage('page'), { bodyKeyPrefix: 'isr/' });
+    await ctx.run();
+    expect((await ctx.meta())?.s3Key).toMatch(new RegExp(`^isr/_/${ctx.cacheKey.hash}/`));
+  });
+
   it('tags the body it replaced as superseded, never the live one', async () => {
     const ctx = setup((_request, call) => htmlPage(`v${call}`));
     const first = await afterGoodPage(ctx);

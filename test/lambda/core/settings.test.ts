@@ -27,6 +27,7 @@ const service: ServiceSettings = {
   renderPaths: [],
   keptHeaders: ['content-security-policy'],
   setCookie: 'strip',
+  bodyKeyPrefix: 'pages/',
   upstreamSecret: undefined,
 };
 
