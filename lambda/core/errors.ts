@@ -12,15 +12,15 @@ export const ErrorKind = {
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
-/** Base of every domain error: carries `kind` and a stable `code`, keeps the SDK error as `cause`. */
+/**
+ * Base of every domain error: carries `kind` and a stable `code`, keeps the SDK error as `cause`.
+ * Each class names itself in a string: bundles are minified without keeping names.
+ */
 export abstract class IsrError extends Error {
+  abstract override readonly name: string;
   abstract readonly kind: ErrorKind;
   /** Stable, machine-readable reason: the DLQ's `isr-error-code`, the edge's `error` field. */
   abstract get code(): string;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-  }
 }
 
 export const InvalidKeyReason = {
@@ -43,6 +43,7 @@ export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKey
 
 /** The request cannot name a cache entry: answered with a 400 at the edge, poison in the worker. */
 export class InvalidCacheKeyError extends IsrError {
+  override readonly name = 'InvalidCacheKeyError';
   readonly kind = ErrorKind.Terminal;
   constructor(
     readonly reason: InvalidKeyReason,
@@ -64,6 +65,7 @@ export interface LeaseHolder {
 
 /** Another contender holds a live lease: it is regenerating, so this caller need not. */
 export class LeaseHeldError extends IsrError {
+  override readonly name = 'LeaseHeldError';
   readonly kind = ErrorKind.Ignorable;
   readonly code = 'lease-held';
   constructor(
@@ -79,6 +81,7 @@ export class LeaseHeldError extends IsrError {
  * dropped. Nothing it tried to publish was written.
  */
 export class LeaseLostError extends IsrError {
+  override readonly name = 'LeaseLostError';
   readonly kind = ErrorKind.Ignorable;
   readonly code = 'lease-lost';
   constructor(
@@ -92,6 +95,7 @@ export class LeaseLostError extends IsrError {
 
 /** META already holds a newer generation than the one being published: never go backwards. */
 export class NewerGenerationError extends IsrError {
+  override readonly name = 'NewerGenerationError';
   readonly kind = ErrorKind.Ignorable;
   readonly code = 'superseded';
   constructor(
@@ -105,6 +109,7 @@ export class NewerGenerationError extends IsrError {
 
 /** Another delivery of the same intent already completed it: this publish would be a second one. */
 export class RequestAlreadyCompletedError extends IsrError {
+  override readonly name = 'RequestAlreadyCompletedError';
   readonly kind = ErrorKind.Ignorable;
   readonly code = 'duplicate';
   constructor(
@@ -122,12 +127,14 @@ export class RequestAlreadyCompletedError extends IsrError {
  * publish does, a few times.
  */
 export class TransactionConflictError extends IsrError {
+  override readonly name = 'TransactionConflictError';
   readonly kind = ErrorKind.Retryable;
   readonly code = 'transaction-conflict';
 }
 
 /** META points at a body that is not in the bucket: treat the entry as a miss. */
 export class BodyNotFoundError extends IsrError {
+  override readonly name = 'BodyNotFoundError';
   readonly kind = ErrorKind.Ignorable;
   readonly code = 'body-missing';
   constructor(
@@ -140,6 +147,7 @@ export class BodyNotFoundError extends IsrError {
 
 /** The renderer failed in a way that may pass (5xx, 429, timeout, network): keep the last good page. */
 export class RenderRetryableError extends IsrError {
+  override readonly name = 'RenderRetryableError';
   readonly kind = ErrorKind.Retryable;
   readonly code = 'render-failed';
   constructor(
@@ -156,6 +164,7 @@ export class RenderRetryableError extends IsrError {
  * (or the fallback page) at once instead of waiting in line.
  */
 export class RenderOverloadedError extends IsrError {
+  override readonly name = 'RenderOverloadedError';
   readonly kind = ErrorKind.Retryable;
   readonly code = 'overloaded';
 }
@@ -180,6 +189,7 @@ export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
  * stays live; the worker dead-letters the intent on its first receive, the origin answers 502.
  */
 export class RenderRefusedError extends IsrError {
+  override readonly name = 'RenderRefusedError';
   readonly kind = ErrorKind.Terminal;
   constructor(
     readonly reason: RefusalReason,
@@ -196,12 +206,14 @@ export class RenderRefusedError extends IsrError {
 
 /** A queue message that can never be processed (bad JSON, wrong shape). */
 export class InvalidMessageError extends IsrError {
+  override readonly name = 'InvalidMessageError';
   readonly kind = ErrorKind.Terminal;
   readonly code = 'invalid-message';
 }
 
 /** Configuration is missing or malformed: raised once, at cold start. */
 export class ConfigError extends IsrError {
+  override readonly name = 'ConfigError';
   readonly kind = ErrorKind.Terminal;
   readonly code = 'invalid-config';
 }

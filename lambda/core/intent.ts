@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as v from 'valibot';
 import { InvalidMessageError } from './errors.js';
 
 /**
@@ -6,20 +6,23 @@ import { InvalidMessageError } from './errors.js';
  * worker consumes. Versioned, strict, small: the worker re-derives the cache key from it with the
  * same normaliser, so a message can never name a key the origin would have rejected.
  */
-export const RegenerationIntentSchema = z.strictObject({
-  v: z.literal(1),
-  tenant: z.string().max(64).optional(),
+const text = (min: number, max: number) =>
+  v.pipe(v.string(), v.minLength(min, `must be at least ${min} characters`), v.maxLength(max));
+
+export const RegenerationIntentSchema = v.strictObject({
+  v: v.literal(1),
+  tenant: v.optional(text(0, 64)),
   /** Canonical path of the cache key. */
-  path: z.string().min(1).max(4096),
+  path: text(1, 4096),
   /** Canonical query of the cache key ('' when none). */
-  query: z.string().max(4096).default(''),
+  query: v.optional(text(0, 4096), ''),
   /** Deployment the intent was made under; part of the request hash. */
-  deployId: z.string().min(1).max(128),
+  deployId: text(1, 128),
   /** `generated_at` of the stale generation that was served; absent for a forced regeneration. */
-  observedGeneratedAt: z.number().int().nonnegative().optional(),
-  observedEtag: z.string().max(256).optional(),
+  observedGeneratedAt: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  observedEtag: v.optional(text(0, 256)),
 });
-export type RegenerationIntent = z.infer<typeof RegenerationIntentSchema>;
+export type RegenerationIntent = v.InferOutput<typeof RegenerationIntentSchema>;
 
 export const encodeIntent = (intent: RegenerationIntent): string => JSON.stringify(intent);
 
@@ -31,12 +34,12 @@ export function parseIntent(body: string): RegenerationIntent {
   } catch (error) {
     throw new InvalidMessageError('message body is not JSON', { cause: error });
   }
-  const parsed = RegenerationIntentSchema.safeParse(json);
+  const parsed = v.safeParse(RegenerationIntentSchema, json);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    const issues = parsed.issues
+      .map((issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`)
       .join('; ');
     throw new InvalidMessageError(`message body is not a regeneration intent: ${issues}`);
   }
-  return parsed.data;
+  return parsed.output;
 }

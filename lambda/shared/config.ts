@@ -1,11 +1,11 @@
 /**
  * Every environment variable the service's own code acts on, parsed once at cold start (the
- * entry points pass `process.env` in). zod checks types; the defaults and every rule come from
+ * entry points pass `process.env` in). valibot checks types; the defaults and every rule come from
  * `core/settings.ts`, the module `cdk synth` applies too, so a deploy synth accepted starts.
  * A bad or missing value fails with a message naming the variable. Libraries read their own
  * variables: Powertools (`POWERTOOLS_*`) and the AWS SDK (`AWS_REGION`, credentials).
  */
-import { z } from 'zod';
+import * as v from 'valibot';
 import { ConfigError } from '../core/errors.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
 import { DEFAULT_KEPT_HEADERS_MAX_BYTES } from '../core/response-headers.js';
@@ -18,51 +18,60 @@ import {
   type ServiceSettings,
 } from '../core/settings.js';
 
-const int = (fallback: number) => z.coerce.number().int().default(fallback);
-const optionalInt = z.coerce.number().int().optional();
-const list = z
-  .string()
-  .default('')
-  .transform((value) =>
-    value
-      .split(',')
-      .map((item) => item.trim())
-      .filter((item) => item !== ''),
+/** Text, trimmed; blank reads as unset. */
+const optionalText = v.pipe(
+  v.optional(v.string()),
+  v.transform((value) => (value?.trim() ? value.trim() : undefined)),
+);
+const integerText = v.pipe(
+  v.string(),
+  v.transform(Number),
+  v.number('must be a number'),
+  v.integer('must be an integer'),
+);
+const int = (fallback: number) => v.optional(integerText, String(fallback));
+const optionalInt = v.optional(integerText);
+const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+const list = v.pipe(v.optional(v.string(), ''), v.transform(splitList));
+/** A list where unset and empty differ (empty names nobody; unset takes `fallback`). */
+const listOr = <T>(fallback: T) =>
+  v.pipe(
+    v.optional(v.string()),
+    v.transform((value) => (value === undefined ? fallback : splitList(value))),
   );
-const optionalText = z
-  .string()
-  .optional()
-  .transform((value) => (value?.trim() ? value.trim() : undefined));
+const url = v.pipe(v.string(), v.url('must be a URL'));
+const headerName = v.pipe(
+  optionalText,
+  v.transform((value) => value && normaliseHeaderName(value)),
+);
 
-const ServiceEnv = z.object({
+const SERVICE_ENV = {
   /** Canonical FaceTheory name of the cache table. */
-  FACETHEORY_CACHE_TABLE_NAME: z.string().min(3),
-  ISR_BODY_BUCKET: z.string().min(3),
+  FACETHEORY_CACHE_TABLE_NAME: v.pipe(v.string(), v.minLength(3)),
+  ISR_BODY_BUCKET: v.pipe(v.string(), v.minLength(3)),
   /** Query parameters that are part of the cache key, comma-separated. */
   ISR_ALLOWED_QUERY_PARAMS: list,
   /** Path patterns that may be rendered at all, comma-separated (`/blog/*`, `/docs/**`); unset: all. */
   ISR_RENDER_PATHS: list,
   /** Upstream response headers kept with a page, comma-separated; unset keeps the default list. */
-  ISR_KEPT_HEADERS: z
-    .string()
-    .optional()
-    .transform((value) => (value === undefined ? D.keptHeaders : list.parse(value))),
+  ISR_KEPT_HEADERS: listOr<readonly string[]>(D.keptHeaders),
   /** `strip` (default): a page's Set-Cookie is dropped; `refuse`: such a page is not cached. */
-  ISR_SET_COOKIE: z.string().default(D.setCookie),
+  ISR_SET_COOKIE: v.optional(v.string(), D.setCookie),
   /** Where bodies are written (IAM is scoped to it). */
-  ISR_BODY_PREFIX: z.string().default(D.bodyKeyPrefix),
+  ISR_BODY_PREFIX: v.optional(v.string(), D.bodyKeyPrefix),
   /** When set, multi-tenant mode: the tenant comes from this request header. */
-  ISR_TENANT_HEADER: optionalText.transform((value) => value && normaliseHeaderName(value)),
+  ISR_TENANT_HEADER: headerName,
   /**
    * Tenants the origin serves, comma-separated; unset serves any well-formed tenant. Set but
    * naming nobody is refused (fail closed), never read as "any tenant".
    */
-  ISR_TENANTS: z
-    .string()
-    .optional()
-    .transform((value) => (value === undefined ? undefined : list.parse(value))),
+  ISR_TENANTS: listOr<string[] | undefined>(undefined),
   /** Bump when rendering behaviour changes, so old intents never collide with new ones. */
-  ISR_DEPLOY_ID: z.string().default(D.deployId),
+  ISR_DEPLOY_ID: v.optional(v.string(), D.deployId),
   ISR_LEASE_SECONDS: int(D.leaseSeconds),
   /** Largest clock difference between two workers; a render starts only with more lease left. */
   ISR_CLOCK_SKEW_MARGIN_SECONDS: int(D.clockSkewMarginSeconds),
@@ -78,26 +87,27 @@ const ServiceEnv = z.object({
   RENDER_ORIGIN_URL: optionalText,
   /** Secrets Manager secret (ARN, never the value) sent to the upstream in a header. */
   ISR_UPSTREAM_SECRET_ARN: optionalText,
-  ISR_UPSTREAM_SECRET_HEADER: optionalText.transform(
-    (value) => value && normaliseHeaderName(value),
-  ),
+  ISR_UPSTREAM_SECRET_HEADER: headerName,
   /** This function's own timeout (the deploy sets it), so the timeout rule holds at cold start. */
   ISR_FUNCTION_TIMEOUT_MS: optionalInt,
   /** `1` under `npm start`: a plain-http upstream is allowed on any host. */
-  ISR_LOCAL_MODE: z.enum(['0', '1']).optional(),
+  ISR_LOCAL_MODE: v.optional(v.picklist(['0', '1'], 'must be 0 or 1')),
   /** Set by the Lambda runtime; names the lease owner in LOCK rows. */
   AWS_LAMBDA_FUNCTION_NAME: optionalText,
-});
+};
+const ServiceEnv = v.object(SERVICE_ENV);
 
-const WorkerEnv = ServiceEnv.extend({
-  ISR_DLQ_URL: z.url(),
+const WorkerEnv = v.object({
+  ...SERVICE_ENV,
+  ISR_DLQ_URL: url,
   /** Receives after which a retryable failure is dead-lettered (match the queue's redrive). */
   ISR_MAX_RECEIVE_COUNT: int(D.maxReceiveCount),
   ISR_IDEMPOTENCY_TTL_SECONDS: int(D.idempotencyTtlSeconds),
 });
 
-const OriginEnv = ServiceEnv.extend({
-  ISR_QUEUE_URL: z.url(),
+const OriginEnv = v.object({
+  ...SERVICE_ENV,
+  ISR_QUEUE_URL: url,
   /** A stale generation can be re-enqueued after this window (SQS dedupes for 5 minutes). */
   ISR_DEDUPE_WINDOW_SECONDS: int(D.dedupeWindowSeconds),
   /** How long a miss waits for another holder's render before answering 503. */
@@ -154,22 +164,22 @@ export type OriginConfig = ReturnType<typeof loadOriginConfig>;
 
 type Env = Record<string, string | undefined>;
 
-function parse<T extends z.ZodType>(schema: T, env: Env, what: string): z.output<T> {
-  const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map(
-    (issue) => `  ${issue.path.join('.')}: ${issue.message}`,
+function parse<T extends v.GenericSchema>(schema: T, env: Env, what: string): v.InferOutput<T> {
+  const result = v.safeParse(schema, env);
+  if (result.success) return result.output;
+  const problems = result.issues.map(
+    (issue) => `  ${v.getDotPath(issue) ?? '(environment)'}: ${issue.message}`,
   );
   throw new ConfigError(`${what} configuration is invalid:\n${problems.join('\n')}`);
 }
 
-function serviceSettingsOf(env: z.output<typeof ServiceEnv>): ServiceSettings {
+function serviceSettingsOf(env: v.InferOutput<typeof ServiceEnv>): ServiceSettings {
   const arn = env.ISR_UPSTREAM_SECRET_ARN;
   return {
     renderOriginUrl: env.RENDER_ORIGIN_URL,
     allowedQueryParams: env.ISR_ALLOWED_QUERY_PARAMS,
     renderPaths: env.ISR_RENDER_PATHS,
-    keptHeaders: env.ISR_KEPT_HEADERS.map((header) => header.toLowerCase()),
+    keptHeaders: (env.ISR_KEPT_HEADERS ?? D.keptHeaders).map((header) => header.toLowerCase()),
     setCookie: env.ISR_SET_COOKIE as ServiceSettings['setCookie'],
     bodyKeyPrefix: env.ISR_BODY_PREFIX,
     tenantHeader: env.ISR_TENANT_HEADER,
@@ -190,7 +200,7 @@ function serviceSettingsOf(env: z.output<typeof ServiceEnv>): ServiceSettings {
 }
 
 /** Applies `core/settings.ts`: the same rules `cdk synth` applied to the construct's props. */
-function check(env: z.output<typeof ServiceEnv>, fn: FunctionCheck, what: string): void {
+function check(env: v.InferOutput<typeof ServiceEnv>, fn: FunctionCheck, what: string): void {
   const problems = settingsProblems(
     { service: serviceSettingsOf(env), functions: [fn], localMode: env.ISR_LOCAL_MODE === '1' },
     envName,
@@ -204,7 +214,7 @@ function check(env: z.output<typeof ServiceEnv>, fn: FunctionCheck, what: string
   );
 }
 
-function toServiceConfig(env: z.output<typeof ServiceEnv>) {
+function toServiceConfig(env: v.InferOutput<typeof ServiceEnv>) {
   const settings = serviceSettingsOf(env);
   return {
     tableName: env.FACETHEORY_CACHE_TABLE_NAME,

@@ -42,6 +42,7 @@ export interface RequestRow {
 
 /** Where a claim was refused: the row that holds the key. */
 export class ClaimRefused extends Error {
+  override readonly name = 'ClaimRefused';
   constructor(readonly existing: RequestRow | undefined) {
     super('the idempotency key is already claimed');
   }
