@@ -95,7 +95,9 @@ const SERVICE_ENV = {
   /** Set by the Lambda runtime; names the lease owner in LOCK rows. */
   AWS_LAMBDA_FUNCTION_NAME: optionalText,
 };
-const ServiceEnv = v.object(SERVICE_ENV);
+
+/** What both functions read, as parsed. */
+type ServiceEnv = v.InferOutput<v.ObjectSchema<typeof SERVICE_ENV, undefined>>;
 
 const WorkerEnv = v.object({
   ...SERVICE_ENV,
@@ -173,7 +175,7 @@ function parse<T extends v.GenericSchema>(schema: T, env: Env, what: string): v.
   throw new ConfigError(`${what} configuration is invalid:\n${problems.join('\n')}`);
 }
 
-function serviceSettingsOf(env: v.InferOutput<typeof ServiceEnv>): ServiceSettings {
+function serviceSettingsOf(env: ServiceEnv): ServiceSettings {
   const arn = env.ISR_UPSTREAM_SECRET_ARN;
   return {
     renderOriginUrl: env.RENDER_ORIGIN_URL,
@@ -200,7 +202,7 @@ function serviceSettingsOf(env: v.InferOutput<typeof ServiceEnv>): ServiceSettin
 }
 
 /** Applies `core/settings.ts`: the same rules `cdk synth` applied to the construct's props. */
-function check(env: v.InferOutput<typeof ServiceEnv>, fn: FunctionCheck, what: string): void {
+function check(env: ServiceEnv, fn: FunctionCheck, what: string): void {
   const problems = settingsProblems(
     { service: serviceSettingsOf(env), functions: [fn], localMode: env.ISR_LOCAL_MODE === '1' },
     envName,
@@ -214,7 +216,7 @@ function check(env: v.InferOutput<typeof ServiceEnv>, fn: FunctionCheck, what: s
   );
 }
 
-function toServiceConfig(env: v.InferOutput<typeof ServiceEnv>) {
+function toServiceConfig(env: ServiceEnv) {
   const settings = serviceSettingsOf(env);
   return {
     tableName: env.FACETHEORY_CACHE_TABLE_NAME,
