@@ -206,3 +206,9 @@ export interface RegenerationQueue {
     options: { readonly deduplicationId: string; readonly groupId: string },
   ): Promise<void>;
 }
+
+/** A secret's current value (the upstream's shared header, a webhook signing key). */
+export interface SecretSource {
+  /** @throws when the value cannot be had now; callers treat that as retryable. */
+  value(): Promise<string>;
+}

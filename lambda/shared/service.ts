@@ -2,9 +2,11 @@ import { DynamoCacheTable } from '../adapters/dynamodb/cache-table.js';
 import { DynamoRenderCounter } from '../adapters/dynamodb/render-counter.js';
 import { DemoRenderer } from '../adapters/render/demo-renderer.js';
 import { HttpRenderer } from '../adapters/render/http-renderer.js';
+import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
 import { S3BodyStore } from '../adapters/s3/body-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { Renderer } from '../core/ports.js';
+import type { Renderer, SecretSource } from '../core/ports.js';
+import { SETTING_DEFAULTS } from '../core/settings.js';
 import type { LogSink, RegenerateDeps } from '../core/regenerate.js';
 import type { AwsClients } from './aws-clients.js';
 import type { ServiceConfig } from './config.js';
@@ -18,22 +20,49 @@ export interface ServiceRuntime {
   readonly renderer?: Renderer | undefined;
   /** Who holds leases, for operators reading LOCK rows. */
   readonly owner?: string | undefined;
+  /**
+   * The upstream's shared secret, when given as is (local mode, tests).
+   * @default - read through the Parameters and Secrets extension when configured
+   */
+  readonly upstreamSecret?: SecretSource | undefined;
+  /** The Lambda session token, for the secrets extension. @default - none */
+  readonly sessionToken?: (() => string | undefined) | undefined;
 }
 
 /** The upstream renderer when one is configured, else the demo renderer. */
-export function createRenderer(config: ServiceConfig, clients: AwsClients, clock: Clock): Renderer {
+export function createRenderer(
+  config: ServiceConfig,
+  runtime: ServiceRuntime,
+  clock: Clock,
+): Renderer {
   if (config.renderOriginUrl !== undefined) {
     return new HttpRenderer({
       originUrl: config.renderOriginUrl,
       tenantHeader: config.tenantHeader,
       maxBodyBytes: config.maxBodyBytes,
+      secretHeader: upstreamSecretHeader(config, runtime),
     });
   }
   return new DemoRenderer({
-    counter: new DynamoRenderCounter({ client: clients.dynamodb, tableName: config.tableName }),
+    counter: new DynamoRenderCounter({
+      client: runtime.clients.dynamodb,
+      tableName: config.tableName,
+    }),
     clock,
     revalidateSeconds: config.defaultRevalidateSeconds,
   });
+}
+
+/** The header carrying the upstream's shared secret, and where its value comes from. */
+function upstreamSecretHeader(config: ServiceConfig, runtime: ServiceRuntime) {
+  const name = config.upstreamSecret?.header ?? SETTING_DEFAULTS.upstreamSecretHeader;
+  if (runtime.upstreamSecret !== undefined) return { name, secret: runtime.upstreamSecret };
+  if (config.upstreamSecret === undefined) return undefined;
+  const secret = new ExtensionSecretSource({
+    secretId: config.upstreamSecret.arn,
+    sessionToken: runtime.sessionToken ?? (() => undefined),
+  });
+  return { name, secret };
 }
 
 /** The adapters and settings of one regeneration, shared by the worker and the origin's misses. */
@@ -49,7 +78,7 @@ export function createRegenerateDeps(
       tableName: config.tableName,
     }),
     bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
-    renderer: runtime.renderer ?? createRenderer(config, runtime.clients, clock),
+    renderer: runtime.renderer ?? createRenderer(config, runtime, clock),
     clock,
     leaseSeconds: config.leaseSeconds,
     clockSkewMarginSeconds: config.clockSkewMarginSeconds,

@@ -2,11 +2,9 @@
  * Lambda entry point of the worker: configuration is read and validated once, at cold start.
  * Everything else lives in `build.ts` and below, where tests and local mode build it themselves.
  */
-import { createAwsClients } from '../shared/aws-clients.js';
 import { loadWorkerConfig } from '../shared/config.js';
+import { lambdaRuntime } from '../shared/lambda-runtime.js';
 import { buildWorkerHandler } from './build.js';
 
-export const handler = buildWorkerHandler(loadWorkerConfig(process.env), {
-  clients: createAwsClients(),
-  owner: process.env.AWS_LAMBDA_FUNCTION_NAME,
-});
+const config = loadWorkerConfig(process.env);
+export const handler = buildWorkerHandler(config, lambdaRuntime(config.functionName));

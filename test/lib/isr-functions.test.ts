@@ -138,6 +138,20 @@ describe('IsrService functions', () => {
         ISR_UPSTREAM_SECRET_HEADER: 'x-origin-key',
         ISR_CLOCK_SKEW_MARGIN_SECONDS: '5',
       });
+      // The value is read through the Parameters and Secrets extension layer, not an SDK client.
+      const properties = resourceOf<{
+        Layers?: unknown[];
+        Environment: { Variables: Record<string, unknown> };
+      }>(tenanted, logicalIdOf(fn)).Properties;
+      expect(JSON.stringify(properties.Layers)).toMatch(/Paramsandsecretslayer.*arm64/);
+      expect(properties.Environment.Variables).toMatchObject({
+        PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
+      });
+    }
+    for (const fn of [service.originFunction, service.workerFunction]) {
+      expect(
+        resourceOf<{ Layers?: unknown[] }>(template, logicalIdOf(fn)).Properties.Layers,
+      ).toBeUndefined();
     }
   });
 

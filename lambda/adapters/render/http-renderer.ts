@@ -1,5 +1,5 @@
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
-import type { RenderRequest, RenderResult, Renderer } from '../../core/ports.js';
+import type { RenderRequest, RenderResult, Renderer, SecretSource } from '../../core/ports.js';
 
 export interface HttpRendererOptions {
   /** The SSR origin, e.g. `http://ssr.internal:8080/app`. Only ever this host is fetched. */
@@ -8,6 +8,11 @@ export interface HttpRendererOptions {
   readonly tenantHeader?: string | undefined;
   /** Largest body read: reading stops there and the page is refused. */
   readonly maxBodyBytes: number;
+  /**
+   * A shared secret sent to the upstream in this header, so it can refuse anyone else.
+   * @default - none
+   */
+  readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
@@ -44,6 +49,16 @@ export class HttpRenderer implements Renderer {
     };
     if (cacheKey.tenant !== undefined && this.#options.tenantHeader !== undefined) {
       headers[this.#options.tenantHeader] = cacheKey.tenant;
+    }
+    const secretHeader = this.#options.secretHeader;
+    if (secretHeader !== undefined) {
+      try {
+        headers[secretHeader.name] = await secretHeader.secret.value();
+      } catch (error) {
+        throw new RenderRetryableError('the upstream secret is not available', undefined, {
+          cause: error,
+        });
+      }
     }
     let response: Response;
     try {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpRenderer } from '../../../../lambda/adapters/render/http-renderer.js';
+import { StaticSecretSource } from '../../../../lambda/adapters/secrets/extension-secret.js';
 import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
 import { RenderRefusedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
 import { admitPage } from '../../../../lambda/core/render-policy.js';
@@ -146,5 +147,25 @@ describe('HttpRenderer', () => {
     expect(() => new HttpRenderer({ originUrl: 'file:///etc/passwd', maxBodyBytes: 1 })).toThrow(
       /http/,
     );
+  });
+
+  it('sends the upstream secret in its header, and fails retryably when it cannot be had', async () => {
+    upstream.seen.length = 0;
+    const withSecret = new HttpRenderer({
+      originUrl: upstream.url,
+      maxBodyBytes: 1024,
+      secretHeader: { name: 'x-isr-origin-secret', secret: new StaticSecretSource('s3cr3t') },
+    });
+    await render(withSecret, '/a');
+    expect(upstream.seen[0]?.headers['x-isr-origin-secret']).toBe('s3cr3t');
+    const broken = new HttpRenderer({
+      originUrl: upstream.url,
+      maxBodyBytes: 1024,
+      secretHeader: {
+        name: 'x-isr-origin-secret',
+        secret: { value: () => Promise.reject(new Error('extension down')) },
+      },
+    });
+    await expect(render(broken, '/a')).rejects.toBeInstanceOf(RenderRetryableError);
   });
 });
