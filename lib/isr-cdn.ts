@@ -18,8 +18,10 @@ import {
   OriginRequestPolicy,
   OriginRequestQueryStringBehavior,
   Distribution,
+  FunctionEventType,
   FunctionUrlOriginAccessControl,
   HttpVersion,
+  type IFunction,
   SecurityPolicyProtocol,
   ViewerProtocolPolicy,
   type GeoRestriction,
@@ -98,6 +100,8 @@ export interface PageDistributionOptions {
   readonly webAclId?: string | undefined;
   readonly geoRestriction?: GeoRestriction | undefined;
   readonly accessLogsBucket?: IBucket | undefined;
+  /** Runs on every viewer request before the cache lookup (the tenant from `Host`). */
+  readonly viewerRequestFunction?: IFunction | undefined;
 }
 
 /**
@@ -130,6 +134,15 @@ export function createPageDistribution(
       compress: true,
       cachePolicy: options.cachePolicy,
       originRequestPolicy: options.originRequestPolicy,
+      functionAssociations:
+        options.viewerRequestFunction === undefined
+          ? undefined
+          : [
+              {
+                function: options.viewerRequestFunction,
+                eventType: FunctionEventType.VIEWER_REQUEST,
+              },
+            ],
     },
     httpVersion: HttpVersion.HTTP2_AND_3,
     // Only a custom certificate can hold viewers to TLS 1.2 (the default one is fixed at TLSv1).

@@ -2,7 +2,14 @@
  * Everything in front of the origin's function URL: the cache and origin request policies, the
  * optional rate-limiting web ACL, the distribution and its optional standard logging v2.
  */
-import type { CachePolicy, Distribution, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import {
+  Function as CloudFrontFunction,
+  FunctionCode,
+  FunctionRuntime,
+  type CachePolicy,
+  type Distribution,
+  type OriginRequestPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
@@ -11,7 +18,9 @@ import {
   createPageDistribution,
   createPageOriginRequestPolicy,
 } from './isr-cdn.js';
+import { tenantFunctionSource } from './edge/tenant-function.js';
 import { createCdnLogDelivery, type CdnLogDelivery } from './isr-cdn-logs.js';
+import { stackRegionName } from './isr-names.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import type { IsrSettings } from './isr-settings.js';
 import { createRateLimitWebAcl } from './isr-waf.js';
@@ -22,6 +31,7 @@ export interface PageEdge {
   readonly webAcl: CfnWebACL | undefined;
   readonly distribution: Distribution;
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
+  readonly tenantFunction: CloudFrontFunction | undefined;
 }
 
 /** The web ACL is the service's own (`rateLimitPerFiveMinutes`) or the caller's (`webAclId`). */
@@ -37,6 +47,7 @@ export function createPageEdge(
     'PageOriginRequestPolicy',
     settings,
   );
+  const tenantFunction = createTenantFunction(scope, settings, props);
   const limit = settings.rateLimitPerFiveMinutes;
   const webAcl = limit === undefined ? undefined : createRateLimitWebAcl(scope, limit);
   const distribution = createPageDistribution(scope, 'Distribution', {
@@ -46,10 +57,41 @@ export function createPageEdge(
     originRequestPolicy,
     originTimeout: settings.originTimeout,
     webAclId: webAcl?.attrArn ?? props.webAclId,
+    viewerRequestFunction: tenantFunction,
   });
   const cdnLogDelivery =
     props.cdnLogs === undefined
       ? undefined
       : createCdnLogDelivery(scope, distribution, props.cdnLogs);
-  return { cachePolicy, originRequestPolicy, webAcl, distribution, cdnLogDelivery };
+  return {
+    cachePolicy,
+    originRequestPolicy,
+    webAcl,
+    distribution,
+    cdnLogDelivery,
+    tenantFunction,
+  };
+}
+
+/** CloudFront Function names are unique per account, at most 64 characters. */
+const MAX_FUNCTION_NAME_LENGTH = 64;
+
+/** The viewer-request function that derives the tenant from `Host` (see `tenant-function.ts`). */
+function createTenantFunction(
+  scope: Construct,
+  settings: IsrSettings,
+  props: IsrServiceProps,
+): CloudFrontFunction | undefined {
+  if (props.tenantsByHost === undefined || settings.tenantHeader === undefined) return undefined;
+  return new CloudFrontFunction(scope, 'TenantFromHost', {
+    functionName: stackRegionName(scope, 'tenant-from-host', MAX_FUNCTION_NAME_LENGTH),
+    comment: 'ISR: the tenant header from Host; unknown hosts get 421',
+    runtime: FunctionRuntime.JS_2_0,
+    code: FunctionCode.fromInline(
+      tenantFunctionSource({
+        tenantHeader: settings.tenantHeader,
+        tenantsByHost: props.tenantsByHost,
+      }),
+    ),
+  });
 }

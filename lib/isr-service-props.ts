@@ -50,6 +50,15 @@ export interface IsrServiceProps {
    */
   readonly tenants?: readonly string[];
   /**
+   * Derives the tenant at the edge: a CloudFront Function maps the request's `Host` (lower-case,
+   * no port) to its tenant and overwrites any `tenantHeader` the viewer sent, so a viewer cannot
+   * read or fill another tenant's cache; an unknown host gets 421. Needs `tenantHeader`; the
+   * tenants it names become `tenants` unless that is set. Without it, whatever sends requests
+   * to CloudFront must set the header itself, and the origin trusts it.
+   * @default - the tenant header is taken as the viewer sent it
+   */
+  readonly tenantsByHost?: Readonly<Record<string, string>>;
+  /**
    * Bump when rendering changes, so intents of the old deploy never dedupe new ones.
    * @default 'unversioned'
    */

@@ -13,6 +13,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import type { Function as CloudFrontFunction } from 'aws-cdk-lib/aws-cloudfront';
 import { Construct } from 'constructs';
 import { alarmsOf, createIsrAlarms, type IsrAlarms } from './isr-alarms.js';
 import type { CdnLogDelivery } from './isr-cdn-logs.js';
@@ -51,6 +52,8 @@ export class IsrService extends Construct {
   readonly webAcl: CfnWebACL | undefined;
   /** CloudFront standard logging v2, when `cdnLogs` is set. */
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
+  /** The viewer-request function deriving the tenant from `Host`, with `tenantsByHost`. */
+  readonly tenantFunction: CloudFrontFunction | undefined;
   readonly alarms: IsrAlarms;
   /** Execution role of the origin function. */
   readonly originRole: Role;
@@ -107,6 +110,7 @@ export class IsrService extends Construct {
     this.webAcl = edge.webAcl;
     this.distribution = edge.distribution;
     this.cdnLogDelivery = edge.cdnLogDelivery;
+    this.tenantFunction = edge.tenantFunction;
 
     this.alarms = createIsrAlarms(this, {
       ...queues,

@@ -14,6 +14,7 @@ import {
   type NameOf,
   type ServiceSettings,
 } from '../lambda/core/settings.js';
+import { tenantTableProblems } from './edge/tenant-function.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /** Visibility timeout per unit of worker timeout, as AWS advises for SQS event sources. */
@@ -70,7 +71,12 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     allowedQueryParams: [...new Set(props.allowedQueryParams ?? [])].sort(),
     tenantHeader:
       props.tenantHeader === undefined ? undefined : normaliseHeaderName(props.tenantHeader),
-    tenants: props.tenants === undefined ? undefined : [...new Set(props.tenants)],
+    tenants:
+      props.tenants === undefined
+        ? props.tenantsByHost === undefined
+          ? undefined
+          : [...new Set(Object.values(props.tenantsByHost))].sort()
+        : [...new Set(props.tenants)],
     deployId: props.deployId ?? D.deployId,
     revalidateSeconds: props.revalidateSeconds ?? D.revalidateSeconds,
     leaseSeconds: props.leaseSeconds ?? D.leaseSeconds,
@@ -177,6 +183,23 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
     problems.push(`${name} must be an integer ${range}, got ${value}`);
   };
   const s = settings;
+  if (props.tenantsByHost !== undefined) {
+    if (s.tenantHeader === undefined) problems.push('tenantsByHost needs tenantHeader');
+    else {
+      problems.push(
+        ...tenantTableProblems({
+          tenantHeader: s.tenantHeader,
+          tenantsByHost: props.tenantsByHost,
+        }),
+      );
+      const unserved = Object.values(props.tenantsByHost).filter(
+        (tenant) => !(s.tenants ?? []).includes(tenant),
+      );
+      if (unserved.length > 0) {
+        problems.push(`tenantsByHost names tenants outside tenants: ${unserved.join(', ')}`);
+      }
+    }
+  }
   if (
     s.originReservedConcurrency !== undefined &&
     s.missRenderLimit >= s.originReservedConcurrency

@@ -1,7 +1,8 @@
 /**
  * The deployable stack: one IsrService and its outputs. Settings come from the stack props,
  * else from CDK context (`-c renderOriginUrl=...`, `-c allowedQueryParams=page,lang`,
- * `-c tenantHeader=x-tenant`, `-c tenants=acme,globex`, `-c deployId=...`); props win.
+ * `-c tenantHeader=x-tenant`, `-c tenants=acme,globex`,
+ * `-c tenantsByHost=acme.example.com=acme,globex.example=globex`, `-c deployId=...`); props win.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
@@ -52,11 +53,28 @@ function serviceContext(scope: Construct): IsrServiceProps {
       .map((item) => item.trim())
       .filter((item) => item !== '');
   };
+  /** `host=tenant,host=tenant` or a JSON object. */
+  const table = (key: string): Record<string, string> | undefined => {
+    const value: unknown = scope.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    const parsed: unknown =
+      typeof value === 'string' && value.trim().startsWith('{') ? JSON.parse(value) : value;
+    if (typeof parsed === 'string') {
+      return Object.fromEntries(
+        list(key, parsed)?.map((pair) => pair.split('=').map((part) => part.trim())) ?? [],
+      ) as Record<string, string>;
+    }
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new Error(`context ${key} must be host=tenant pairs or a JSON object`);
+    }
+    return parsed as Record<string, string>;
+  };
   const props: IsrServiceProps = {
     renderOriginUrl: text('renderOriginUrl'),
     allowedQueryParams: list('allowedQueryParams'),
     tenantHeader: text('tenantHeader'),
     tenants: list('tenants'),
+    tenantsByHost: table('tenantsByHost'),
     deployId: text('deployId'),
   };
   return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined));
