@@ -3,7 +3,7 @@
  * body bucket (one immutable object per generation). Both are retained by default.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import {
   BlockPublicAccess,
   Bucket,
@@ -12,7 +12,7 @@ import {
   type IBucket,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { SupersededTag } from '../lambda/core/rows.js';
+import { StatusIndex, SupersededTag } from '../lambda/core/rows.js';
 
 export interface StorageOptions {
   readonly removalPolicy: RemovalPolicy;
@@ -36,6 +36,16 @@ export function createCacheTable(scope: Construct, options: StorageOptions): Tab
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: options.removalPolicy !== RemovalPolicy.DESTROY,
     removalPolicy: options.removalPolicy,
+    // Sparse: only STARTED/FAILED REQ#, LOCK and broken META rows carry its key (see
+    // `StatusIndex` in core/rows.ts), so it costs writes for those rows alone.
+    globalSecondaryIndexes: [
+      {
+        indexName: StatusIndex.Name,
+        partitionKey: { name: StatusIndex.PartitionKey, type: AttributeType.STRING },
+        sortKey: { name: StatusIndex.SortKey, type: AttributeType.NUMBER },
+        projectionType: ProjectionType.ALL,
+      },
+    ],
   });
 }
 

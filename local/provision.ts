@@ -6,13 +6,25 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { StatusIndex } from '../lambda/core/rows.js';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
-/** The cache table: pk/sk strings, TTL on `ttl` (garbage collection only). */
+/** The sparse status index, as the stack declares it (`lib/isr-storage.ts`). */
+const STATUS_INDEX = {
+  IndexName: StatusIndex.Name,
+  KeySchema: [
+    { AttributeName: StatusIndex.PartitionKey, KeyType: 'HASH' as const },
+    { AttributeName: StatusIndex.SortKey, KeyType: 'RANGE' as const },
+  ],
+  Projection: { ProjectionType: 'ALL' as const },
+};
+
+/** The cache table: pk/sk strings, TTL on `ttl` (garbage collection only), the status index. */
 export async function ensureCacheTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await client.send(
@@ -22,11 +34,14 @@ export async function ensureCacheTable(client: DynamoDBClient, tableName: string
         AttributeDefinitions: [
           { AttributeName: 'pk', AttributeType: 'S' },
           { AttributeName: 'sk', AttributeType: 'S' },
+          { AttributeName: StatusIndex.PartitionKey, AttributeType: 'S' },
+          { AttributeName: StatusIndex.SortKey, AttributeType: 'N' },
         ],
         KeySchema: [
           { AttributeName: 'pk', KeyType: 'HASH' },
           { AttributeName: 'sk', KeyType: 'RANGE' },
         ],
+        GlobalSecondaryIndexes: [STATUS_INDEX],
       }),
     );
     await client.send(
@@ -37,7 +52,20 @@ export async function ensureCacheTable(client: DynamoDBClient, tableName: string
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A table kept under .local/ from before the index existed gets it now.
+    if (!Table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === StatusIndex.Name)) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: [
+            { AttributeName: StatusIndex.PartitionKey, AttributeType: 'S' },
+            { AttributeName: StatusIndex.SortKey, AttributeType: 'N' },
+          ],
+          GlobalSecondaryIndexUpdates: [{ Create: STATUS_INDEX }],
+        }),
+      );
+    }
   }
 }
 

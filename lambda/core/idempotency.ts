@@ -43,6 +43,8 @@ export interface RecordedOutcome {
   readonly error?: { readonly code: string; readonly message: string } | undefined;
   /** After a failed render: the page's failures in a row, once recorded on its META. */
   readonly failures?: number | undefined;
+  /** What the call answered (an HTTP status and body), replayed as is for the same key. */
+  readonly response?: JsonValue | undefined;
   /** Set on a replay: the outcome comes from the row, not from this delivery's work. */
   readonly replayed?: boolean | undefined;
 }

@@ -102,6 +102,8 @@ export interface RecordFailureInput {
   readonly observedGeneratedAt: number;
   readonly previousCount: number;
   readonly record: FailureRecord;
+  /** The page is now broken: it joins the status index. */
+  readonly broken?: boolean | undefined;
 }
 
 /**
@@ -211,4 +213,16 @@ export interface RegenerationQueue {
 export interface SecretSource {
   /** @throws when the value cannot be had now; callers treat that as retryable. */
   value(): Promise<string>;
+}
+
+/** What became of a CDN purge: the invalidations made, or why there were none. */
+export type CdnPurge =
+  | { readonly status: 'submitted'; readonly invalidationIds: readonly string[] }
+  | { readonly status: 'not-configured' }
+  /** Not accepted in time (throttled): recorded and retried until it is, never dropped. */
+  | { readonly status: 'pending'; readonly reason: string };
+
+/** Purges cached pages from the CDN by cache tag (`cdnTagOf`, `cdnKeyTagOf`). */
+export interface CdnInvalidator {
+  invalidateTags(tags: readonly string[]): Promise<CdnPurge>;
 }

@@ -44,3 +44,39 @@ export const SupersededTag = { Key: 'isr-state', Value: 'superseded' } as const;
  * stays unambiguous. The tenant allow-list (`ISR_TENANTS`) is validated with the same pattern.
  */
 export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * The sparse status index (seed 004): only rows that need an operator's eye carry
+ * `status_shard` (its partition key) and `status_at` (its sort key, epoch seconds):
+ * - REQ# STARTED (`status_at` = when it should have finished) and FAILED (= when it failed);
+ * - LOCK (= when the lease runs out; a publish or a release deletes the row);
+ * - META of a broken page (= its last failure; a publish replaces the row).
+ * A COMPLETED REQ# row leaves the index. Rows are spread over `STATUS_SHARDS` partitions per
+ * status, for the 10 GB-per-partition note in the article: a reader queries every shard.
+ */
+export const StatusIndex = {
+  Name: 'status-index',
+  PartitionKey: 'status_shard',
+  SortKey: 'status_at',
+} as const;
+
+export const IndexedStatus = {
+  Started: 'STARTED',
+  Failed: 'FAILED',
+  Lease: 'LEASE',
+  Broken: 'BROKEN',
+} as const;
+export type IndexedStatus = (typeof IndexedStatus)[keyof typeof IndexedStatus];
+
+export const STATUS_SHARDS = 4;
+
+/** The index partition of a row of `pk` in `status`: the same shard for every row of a key. */
+export function statusShardOf(status: IndexedStatus, pk: string): string {
+  let hash = 0;
+  for (let i = 0; i < pk.length; i++) hash = (hash * 31 + pk.charCodeAt(i)) >>> 0;
+  return `${status}#${hash % STATUS_SHARDS}`;
+}
+
+/** Every partition of `status`, for a reader. */
+export const statusShards = (status: IndexedStatus): string[] =>
+  Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`);

@@ -270,17 +270,19 @@ async function recordFailure(
   meta: CacheMeta,
   failure: Failure,
 ): Promise<number | undefined> {
+  const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
   const record = nextFailure(
     meta.failures,
     epochSeconds(deps.clock),
     `${failure.code}: ${failure.message}`,
-    deps.failurePolicy ?? DEFAULT_FAILURE_POLICY,
+    policy,
   );
   const written = await deps.cacheTable.recordFailure({
     pk: meta.pk,
     observedGeneratedAt: meta.generatedAt,
     previousCount: meta.failures?.count ?? 0,
     record,
+    broken: record.count >= policy.brokenAfter,
   });
   return written ? record.count : undefined;
 }

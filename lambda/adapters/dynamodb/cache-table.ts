@@ -19,7 +19,7 @@ import type {
   PublishInput,
   RecordFailureInput,
 } from '../../core/ports.js';
-import { RequestStatus, SortKey } from '../../core/rows.js';
+import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/rows.js';
 import { PublishAction, classifyPublishFailure } from './cancellation.js';
 import { Guard, allOf, namesOf } from './conditions.js';
 import { itemToHolder, itemToMeta, keyOf, leaseToItem, metaToItem } from './items.js';
@@ -104,7 +104,7 @@ export class DynamoCacheTable implements CacheTable {
     input: { now: number; durationSeconds: number },
   ): Promise<Lease> {
     const expiresAt = input.now + input.durationSeconds;
-    const update = 'SET #lease_expires_at = :expires_at, #ttl = :ttl';
+    const update = 'SET #lease_expires_at = :expires_at, #status_at = :expires_at, #ttl = :ttl';
     try {
       await this.#client.send(
         new UpdateItemCommand({
@@ -149,8 +149,10 @@ export class DynamoCacheTable implements CacheTable {
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {
+    // A broken page joins the status index, so the sweeper and `isr failed` find it.
     const update =
-      'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error';
+      'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error' +
+      (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
     try {
       await this.#client.send(
@@ -167,6 +169,9 @@ export class DynamoCacheTable implements CacheTable {
             ':error': { S: input.record.error },
             ':generated_at': { N: String(input.observedGeneratedAt) },
             ':previous': { N: String(input.previousCount) },
+            ...(input.broken
+              ? { ':shard': { S: statusShardOf(IndexedStatus.Broken, input.pk) } }
+              : {}),
           },
         }),
       );

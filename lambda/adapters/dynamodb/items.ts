@@ -6,7 +6,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LeaseHolder } from '../../core/errors.js';
 import type { CacheMeta, Lease } from '../../core/ports.js';
-import { SortKey } from '../../core/rows.js';
+import { IndexedStatus, SortKey, statusShardOf } from '../../core/rows.js';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -85,6 +85,9 @@ export const leaseToItem = (lease: Lease, ttl: number): Item => ({
   lease_expires_at: N(lease.expiresAt),
   ttl: N(ttl),
   ...optional('lease_owner', lease.owner, S),
+  // In the status index until a publish or a release deletes it: one past `status_at` was abandoned.
+  status_shard: S(statusShardOf(IndexedStatus.Lease, lease.pk)),
+  status_at: N(lease.expiresAt),
 });
 
 export const itemToHolder = (item: Item | undefined): LeaseHolder | undefined =>

@@ -6,8 +6,8 @@
  * (`cache-table.ts`, which seals the row) use this codec.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { RequestStatus, requestSortKey } from '../../core/rows.js';
-import { Settlement, type RecordedOutcome } from '../../core/idempotency.js';
+import { IndexedStatus, RequestStatus, requestSortKey, statusShardOf } from '../../core/rows.js';
+import { Settlement, type JsonValue, type RecordedOutcome } from '../../core/idempotency.js';
 import type { Claim, RequestRow } from '../idempotency/request-store-base.js';
 import { keyOf, num, str, type Item } from './items.js';
 
@@ -33,6 +33,16 @@ export const claimItem = (claim: Claim): Item => ({
       }),
   ...(claim.requestHash ? { request_hash: { S: claim.requestHash } } : {}),
   ...(claim.lockedBy ? { locked_by: { S: claim.lockedBy } } : {}),
+  ...(claim.request === undefined ? {} : { request: { S: claim.request } }),
+  // In the status index while STARTED, sorted by when it should have finished.
+  status_shard: { S: statusShardOf(IndexedStatus.Started, claim.pk) },
+  status_at: {
+    N: String(
+      claim.inProgressExpiresAtMs === undefined
+        ? claim.createdAt
+        : Math.ceil(claim.inProgressExpiresAtMs / 1000),
+    ),
+  },
 });
 
 /** COMPLETED with the published body, written inside the publish transaction. */
@@ -45,7 +55,7 @@ export function sealUpdate(seal: {
   return {
     UpdateExpression:
       'SET #status = :completed, #result_s3_key = :s3_key, #result_generated_at = :generated_at, ' +
-      '#outcome = :outcome, #actual_completion = :now, #ttl = :ttl',
+      '#outcome = :outcome, #actual_completion = :now, #ttl = :ttl REMOVE #status_shard, #status_at',
     ExpressionAttributeValues: {
       ':completed': { S: RequestStatus.Completed },
       ':s3_key': { S: seal.s3Key },
@@ -58,7 +68,12 @@ export function sealUpdate(seal: {
 }
 
 /** The end of a call that did not seal the row in a publish: COMPLETED or FAILED, as settled. */
-export function settleUpdate(outcome: RecordedOutcome, ttl: number, now: number): RowUpdate {
+export function settleUpdate(
+  pk: string,
+  outcome: RecordedOutcome,
+  ttl: number,
+  now: number,
+): RowUpdate {
   const failed = outcome.settlement === Settlement.Failed;
   const values: Record<string, AttributeValue> = {
     ':status': { S: failed ? RequestStatus.Failed : RequestStatus.Completed },
@@ -76,8 +91,24 @@ export function settleUpdate(outcome: RecordedOutcome, ttl: number, now: number)
     values[':error'] = { S: outcome.error.message.slice(0, 2048) };
     values[':error_code'] = { S: outcome.error.code };
   }
-  return { UpdateExpression: set, ExpressionAttributeValues: values };
+  if (outcome.response !== undefined) {
+    set += ', #response = :response';
+    values[':response'] = { S: JSON.stringify(outcome.response) };
+  }
+  // FAILED stays in the status index for people; COMPLETED leaves it.
+  if (failed) {
+    set += ', #status_shard = :shard, #status_at = :now';
+    values[':shard'] = { S: statusShardOf(IndexedStatus.Failed, pk) };
+    return { UpdateExpression: set, ExpressionAttributeValues: values };
+  }
+  return {
+    UpdateExpression: `${set} REMOVE #status_shard, #status_at`,
+    ExpressionAttributeValues: values,
+  };
 }
+
+const jsonOf = (text: string | undefined): JsonValue | undefined =>
+  text === undefined ? undefined : (JSON.parse(text) as JsonValue);
 
 export function rowOf(item: Item): RequestRow {
   const status = str(item, 'status') as RequestStatus | undefined;
@@ -86,6 +117,7 @@ export function rowOf(item: Item): RequestRow {
     requestHash: str(item, 'request_hash'),
     ttl: num(item, 'ttl'),
     inProgressExpiresAtMs: num(item, 'in_progress_expires_at_ms'),
+    request: jsonOf(str(item, 'request')),
     outcome: status === RequestStatus.Started || status === undefined ? undefined : outcomeOf(item),
   };
 }

@@ -81,7 +81,7 @@ export class RequestRowStore extends RequestStoreBase {
     outcome: RecordedOutcome,
     times: { ttl: number; now: number },
   ): Promise<void> {
-    const update = settleUpdate(outcome, times.ttl, times.now);
+    const update = settleUpdate(pk, outcome, times.ttl, times.now);
     await this.#client.send(
       new UpdateItemCommand({
         TableName: this.#tableName,

@@ -11,7 +11,7 @@ import {
   IdempotencyRecord,
 } from '@aws-lambda-powertools/idempotency/persistence';
 import { epochSeconds, systemClock, type Clock } from '../../core/clock.js';
-import type { IdempotentCall, RecordedOutcome } from '../../core/idempotency.js';
+import type { IdempotentCall, JsonValue, RecordedOutcome } from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';
 
 /** A new claim on an idempotency key (status STARTED). */
@@ -28,6 +28,8 @@ export interface Claim {
   readonly createdAt: number;
   /** Who claimed it (function and request id), for operators. */
   readonly lockedBy: string | undefined;
+  /** The request, canonical JSON: what a reuse of the key with another body is compared with. */
+  readonly request?: string | undefined;
 }
 
 /** What a REQ# row says, as the claim flow needs it. */
@@ -36,6 +38,8 @@ export interface RequestRow {
   readonly requestHash: string | undefined;
   readonly ttl: number | undefined;
   readonly inProgressExpiresAtMs: number | undefined;
+  /** The request the key was first used with (canonical JSON), when the row keeps it. */
+  readonly request?: JsonValue | undefined;
   /** Undefined while STARTED. */
   readonly outcome: RecordedOutcome | undefined;
 }
@@ -63,6 +67,7 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
   readonly #claims = new Map<string, string>();
   #config: IdempotencyConfig | undefined;
   #remainingMs: number | undefined;
+  #request: string | undefined;
 
   constructor(clock: Clock = systemClock) {
     super();
@@ -102,13 +107,24 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
    */
   override async saveInProgress(data: JSONValue, remainingTimeInMillis?: number): Promise<void> {
     this.#remainingMs = remainingTimeInMillis;
+    this.#request = canonicalJson((data as unknown as IdempotentCall).request);
     await super.saveInProgress(data, remainingTimeInMillis);
+  }
+
+  /**
+   * The request a key was first used with, for the diff a reuse with another body gets (the
+   * row keeps it as canonical JSON); undefined when there is no row.
+   */
+  async firstRequest(pk: string, key: string): Promise<JsonValue | undefined> {
+    return (await this.readRow(pk, key))?.request;
   }
 
   protected async _putRecord(record: IdempotencyRecord): Promise<void> {
     const [pk, key] = keyOf(record.idempotencyKey);
     const remainingMs = this.#remainingMs;
+    const request = this.#request;
     this.#remainingMs = undefined;
+    this.#request = undefined;
     const context = this.#config?.lambdaContext;
     const nowMs = this.#clock.now();
     const claimToken = randomUUID();
@@ -124,6 +140,7 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
           createdAt: Math.floor(nowMs / 1000),
           lockedBy:
             context === undefined ? undefined : `${context.functionName}/${context.awsRequestId}`,
+          request,
         },
         nowMs,
       );
@@ -200,3 +217,12 @@ class ClockedRecord extends IdempotencyRecord {
 }
 
 const keyOf = (idempotencyKey: string) => JSON.parse(idempotencyKey) as [string, string];
+
+/** JSON with object keys sorted at every level: equal requests give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}

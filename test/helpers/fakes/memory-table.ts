@@ -21,6 +21,8 @@ export interface RequestRowState {
   inProgressExpiresAtMs: number | undefined;
   createdAt: number | undefined;
   lockedBy: string | undefined;
+  /** Canonical JSON of the request the key was first used with. */
+  request?: string | undefined;
   /** Written by a settlement. */
   outcome?: RecordedOutcome | undefined;
   /** Written by a publish that sealed the row. */

@@ -5,7 +5,11 @@ import {
   type RequestRow,
 } from '../../../lambda/adapters/idempotency/request-store-base.js';
 import type { Clock } from '../../../lambda/core/clock.js';
-import { Settlement, type RecordedOutcome } from '../../../lambda/core/idempotency.js';
+import {
+  Settlement,
+  type JsonValue,
+  type RecordedOutcome,
+} from '../../../lambda/core/idempotency.js';
 import { RequestStatus } from '../../../lambda/core/rows.js';
 import { MemoryTable, type RequestRowState } from './memory-table.js';
 
@@ -36,6 +40,7 @@ export class InMemoryRequestStore extends RequestStoreBase {
       inProgressExpiresAtMs: claim.inProgressExpiresAtMs,
       createdAt: claim.createdAt,
       lockedBy: claim.lockedBy,
+      request: claim.request,
     });
     return Promise.resolve();
   }
@@ -78,6 +83,7 @@ function rowOf(row: RequestRowState): RequestRow {
     requestHash: row.requestHash,
     ttl: row.ttl,
     inProgressExpiresAtMs: row.inProgressExpiresAtMs,
+    request: row.request === undefined ? undefined : (JSON.parse(row.request) as JsonValue),
     outcome:
       row.status === RequestStatus.Started
         ? undefined

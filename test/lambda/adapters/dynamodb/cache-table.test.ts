@@ -10,7 +10,7 @@ import {
   RequestAlreadyCompletedError,
 } from '../../../../lambda/core/errors.js';
 import type { CacheMeta, Lease } from '../../../../lambda/core/ports.js';
-import { requestSortKey } from '../../../../lambda/core/rows.js';
+import { IndexedStatus, requestSortKey, statusShardOf } from '../../../../lambda/core/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
@@ -264,6 +264,8 @@ describe('DynamoCacheTable rows', () => {
       lease_expires_at: { N: String(T0 + LEASE) },
       ttl: { N: String(T0 + LEASE + 7 * 86_400) }, // kept a week past expiry: see lockTtlBufferSeconds
       lease_owner: { S: 'w1' },
+      status_shard: { S: statusShardOf(IndexedStatus.Lease, pk) },
+      status_at: { N: String(T0 + LEASE) },
     });
     await table.publishGeneration({
       lease,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Claim } from '../../../../lambda/adapters/dynamodb/conditions.js';
 import { RequestRowStore } from '../../../../lambda/adapters/dynamodb/request-store.js';
 import type { IdempotentCall } from '../../../../lambda/core/idempotency.js';
+import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createIdempotencyConfig } from '../../../../lambda/shared/idempotency.js';
 import { TestClock } from '../../../helpers/clock.js';
@@ -62,6 +63,9 @@ describe('RequestRowStore', () => {
       created_at: { N: String(clock.seconds) },
       expected_completion: { N: String(clock.seconds + 30) },
       locked_by: { S: 'isr-worker/request-1' },
+      request: { S: '{"cacheKey":"/p/' + String(counter) + '","deployId":"d1","tenant":null}' },
+      status_shard: { S: statusShardOf(IndexedStatus.Started, data.pk) },
+      status_at: { N: String(clock.seconds + 30) },
     });
   });
 
