@@ -61,6 +61,8 @@ export async function bundles(samples: number): Promise<BundleResult[]> {
         sourcesContent: BUNDLING.sourcesContent ?? false,
         mainFields: BUNDLING.mainFields ?? ['module', 'main'],
         banner: { js: BUNDLING.banner ?? '' },
+        legalComments:
+          BUNDLING.esbuildArgs?.['--legal-comments'] === 'external' ? 'external' : 'eof',
         logLevel: 'silent',
       });
       built.push({ name, outfile });

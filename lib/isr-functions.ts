@@ -42,6 +42,8 @@ export const BUNDLING: BundlingOptions = {
   mainFields: ['module', 'main'],
   bundleAwsSDK: true,
   banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+  // Licence notices go to index.mjs.LEGAL.txt beside the bundle, in the same asset.
+  esbuildArgs: { '--legal-comments': 'external' },
 };
 
 /** The resources a function is told about, by name or URL (CloudFormation references at synth). */
@@ -163,6 +165,8 @@ export function functionEnvironment(
     ISR_KEPT_HEADERS: settings.keptHeaders.join(','),
     ISR_SET_COOKIE: settings.setCookie,
     ISR_BODY_PREFIX: settings.bodyKeyPrefix,
+    ISR_CACHE_TAG_HEADER: settings.cacheTagHeader,
+    ISR_UPSTREAM_TAG_HEADER: settings.upstreamTagHeader,
     ...optional('ISR_TENANT_HEADER', settings.tenantHeader),
     ...optional('ISR_TENANTS', settings.tenants?.join(',')),
     ISR_DEPLOY_ID: settings.deployId,

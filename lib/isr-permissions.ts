@@ -27,13 +27,17 @@ import type { IsrServiceProps } from './isr-service-props.js';
  * (there is no IAM action named after the transaction); the publish uses no ConditionCheck, so
  * ConditionCheckItem is not needed. DeleteItem releases the caller's own LOCK (conditioned on its
  * token) and, in the worker, drops a REQ# claim that is still STARTED so a retry can take it.
- * No Scan, Query, batch or table-level action.
+ * BatchWriteItem keeps the tag index (a page's `TAG#` rows, written before the publish that gives
+ * it a tag) and BatchGetItem reads when its tags were last revalidated: neither reaches an item
+ * Put/Delete/GetItem could not. No Scan, Query or table-level action.
  */
 export const CACHE_TABLE_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:BatchGetItem',
 ] as const;
 
 /**

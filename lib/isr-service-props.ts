@@ -117,6 +117,17 @@ export interface IsrServiceProps {
    */
   readonly bodyKeyPrefix?: string;
   /**
+   * The response header the origin lists a page's cache tags in; CloudFront's CacheTagConfig
+   * reads it (a purge by tag uses it) and a response headers policy removes it for viewers.
+   * @default 'x-isr-cache-tags'
+   */
+  readonly cacheTagHeader?: string;
+  /**
+   * The upstream response header a page's tags come from, comma-separated.
+   * @default 'cache-tag'
+   */
+  readonly upstreamTagHeader?: string;
+  /**
    * How long a page nobody asks for is kept after it goes stale, before DynamoDB TTL may
    * collect its rows (the sweeper then retires its body). A requested page is regenerated,
    * which moves this forward.

@@ -89,6 +89,8 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     keptHeaders: (props.keptHeaders ?? D.keptHeaders).map((header) => header.toLowerCase()),
     setCookie: props.setCookie ?? D.setCookie,
     bodyKeyPrefix: props.bodyKeyPrefix ?? D.bodyKeyPrefix,
+    cacheTagHeader: normaliseHeaderName(props.cacheTagHeader ?? D.cacheTagHeader),
+    upstreamTagHeader: normaliseHeaderName(props.upstreamTagHeader ?? D.upstreamTagHeader),
     missRenderLimit: props.missRenderLimit ?? D.missRenderLimit,
     overloadFallbackPath: props.overloadFallbackPath,
     upstreamSecret:

@@ -9,13 +9,17 @@ import type { CacheMeta } from './ports.js';
  * a new generation, etag or deployment always gets a new ID.
  */
 export function regenerationDedupeId(
-  meta: Pick<CacheMeta, 'pk' | 'generatedAt' | 'etag'>,
+  meta: Pick<CacheMeta, 'pk' | 'generatedAt' | 'etag' | 'revalidatedAt'>,
   deployId: string,
   nowSeconds: number,
   windowSeconds: number,
 ): string {
   const bucket = Math.floor(nowSeconds / windowSeconds);
-  return sha256Hex([meta.pk, meta.generatedAt, meta.etag ?? '', deployId, bucket].join('|'));
+  // A revalidation of the same generation is a new intent: it must not be deduped away.
+  const revalidated = meta.revalidatedAt ?? '';
+  return sha256Hex(
+    [meta.pk, meta.generatedAt, meta.etag ?? '', revalidated, deployId, bucket].join('|'),
+  );
 }
 
 /**

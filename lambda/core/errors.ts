@@ -132,6 +132,23 @@ export class TransactionConflictError extends IsrError {
   readonly code = 'transaction-conflict';
 }
 
+/**
+ * A revalidation marked the lease's LOCK while this caller rendered: its page may predate the
+ * revalidation, so it is not published; the caller renders again (and, out of attempts, the
+ * intent is retried).
+ */
+export class RevalidatedDuringRenderError extends IsrError {
+  override readonly name = 'RevalidatedDuringRenderError';
+  readonly kind = ErrorKind.Retryable;
+  readonly code = 'revalidated-during-render';
+  constructor(
+    readonly pk: string,
+    options?: ErrorOptions,
+  ) {
+    super(`a revalidation of ${pk} came during the render`, options);
+  }
+}
+
 /** META points at a body that is not in the bucket: treat the entry as a miss. */
 export class BodyNotFoundError extends IsrError {
   override readonly name = 'BodyNotFoundError';

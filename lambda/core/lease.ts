@@ -49,6 +49,16 @@ export class LeaseKeeper {
     this.#table = table;
     this.#lease = lease;
     this.#options = options;
+    this.#start();
+  }
+
+  /** Refreshes again (a second render under the same lease). */
+  restart(): void {
+    if (this.#timer === undefined && !this.#abort.signal.aborted) this.#start();
+  }
+
+  #start(): void {
+    const options = this.#options;
     const every = options.refreshEveryMs ?? Math.max(1, (options.durationSeconds * 1000) / 3);
     this.#timer = setInterval(() => {
       this.#inFlight ??= this.#refresh().finally(() => (this.#inFlight = undefined));

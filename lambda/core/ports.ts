@@ -31,6 +31,8 @@ export interface CacheMeta extends Generation {
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Size of the body in bytes, so HEAD can say it without reading the body. */
   readonly contentLength?: number | undefined;
+  /** When a revalidation last marked this generation stale (epoch seconds). */
+  readonly revalidatedAt?: number | undefined;
 }
 
 /** A lease this caller holds: the token is what keeps stale writers out. */
@@ -86,7 +88,7 @@ export interface CacheTable {
   /**
    * Puts META, deletes LOCK and (with a seal) completes REQ# in one transaction.
    * @throws LeaseLostError, NewerGenerationError, RequestAlreadyCompletedError,
-   * TransactionConflictError
+   * RevalidatedDuringRenderError, TransactionConflictError
    */
   publishGeneration(input: PublishInput): Promise<void>;
   /**
@@ -95,6 +97,11 @@ export interface CacheTable {
    * @returns whether the record was written
    */
   recordFailure(input: RecordFailureInput): Promise<boolean>;
+  /**
+   * Lifts a revalidation's mark from a LOCK the caller still holds, before it renders again.
+   * @returns false when the lease is no longer the caller's
+   */
+  clearRevalidationMark(lease: Lease): Promise<boolean>;
 }
 
 export interface RecordFailureInput {
@@ -213,6 +220,52 @@ export interface RegenerationQueue {
 export interface SecretSource {
   /** @throws when the value cannot be had now; callers treat that as retryable. */
   value(): Promise<string>;
+}
+
+/**
+ * The writes of a revalidation on a page's rows. `markLock` comes first: a render in flight
+ * holds LOCK, and a marked LOCK refuses its publish (the publish's LOCK condition), so it
+ * renders again instead of publishing a page older than the revalidation.
+ */
+export interface RevalidationMarks {
+  /** Marks the page's LOCK, if there is one. @returns whether there was one */
+  markLock(pk: string, effectId: string): Promise<boolean>;
+  /**
+   * Makes META stale for everyone (`revalidate_seconds = 0`, so Recipe A readers agree) and
+   * clears its failure record. @returns META as it was, undefined when there was none
+   */
+  markStale(pk: string, input: { effectId: string; now: number }): Promise<CacheMeta | undefined>;
+  /** Deletes META: the page is never served again as it was. @returns META as it was */
+  expire(pk: string): Promise<CacheMeta | undefined>;
+}
+
+/**
+ * Which pages carry a tag, per tenant (`pk = TAG#<tenant>#<tag>`, `sk = PAGE#<page pk>`), as
+ * publishers keep it: a page is added under a tag before the publish that first gives it the
+ * tag, so a revalidation that finds no row for a page cannot miss a published one; rows of tags a
+ * page lost are removed after its publish.
+ */
+export interface TagIndex {
+  add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
+  /** When each of `tags` was last revalidated (epoch ms); tags never revalidated are absent. */
+  revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
+}
+
+/** The tag index as a revalidation uses it: which pages carry a tag, and when it was revalidated. */
+export interface TagRevalidations {
+  /** One page of the page pks indexed under `tag`, and where the next page starts. */
+  pages(
+    tenant: string | undefined,
+    tag: string,
+    cursor?: string,
+  ): Promise<{ readonly pks: readonly string[]; readonly next: string | undefined }>;
+  /** Records the revalidation (`sk = STATE`), read back by `TagIndex.revalidatedAt`. */
+  recordRevalidation(
+    tenant: string | undefined,
+    tag: string,
+    input: { effectId: string; atMs: number },
+  ): Promise<void>;
 }
 
 /** What became of a CDN purge: the invalidations made, or why there were none. */

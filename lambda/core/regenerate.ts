@@ -8,6 +8,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RenderOverloadedError,
+  RevalidatedDuringRenderError,
   RenderRetryableError,
   RequestAlreadyCompletedError,
   TransactionConflictError,
@@ -24,6 +25,7 @@ import type {
   Lease,
   Renderer,
   RenderResult,
+  TagIndex,
 } from './ports.js';
 import { admitPage, type AdmittedPage, type RenderPolicy } from './render-policy.js';
 import { bodyKeyOf } from './rows.js';
@@ -76,6 +78,8 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly log?: LogSink | undefined;
   /** Caps renders at once (the origin's MISSes); none when unset (the worker's event source caps it). */
   readonly admission?: RenderAdmission | undefined;
+  /** The tag -> page index; a page's tags are not indexed without it. */
+  readonly tagIndex?: TagIndex | undefined;
 }
 
 export interface RegenerateInput {
@@ -129,8 +133,16 @@ export async function regenerate(
     onRefreshError: (error) => deps.log?.warn('lease refresh failed', { pk: lease.pk, error }),
   });
   const loose: Loose = { lockHeld: true };
+  const seenTagRevalidations = new Map<string, number>();
   try {
-    return await renderAndPublish(deps, input, keeper, loose);
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await renderAndPublish(deps, input, keeper, loose, seenTagRevalidations);
+      if (outcome !== RENDER_AGAIN) return outcome;
+      if (attempt > MAX_RENDERS_AFTER_REVALIDATION) {
+        throw new RevalidatedDuringRenderError(lease.pk);
+      }
+      if (!(await startOver(deps, keeper, loose))) return { decision: 'lease-lost' };
+    }
   } finally {
     await keeper.stop();
     await settle(deps, keeper.lease, loose);
@@ -158,15 +170,22 @@ async function takeLease(
   }
 }
 
+/** A revalidation came during the render: its page may predate it, so render once more. */
+const RENDER_AGAIN = 'render-again';
+/** Renders after a revalidation before the intent is left to a retry. */
+const MAX_RENDERS_AFTER_REVALIDATION = 2;
+
 async function renderAndPublish(
   deps: RegenerateDeps,
   input: RegenerateInput,
   keeper: LeaseKeeper,
   loose: Loose,
-): Promise<RegenerateOutcome> {
+  seenTagRevalidations: Map<string, number>,
+): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
   const { cacheKey } = input;
   const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-  const generatedAt = epochSeconds(deps.clock);
+  const renderStartedMs = deps.clock.now();
+  const generatedAt = Math.floor(renderStartedMs / 1000);
   if (isAnswered(current, generatedAt, input.need)) return { decision: 'fresh', meta: current };
   if (!canStartRender(keeper.lease, generatedAt, deps.clockSkewMarginSeconds ?? 0)) {
     return { decision: 'lease-lost' };
@@ -176,15 +195,45 @@ async function renderAndPublish(
   );
   if (rendered === 'lease-lost' || keeper.signal.aborted) return { decision: 'lease-lost' };
   const page = admitPage(rendered, deps);
+  logDropped(deps, cacheKey, page);
+  if (
+    await gainedRevalidatedTag(deps, cacheKey, current, page, renderStartedMs, seenTagRevalidations)
+  ) {
+    return RENDER_AGAIN;
+  }
+  const meta = await writeBody(deps, cacheKey, page, keeper, loose, generatedAt);
+  await keeper.stop();
+  const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
+  if (published === 'published') {
+    Object.assign(loose, { lockHeld: false, body: undefined });
+    await afterPublish(deps, cacheKey, current, meta);
+    return { decision: 'new', meta, page };
+  }
+  if (published instanceof LeaseLostError) {
+    // Either a stale writer, or our own commit whose answer was lost: META tells which.
+    const live = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    const ours = live?.s3Key === meta.s3Key;
+    const orphan = { s3Key: meta.s3Key, fate: 'orphan' } as const;
+    Object.assign(loose, { lockHeld: false, body: ours ? undefined : orphan });
+    return ours ? { decision: 'new', meta, page } : { decision: 'lease-lost' };
+  }
+  loose.body = { s3Key: meta.s3Key, fate: 'orphan' }; // cancelled: LOCK is still ours
+  if (published instanceof RevalidatedDuringRenderError) return RENDER_AGAIN;
+  if (published instanceof RequestAlreadyCompletedError) return { decision: 'duplicate' };
+  return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+}
 
+/** Writes the page's body (S3 first: META will point at it) and returns the META to publish. */
+async function writeBody(
+  deps: RegenerateDeps,
+  cacheKey: CacheKey,
+  page: AdmittedPage,
+  keeper: LeaseKeeper,
+  loose: Loose,
+  generatedAt: number,
+): Promise<CacheMeta> {
   const s3Key = bodyKeyOf(cacheKey, keeper.lease.token, deps.bodyKeyPrefix);
   loose.body = { s3Key, fate: 'unknown' };
-  if (page.strippedCookies.length > 0) {
-    deps.log?.warn('Set-Cookie dropped from a cached page: cookies are per viewer', {
-      cacheKeyHash: cacheKey.hash,
-      cookies: page.strippedCookies,
-    });
-  }
   const { etag } = await deps.bodies.putBody({
     s3Key,
     body: page.body,
@@ -195,24 +244,88 @@ async function renderAndPublish(
       contentSecurityPolicy: page.keptHeaders?.['content-security-policy'],
     },
   });
-  const meta = metaFor(deps, cacheKey, page, { s3Key, etag, generatedAt });
-  await keeper.stop();
-  const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
-  if (published === 'published') {
-    Object.assign(loose, { lockHeld: false, body: undefined });
-    await retireBody(deps, current, s3Key);
-    return { decision: 'new', meta, page };
+  return metaFor(deps, cacheKey, page, { s3Key, etag, generatedAt });
+}
+
+/**
+ * Indexes the page under the tags it did not carry before, then tells whether one of them was
+ * revalidated since the render started (or within the clock-skew margin before): a revalidation
+ * that ran before the index rows existed could not find this page, so its render is redone.
+ * A revalidation this lease already rendered again for (`seen`) does not count twice.
+ */
+async function gainedRevalidatedTag(
+  deps: RegenerateDeps,
+  cacheKey: CacheKey,
+  current: CacheMeta | undefined,
+  page: AdmittedPage,
+  renderStartedMs: number,
+  seen: Map<string, number>,
+): Promise<boolean> {
+  const gained = (page.tags ?? []).filter((tag) => !(current?.tags ?? []).includes(tag));
+  if (deps.tagIndex === undefined || gained.length === 0) return false;
+  await deps.tagIndex.add(cacheKey.tenant, cacheKey.pk, gained);
+  const revalidated = await deps.tagIndex.revalidatedAt(cacheKey.tenant, gained);
+  const since = renderStartedMs - (deps.clockSkewMarginSeconds ?? 0) * 1000;
+  let racing = false;
+  for (const [tag, atMs] of revalidated) {
+    if (atMs >= since && seen.get(tag) !== atMs) racing = true;
+    seen.set(tag, atMs);
   }
-  if (published instanceof LeaseLostError) {
-    // Either a stale writer, or our own commit whose answer was lost: META tells which.
-    const live = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-    const ours = live?.s3Key === s3Key;
-    Object.assign(loose, { lockHeld: false, body: ours ? undefined : { s3Key, fate: 'orphan' } });
-    return ours ? { decision: 'new', meta, page } : { decision: 'lease-lost' };
+  return racing;
+}
+
+/** The replaced body is retired and the tags the page lost leave the index (both best-effort). */
+async function afterPublish(
+  deps: RegenerateDeps,
+  cacheKey: CacheKey,
+  previous: CacheMeta | undefined,
+  meta: CacheMeta,
+): Promise<void> {
+  await retireBody(deps, previous, meta.s3Key);
+  const lost = (previous?.tags ?? []).filter((tag) => !(meta.tags ?? []).includes(tag));
+  if (deps.tagIndex === undefined || lost.length === 0) return;
+  await deps.tagIndex.remove(cacheKey.tenant, cacheKey.pk, lost).catch((error: unknown) => {
+    deps.log?.warn('could not unindex the tags a page lost; a revalidation may mark it', {
+      cacheKeyHash: cacheKey.hash,
+      error,
+    });
+  });
+}
+
+/**
+ * Before a render after a revalidation: the unpublished body goes (the cancelled publish left
+ * LOCK ours, so nothing points at it), the mark is lifted from LOCK and the keeper refreshes
+ * again. @returns false when the lease is no longer ours
+ */
+async function startOver(
+  deps: RegenerateDeps,
+  keeper: LeaseKeeper,
+  loose: Loose,
+): Promise<boolean> {
+  if (loose.body !== undefined) await deleteOrphan(deps, loose.body.s3Key);
+  loose.body = undefined;
+  if (!(await deps.cacheTable.clearRevalidationMark(keeper.lease))) {
+    loose.lockHeld = false;
+    return false;
   }
-  loose.body = { s3Key, fate: 'orphan' }; // the transaction was cancelled: LOCK is still ours
-  if (published instanceof RequestAlreadyCompletedError) return { decision: 'duplicate' };
-  return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+  keeper.restart();
+  return true;
+}
+
+/** What the policy dropped is logged: a cookie, a tag CloudFront could not use. */
+function logDropped(deps: RegenerateDeps, cacheKey: CacheKey, page: AdmittedPage): void {
+  if (page.strippedCookies.length > 0) {
+    deps.log?.warn('Set-Cookie dropped from a cached page: cookies are per viewer', {
+      cacheKeyHash: cacheKey.hash,
+      cookies: page.strippedCookies,
+    });
+  }
+  if (page.droppedTags.length > 0) {
+    deps.log?.warn('tags dropped from a page: invalid, or past the 49th', {
+      cacheKeyHash: cacheKey.hash,
+      tags: page.droppedTags,
+    });
+  }
 }
 
 /**
@@ -331,7 +444,13 @@ const metaTtl = (generatedAt: number, page: AdmittedPage, retention: Retention):
 async function publish(
   deps: RegenerateDeps,
   input: { lease: Lease; meta: CacheMeta; seal: IdempotencySeal | undefined },
-): Promise<'published' | LeaseLostError | NewerGenerationError | RequestAlreadyCompletedError> {
+): Promise<
+  | 'published'
+  | LeaseLostError
+  | NewerGenerationError
+  | RequestAlreadyCompletedError
+  | RevalidatedDuringRenderError
+> {
   const attempts = deps.publishAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -341,7 +460,8 @@ async function publish(
       if (
         error instanceof LeaseLostError ||
         error instanceof NewerGenerationError ||
-        error instanceof RequestAlreadyCompletedError
+        error instanceof RequestAlreadyCompletedError ||
+        error instanceof RevalidatedDuringRenderError
       ) {
         return error;
       }

@@ -10,6 +10,7 @@
  * `Set-Cookie`: a cookie is per viewer, so it is stripped (logged) or, if so configured, the page
  * is refused as uncacheable. CloudFront does the same when cookies are not in the cache key.
  */
+import { pageTags } from './cache-tags.js';
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
 import type { RenderResult } from './ports.js';
 import {
@@ -37,6 +38,10 @@ export interface AdmittedPage extends RenderResult {
   readonly keptHeaders: Readonly<Record<string, string>> | undefined;
   /** Names of the cookies the page tried to set, which were dropped (for the log). */
   readonly strippedCookies: readonly string[];
+  /** Valid tags, lower-cased (`core/cache-tags.ts`). */
+  readonly tags: readonly string[];
+  /** Tags CloudFront could not use, or past the 49th (for the log). */
+  readonly droppedTags: readonly string[];
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -97,12 +102,15 @@ export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPag
   const asked =
     page.revalidateSeconds ?? sharedMaxAge(cacheControl) ?? policy.defaultRevalidateSeconds;
   const revalidateSeconds = Math.min(Math.max(1, Math.floor(asked)), MAX_REVALIDATE_SECONDS);
+  const tags = pageTags(page.tags);
   return {
     ...page,
     setCookies: undefined,
     revalidateSeconds,
     keptHeaders: keptHeaders(page.headers, policy.headerPolicy ?? DEFAULT_HEADER_POLICY),
     strippedCookies: cookieNames(cookies),
+    tags: tags.kept,
+    droppedTags: tags.dropped,
   };
 }
 

@@ -41,6 +41,10 @@ export const SETTING_DEFAULTS = {
   missRenderLimit: 25,
   keptHeaders: DEFAULT_KEPT_HEADERS,
   bodyKeyPrefix: BODY_KEY_PREFIX,
+  /** The header the origin lists a page's CDN cache tags in (CloudFront's CacheTagConfig). */
+  cacheTagHeader: 'x-isr-cache-tags',
+  /** The upstream response header a page's tags come from. */
+  upstreamTagHeader: 'cache-tag',
   setCookie: SetCookiePolicy.Strip,
   missWaitMs: 5_000,
   retryAfterSeconds: 2,
@@ -77,6 +81,10 @@ export interface ServiceSettings {
   readonly setCookie: SetCookiePolicy;
   /** Where bodies are written (and may be read, IAM-wise): another writer's prefix works too. */
   readonly bodyKeyPrefix: string;
+  /** The header the origin lists a page's cache tags in, for the CDN. */
+  readonly cacheTagHeader: string;
+  /** The upstream response header a page's tags come from. */
+  readonly upstreamTagHeader: string;
   readonly upstreamSecret: UpstreamSecret | undefined;
 }
 
@@ -303,6 +311,10 @@ function textProblems(
   }
   if (tenantHeader !== undefined && !deployTime(tenantHeader)) {
     problems.push(...headerProblems(nameOf('tenantHeader'), tenantHeader));
+  }
+  for (const key of ['cacheTagHeader', 'upstreamTagHeader'] as const) {
+    const header = service[key];
+    if (!deployTime(header)) problems.push(...headerProblems(nameOf(key), header));
   }
   return problems;
 }

@@ -28,6 +28,7 @@ export function createOriginDeps(
         : { header: config.tenantHeader, tenants: config.tenants },
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
     deployId: config.deployId,
+    cacheTagHeader: config.cacheTagHeader,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     missWaitMs: config.missWaitMs,
     retryAfterSeconds: config.retryAfterSeconds,

@@ -33,6 +33,8 @@ export interface AnswerShape {
   readonly contentLength?: number | undefined;
   /** The request header the page varies on (the tenant header in multi-tenant mode). */
   readonly vary?: string | undefined;
+  /** The page's CDN cache tags and the header they go in (a purge by tag reaches them). */
+  readonly cacheTags?: { readonly header: string; readonly tags: readonly string[] } | undefined;
 }
 
 /**
@@ -71,6 +73,8 @@ export function generationHeaders(
   }
   if (meta.etag !== undefined) headers.etag = meta.etag;
   if (shape.vary !== undefined) headers.vary = shape.vary;
+  if (shape.cacheTags !== undefined)
+    headers[shape.cacheTags.header] = shape.cacheTags.tags.join(',');
   return headers;
 }
 

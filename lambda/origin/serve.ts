@@ -5,6 +5,7 @@ import {
   RetryState,
   type FailurePolicy,
 } from '../core/backoff.js';
+import { cdnTagsOfPage } from '../core/cache-tags.js';
 import { epochSeconds } from '../core/clock.js';
 import { messageGroupOf, regenerationDedupeId } from '../core/dedupe.js';
 import {
@@ -44,6 +45,8 @@ export interface OriginDeps extends RegenerateDeps {
   readonly missWaitMs: number;
   readonly retryAfterSeconds: number;
   readonly caching: CachingPolicy;
+  /** The header every page lists its CDN cache tags in (CloudFront's CacheTagConfig). */
+  readonly cacheTagHeader: string;
   /** @default DEFAULT_FAILURE_POLICY */
   readonly failurePolicy?: FailurePolicy | undefined;
   /**
@@ -118,14 +121,16 @@ async function overloadFallback(
     if (meta === undefined) return undefined;
     const served = await serveGeneration(
       deps,
+      key,
       meta,
       { ...request, ifNoneMatch: undefined, ifModifiedSince: undefined },
       CacheStatus.Hit,
     );
     if (served === undefined) return undefined;
-    // Not the page asked for, and not for keeping: no validator, no cache status.
+    // Not the page asked for, and not for keeping: no validator, cache status or cache tags.
+    const dropped = new Set(['etag', 'x-isr-cache', deps.cacheTagHeader]);
     const headers = Object.fromEntries(
-      Object.entries(served.headers).filter(([name]) => name !== 'etag' && name !== 'x-isr-cache'),
+      Object.entries(served.headers).filter(([name]) => !dropped.has(name)),
     );
     return {
       ...served,
@@ -211,7 +216,7 @@ async function serveKey(
       ? enqueueRegeneration(deps, cacheKey, meta, now)
       : Promise.resolve(state);
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
-  const served = await serveGeneration(deps, meta, request, cacheStatus);
+  const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus);
   const enqueue = await enqueued;
   if (served === undefined) {
     const miss = await serveMiss(deps, cacheKey, request, {
@@ -231,6 +236,7 @@ async function serveKey(
  */
 async function serveGeneration(
   deps: OriginDeps,
+  cacheKey: CacheKey,
   meta: CacheMeta,
   request: PageRequest,
   cacheStatus: CacheStatus,
@@ -253,6 +259,7 @@ async function serveGeneration(
   const headersOf = (shape: AnswerShape) =>
     generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
       vary: deps.tenancy?.header,
+      cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
       ...shape,
     });
   if (status < 300 && isNotModified(request, page)) {
@@ -336,7 +343,14 @@ async function serveMiss(
       CacheStatus.Miss,
       epochSeconds(deps.clock),
       deps.caching,
-      { contentLength: outcome.page.body.byteLength, vary: deps.tenancy?.header },
+      {
+        contentLength: outcome.page.body.byteLength,
+        vary: deps.tenancy?.header,
+        cacheTags: {
+          header: deps.cacheTagHeader,
+          tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),
+        },
+      },
     );
     return {
       status: outcome.page.status,
@@ -352,7 +366,7 @@ async function serveMiss(
   const served =
     current === undefined
       ? undefined
-      : await serveGeneration(deps, current, request, CacheStatus.Miss);
+      : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
   if (served !== undefined) return { ...served, decision: outcome.decision };
   return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
     'retry-after': String(deps.retryAfterSeconds),

@@ -63,6 +63,10 @@ const SERVICE_ENV = {
   ISR_SET_COOKIE: v.optional(v.string(), D.setCookie),
   /** Where bodies are written (IAM is scoped to it). */
   ISR_BODY_PREFIX: v.optional(v.string(), D.bodyKeyPrefix),
+  /** The header the origin lists a page's CDN cache tags in. */
+  ISR_CACHE_TAG_HEADER: v.optional(headerName, D.cacheTagHeader),
+  /** The upstream response header a page's tags come from (comma-separated). */
+  ISR_UPSTREAM_TAG_HEADER: v.optional(headerName, D.upstreamTagHeader),
   /** When set, multi-tenant mode: the tenant comes from this request header. */
   ISR_TENANT_HEADER: headerName,
   /**
@@ -99,7 +103,8 @@ const SERVICE_ENV = {
 /** What both functions read, as parsed. */
 type ServiceEnv = v.InferOutput<v.ObjectSchema<typeof SERVICE_ENV, undefined>>;
 
-const WorkerEnv = v.object({
+// Pure: a function's bundle keeps only the schema it parses.
+const WorkerEnv = /* @__PURE__ */ v.object({
   ...SERVICE_ENV,
   ISR_DLQ_URL: url,
   /** Receives after which a retryable failure is dead-lettered (match the queue's redrive). */
@@ -107,7 +112,7 @@ const WorkerEnv = v.object({
   ISR_IDEMPOTENCY_TTL_SECONDS: int(D.idempotencyTtlSeconds),
 });
 
-const OriginEnv = v.object({
+const OriginEnv = /* @__PURE__ */ v.object({
   ...SERVICE_ENV,
   ISR_QUEUE_URL: url,
   /** A stale generation can be re-enqueued after this window (SQS dedupes for 5 minutes). */
@@ -151,6 +156,8 @@ const ENV_NAMES: Record<string, string> = {
   keptHeaders: 'ISR_KEPT_HEADERS',
   setCookie: 'ISR_SET_COOKIE',
   bodyKeyPrefix: 'ISR_BODY_PREFIX',
+  cacheTagHeader: 'ISR_CACHE_TAG_HEADER',
+  upstreamTagHeader: 'ISR_UPSTREAM_TAG_HEADER',
   dedupeWindowSeconds: 'ISR_DEDUPE_WINDOW_SECONDS',
   missWaitMs: 'ISR_MISS_WAIT_MS',
   retryAfterSeconds: 'ISR_RETRY_AFTER_SECONDS',
@@ -184,6 +191,8 @@ function serviceSettingsOf(env: ServiceEnv): ServiceSettings {
     keptHeaders: (env.ISR_KEPT_HEADERS ?? D.keptHeaders).map((header) => header.toLowerCase()),
     setCookie: env.ISR_SET_COOKIE as ServiceSettings['setCookie'],
     bodyKeyPrefix: env.ISR_BODY_PREFIX,
+    cacheTagHeader: env.ISR_CACHE_TAG_HEADER ?? D.cacheTagHeader,
+    upstreamTagHeader: env.ISR_UPSTREAM_TAG_HEADER ?? D.upstreamTagHeader,
     tenantHeader: env.ISR_TENANT_HEADER,
     tenants: env.ISR_TENANTS,
     deployId: env.ISR_DEPLOY_ID,
@@ -238,6 +247,8 @@ function toServiceConfig(env: ServiceEnv) {
     headerPolicy: { keep: settings.keptHeaders, maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES },
     setCookie: settings.setCookie,
     bodyKeyPrefix: settings.bodyKeyPrefix,
+    cacheTagHeader: settings.cacheTagHeader,
+    upstreamTagHeader: settings.upstreamTagHeader,
     retention: {
       idleSeconds: env.ISR_META_TTL_SECONDS,
       goneSeconds: env.ISR_GONE_TTL_SECONDS,

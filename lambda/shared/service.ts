@@ -1,5 +1,6 @@
 import { DynamoCacheTable } from '../adapters/dynamodb/cache-table.js';
 import { DynamoRenderCounter } from '../adapters/dynamodb/render-counter.js';
+import { DynamoTagIndex } from '../adapters/dynamodb/tag-index.js';
 import { DemoRenderer } from '../adapters/render/demo-renderer.js';
 import { HttpRenderer } from '../adapters/render/http-renderer.js';
 import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
@@ -40,6 +41,7 @@ export function createRenderer(
       originUrl: config.renderOriginUrl,
       tenantHeader: config.tenantHeader,
       maxBodyBytes: config.maxBodyBytes,
+      tagHeader: config.upstreamTagHeader,
       secretHeader: upstreamSecretHeader(config, runtime),
     });
   }
@@ -72,12 +74,11 @@ export function createRegenerateDeps(
   log: LogSink,
 ): RegenerateDeps {
   const clock = runtime.clock ?? systemClock;
+  const tables = { client: runtime.clients.dynamodb, tableName: config.tableName };
   return {
-    cacheTable: new DynamoCacheTable({
-      client: runtime.clients.dynamodb,
-      tableName: config.tableName,
-    }),
+    cacheTable: new DynamoCacheTable(tables),
     bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
+    tagIndex: new DynamoTagIndex(tables),
     renderer: runtime.renderer ?? createRenderer(config, runtime, clock),
     clock,
     leaseSeconds: config.leaseSeconds,

@@ -15,6 +15,7 @@ import { InMemoryCacheTable } from './fakes/cache-table.js';
 import { MemoryTable } from './fakes/memory-table.js';
 import { InMemoryRegenerationQueue } from './fakes/queues.js';
 import { InMemoryRequestStore } from './fakes/request-store.js';
+import { InMemoryRevalidationMarks, InMemoryTagIndex } from './fakes/revalidation.js';
 
 /** A Lambda context whose remaining time is fixed, so claims expire on the test clock alone. */
 export function fixedContext(remainingMs: number, functionName = 'unit'): Context {
@@ -50,9 +51,12 @@ export function memoryService(options: MemoryServiceOptions) {
   const log: LogSink = { warn: (message) => warnings.push(message) };
   const keyPolicy = options.keyPolicy ?? { allowedQueryParams: ['page'] };
 
+  const marks = new InMemoryRevalidationMarks(state);
+  const tagIndex = new InMemoryTagIndex(state);
   const regenerateDeps: RegenerateDeps = {
     cacheTable,
     bodies,
+    tagIndex,
     renderer: options.renderer,
     clock,
     leaseSeconds: 30,
@@ -77,6 +81,7 @@ export function memoryService(options: MemoryServiceOptions) {
     keyPolicy,
     queue,
     deployId: 'd1',
+    cacheTagHeader: 'x-isr-cache-tags',
     dedupeWindowSeconds: 30,
     missWaitMs: 200,
     retryAfterSeconds: 2,
@@ -91,6 +96,8 @@ export function memoryService(options: MemoryServiceOptions) {
     queue,
     requests,
     warnings,
+    marks,
+    tagIndex,
     regenerateDeps,
     workerDeps,
     originDeps,

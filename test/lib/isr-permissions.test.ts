@@ -39,8 +39,8 @@ const boundaryBreaches = {
       (statement) => JSON.stringify(resourcesOf(statement)) !== JSON.stringify([arnOf(tableId)]),
     ),
   scanOrQuery: (built: Template, roleId: string) =>
-    ['dynamodb:Scan', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem'].filter(
-      (action) => coversAction(allowedActionsOf(built, roleId), action),
+    ['dynamodb:Scan', 'dynamodb:Query'].filter((action) =>
+      coversAction(allowedActionsOf(built, roleId), action),
     ),
   objectDelete: (built: Template, roleId: string) =>
     coversAction(allowedActionsOf(built, roleId), 's3:DeleteObject'),
@@ -58,11 +58,13 @@ describe('IAM boundaries', () => {
     }
   });
 
-  it('give both roles item access to the cache table only: no scan, query or batch', () => {
+  it('give both roles item access to the cache table only (and the tag index batches): no scan or query', () => {
     for (const role of [ids.originRole, ids.workerRole]) {
       const dynamodb = statementsFor(template, role, 'dynamodb');
       expect(dynamodb).toHaveLength(1);
       expect([...actionsOf(dynamodb[0])].sort()).toEqual([
+        'dynamodb:BatchGetItem',
+        'dynamodb:BatchWriteItem',
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',

@@ -182,6 +182,26 @@ export class DynamoCacheTable implements CacheTable {
     }
   }
 
+  async clearRevalidationMark(lease: Lease): Promise<boolean> {
+    const update = 'REMOVE #revalidated_by';
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          UpdateExpression: update,
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ExpressionAttributeValues: { ':token': { S: lease.token } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   /**
    * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
    * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
@@ -191,7 +211,7 @@ export class DynamoCacheTable implements CacheTable {
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
+    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
     const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
     const items: TransactWriteItem[] = [
       {
@@ -243,7 +263,7 @@ export class DynamoCacheTable implements CacheTable {
     try {
       await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
-      throw classifyPublishFailure(error, lease.pk, actions, seal?.idempotencyKey) ?? error;
+      throw classifyPublishFailure(error, lease, actions, seal?.idempotencyKey) ?? error;
     }
   }
 }

@@ -3,6 +3,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
   TransactionConflictError,
   type IsrError,
 } from '../../core/errors.js';
@@ -26,7 +27,8 @@ const TRANSIENT_CODES = new Set([
 
 /**
  * Reads `CancellationReasons` rather than assuming every cancellation means "lease not owned":
- * a failed LOCK condition means the lease was lost, a failed META condition means a newer
+ * a failed LOCK condition means the lease was lost (or, with our token still there, that a
+ * revalidation marked it during the render), a failed META condition means a newer
  * generation is live, a failed REQ# condition means another delivery already completed the
  * intent, and conflicts or throttling inside the transaction are worth a retry (the SDK retries
  * throttled and failed calls itself, but never a cancelled transaction). Returns undefined for
@@ -34,10 +36,11 @@ const TRANSIENT_CODES = new Set([
  */
 export function classifyPublishFailure(
   error: unknown,
-  pk: string,
+  lease: { readonly pk: string; readonly token: string },
   actions: readonly PublishAction[],
   idempotencyKey?: string,
 ): IsrError | undefined {
+  const { pk } = lease;
   if (!(error instanceof Error)) return undefined;
   if (error.name !== 'TransactionCanceledException') return undefined;
   const reasons: CancellationReason[] =
@@ -47,6 +50,10 @@ export function classifyPublishFailure(
 
   const lock = reasonFor(PublishAction.DeleteLock);
   if (lock?.Code === 'ConditionalCheckFailed') {
+    // Still our lease, marked by a revalidation: render again rather than publish.
+    if (lock.Item?.lease_token?.S === lease.token && lock.Item.revalidated_by !== undefined) {
+      return new RevalidatedDuringRenderError(pk, { cause: error });
+    }
     return new LeaseLostError(pk, itemToHolder(lock.Item), { cause: error });
   }
   const meta = reasonFor(PublishAction.PutMeta);

@@ -10,6 +10,13 @@ export const Guard = {
   leaseToken: '(#lease_token = :token)',
   /** The caller's lease has not run out on its own clock (publish). */
   leaseLive: '(#lease_expires_at > :now)',
+  /**
+   * No revalidation marked LOCK since this lease rendered: a render that started before a
+   * revalidation must not publish (publish).
+   */
+  notRevalidated: '(attribute_not_exists(#revalidated_by))',
+  /** The row is there: a revalidation marks rows, it never creates them. */
+  rowExists: '(attribute_exists(#pk))',
   /** META is absent or not newer than the generation being written: never go backwards (publish). */
   notNewerGeneration: '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)',
   /**

@@ -55,6 +55,7 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   failures: failuresOf(item),
   headers: headersOf(item),
   contentLength: num(item, 'content_length'),
+  revalidatedAt: num(item, 'revalidated_at'),
 });
 
 /** The kept upstream headers (`response_headers`, a map of strings). */

@@ -46,6 +46,11 @@ export class DemoRenderer implements Renderer {
 </body>
 </html>
 `;
-    return htmlPage(html, { revalidateSeconds: revalidate });
+    // Tagged like a CMS would tag its pages: `demo`, and the section (`demo:blog` for /blog/x).
+    const section = cacheKey.path.split('/')[1] || 'home';
+    return {
+      ...htmlPage(html, { revalidateSeconds: revalidate }),
+      tags: ['demo', `demo:${section}`],
+    };
   }
 }

@@ -6,6 +6,8 @@ export interface HttpRendererOptions {
   readonly originUrl: string;
   /** In multi-tenant mode, the header that carries the tenant to the upstream. */
   readonly tenantHeader?: string | undefined;
+  /** The response header a page's tags come from, comma-separated. @default 'cache-tag' */
+  readonly tagHeader?: string | undefined;
   /** Largest body read: reading stops there and the page is refused. */
   readonly maxBodyBytes: number;
   /**
@@ -76,6 +78,10 @@ export class HttpRenderer implements Renderer {
       body,
       headers: Object.fromEntries([...response.headers].filter(([name]) => name !== 'set-cookie')),
       setCookies: response.headers.getSetCookie(),
+      tags: (response.headers.get(this.#options.tagHeader ?? 'cache-tag') ?? '')
+        .split(',')
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== ''),
       location: this.#relativeLocation(response.headers.get('location')),
     };
   }

@@ -4,6 +4,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
 } from '../../../lambda/core/errors.js';
 import type {
   AcquireLeaseInput,
@@ -75,6 +76,9 @@ export class InMemoryCacheTable implements CacheTable {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
     const lock = this.state.locks.get(lease.pk);
+    if (lock?.token === lease.token && lock.revalidatedBy !== undefined) {
+      return Promise.reject(new RevalidatedDuringRenderError(lease.pk));
+    }
     if (lock?.token !== lease.token || lock.expiresAt <= now) {
       return Promise.reject(new LeaseLostError(lease.pk, holderOf(lock)));
     }
@@ -109,6 +113,13 @@ export class InMemoryCacheTable implements CacheTable {
       return Promise.resolve(false);
     }
     this.state.metas.set(input.pk, { ...meta, failures: input.record });
+    return Promise.resolve(true);
+  }
+
+  clearRevalidationMark(lease: Lease): Promise<boolean> {
+    const lock = this.state.locks.get(lease.pk);
+    if (lock?.token !== lease.token) return Promise.resolve(false);
+    this.state.locks.set(lease.pk, { ...lock, revalidatedBy: undefined });
     return Promise.resolve(true);
   }
 }

@@ -11,6 +11,8 @@ export interface LockRow {
   readonly token: string;
   readonly expiresAt: number;
   readonly owner: string | undefined;
+  /** Set by a revalidation while the lease is held. */
+  readonly revalidatedBy?: string | undefined;
 }
 
 export interface RequestRowState {
@@ -33,6 +35,10 @@ export class MemoryTable {
   readonly metas = new Map<string, CacheMeta>();
   readonly locks = new Map<string, LockRow>();
   readonly requests = new Map<string, RequestRowState>();
+  /** `TAG#<tenant>#<tag>` -> the page pks indexed under it. */
+  readonly tagPages = new Map<string, Set<string>>();
+  /** `TAG#<tenant>#<tag>` -> when it was last revalidated (epoch ms). */
+  readonly tagRevalidatedAt = new Map<string, number>();
 
   static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
 }

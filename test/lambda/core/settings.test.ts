@@ -28,6 +28,8 @@ const service: ServiceSettings = {
   keptHeaders: ['content-security-policy'],
   setCookie: 'strip',
   bodyKeyPrefix: 'pages/',
+  cacheTagHeader: 'x-isr-cache-tags',
+  upstreamTagHeader: 'cache-tag',
   upstreamSecret: undefined,
 };
 
