@@ -177,7 +177,7 @@ async function mapBounded<T, R>(
   const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await work(items[index] as T);
+      results[index] = await work(items[index]);
     }
   });
   await Promise.all(runners);

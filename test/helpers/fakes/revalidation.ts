@@ -4,7 +4,7 @@ import type {
   TagIndex,
   TagRevalidations,
 } from '../../../lambda/core/ports.js';
-import { MemoryTable } from './memory-table.js';
+import type { MemoryTable } from './memory-table.js';
 
 const tagKey = (tenant: string | undefined, tag: string) => `TAG#${tenant ?? '_'}#${tag}`;
 
