@@ -1,35 +1,79 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { RENDER_COUNT_SK } from '../../lambda/adapters/dynamodb/render-counter.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { freePort } from '../../local/backends/ports.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import { startHttpServer } from '../helpers/http-server.js';
 import { sleep } from '../helpers/renderers.js';
+import { isRunning, javaProcessesFor, listeningAddresses, processInfo } from './processes.js';
 
 const REVALIDATE = 3;
-const dataDir = mkdtempSync(join(tmpdir(), 'isr-e2e-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const root = mkdtempSync(join(tmpdir(), 'isr-e2e-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+const freshDataDir = () => join(root, `data-${(dirs += 1)}`);
 
 interface Started {
   readonly child: ChildProcess;
+  readonly dataDir: string;
   readonly url: string;
   readonly dynamodb: string;
+  readonly sqs: string;
+  /** Resolves with npm's exit code once every process holding its output has exited. */
+  readonly closed: Promise<number | null>;
   output(): string;
 }
 
+/** Everything the tests started, stopped after each test whatever its outcome. */
+const running = new Set<Started>();
+
+afterEach(async () => {
+  for (const started of running) {
+    running.delete(started);
+    const pgid = started.child.pid ?? 0;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+    for (const pid of javaProcessesFor(started.dataDir)) process.kill(pid, 'SIGKILL');
+    await within(started.closed, 5_000).catch(() => undefined);
+  }
+});
+
+/** `promise`, or a rejection once `ms` have passed (the timer never outlives the wait). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** `npm start`, as a user runs it, in a process group of its own (like a terminal job). */
-async function npmStart(port: number): Promise<Started> {
+async function npmStart(
+  options: { dataDir?: string; port?: number; env?: Record<string, string> } = {},
+): Promise<Started> {
+  const dataDir = options.dataDir ?? freshDataDir();
   const child = spawn('npm', ['start'], {
     env: {
       ...process.env,
-      PORT: String(port),
+      PORT: String(options.port ?? (await freePort())),
       ISR_LOCAL_DATA_DIR: dataDir,
       ISR_REVALIDATE_SECONDS: String(REVALIDATE),
+      ...options.env,
     },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -37,29 +81,58 @@ async function npmStart(port: number): Promise<Started> {
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!/ISR ready on (\S+)/.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`npm start did not get ready:\n${output}`);
-    await sleep(100);
-  }
-  return {
+  const closed = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => resolve(code)),
+  );
+  const started: Started = {
     child,
-    url: /ISR ready on (\S+)/.exec(output)?.[1] ?? '',
-    dynamodb: /dynamodb: (\S+)/.exec(output)?.[1] ?? '',
+    dataDir,
+    closed,
     output: () => output,
+    get url() {
+      return /ISR ready on (\S+)/.exec(output)?.[1] ?? '';
+    },
+    get dynamodb() {
+      return /dynamodb: (\S+)/.exec(output)?.[1] ?? '';
+    },
+    get sqs() {
+      return /sqs: (\S+)/.exec(output)?.[1] ?? '';
+    },
   };
+  running.add(started);
+  await until(
+    () => output,
+    (text) => /ISR ready on \S+/.test(text) || child.exitCode !== null,
+    90_000,
+  );
+  if (!/ISR ready on \S+/.test(output)) throw new Error(`npm start did not get ready:\n${output}`);
+  return started;
 }
 
-/**
- * Ctrl-C: SIGINT to the whole process group, as a terminal sends it. Resolves once every process
- * that held the output has exited (npm itself dies of the signal; the service shuts down after).
- */
+/** Waits for every process that held npm's output to exit; fails if that takes too long. */
+async function exited(started: Started, timeoutMs = 20_000): Promise<number | null> {
+  const code = await within(started.closed, timeoutMs).catch(() => {
+    throw new Error(`npm start still running after ${timeoutMs} ms:\n${started.output()}`);
+  });
+  running.delete(started);
+  return code;
+}
+
+/** Ctrl-C: SIGINT to the whole process group, as a terminal sends it. */
 async function ctrlC(started: Started): Promise<string> {
-  const closed = new Promise<void>((resolve) => started.child.once('close', () => resolve()));
   process.kill(-(started.child.pid ?? 0), 'SIGINT');
-  await closed;
+  await exited(started);
   return started.output();
+}
+
+/** The DynamoDB Local JVM of a running `npm start`, and the node process that started it. */
+function serviceProcesses(started: Started): { java: number; node: number } {
+  const [java, ...others] = javaProcessesFor(started.dataDir);
+  if (java === undefined || others.length > 0)
+    throw new Error(`expected one DynamoDB Local, found ${others.length + (java ? 1 : 0)}`);
+  const node = processInfo(java)?.ppid;
+  if (node === undefined) throw new Error('DynamoDB Local has no parent');
+  return { java, node };
 }
 
 async function get(url: string) {
@@ -73,7 +146,7 @@ async function get(url: string) {
 }
 
 async function until<T>(
-  probe: () => Promise<T>,
+  probe: () => T | Promise<T>,
   done: (value: T) => boolean,
   timeoutMs = 20_000,
 ): Promise<T> {
@@ -82,17 +155,41 @@ async function until<T>(
     const value = await probe();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new Error(`gave up waiting; last: ${JSON.stringify(value)}`);
-    await sleep(200);
+    await sleep(100);
   }
 }
 
-const javaProcessesFor = (dir: string) =>
-  spawnSync('pgrep', ['-f', `DynamoDBLocal.jar.*${dir}`], { encoding: 'utf8' }).stdout.trim();
+/** Messages in the regeneration queue, waiting or being processed by the worker. */
+async function queuedRegenerations(sqsEndpoint: string): Promise<number> {
+  const sqs = new SQSClient({
+    endpoint: sqsEndpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  try {
+    const { QueueUrl } = await sqs.send(
+      new GetQueueUrlCommand({ QueueName: 'isr-regeneration.fifo' }),
+    );
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible)
+    );
+  } finally {
+    sqs.destroy();
+  }
+}
 
 describe('npm start', () => {
   it('serves MISS, HIT, STALE, then the regenerated page; a storm renders once; a restart keeps the cache', async () => {
     const port = await freePort();
-    const first = await npmStart(port);
+    const dataDir = freshDataDir();
+    const first = await npmStart({ port, dataDir });
     const page = `${first.url}/e2e`;
 
     expect(await get(page)).toEqual({ status: 200, cache: 'MISS', count: 1 });
@@ -119,7 +216,11 @@ describe('npm start', () => {
       () => get(page),
       (reply) => reply.count === 3,
     );
-    await sleep(1_500); // room for any second regeneration to show up (none may)
+    // Nothing left to regenerate: whatever the storm queued has been processed and deleted.
+    await until(
+      () => queuedRegenerations(first.sqs),
+      (queued) => queued === 0,
+    );
     const dynamodb = new DynamoDBClient({
       endpoint: first.dynamodb,
       region: LOCAL_REGION,
@@ -138,23 +239,135 @@ describe('npm start', () => {
 
     // Ctrl-C: a clean stop, and no Java process left behind.
     expect(await ctrlC(first)).toContain('stopped cleanly');
-    expect(javaProcessesFor(dataDir)).toBe('');
+    expect(javaProcessesFor(dataDir)).toEqual([]);
 
     // Restart on the same data: the cached page is served, not rendered again.
-    const second = await npmStart(port);
+    const second = await npmStart({ port, dataDir });
     const afterRestart = await get(`${second.url}/e2e`);
     expect(afterRestart.status).toBe(200);
     expect(afterRestart.cache).not.toBe('MISS');
     expect(afterRestart.count).toBe(3);
     expect(await ctrlC(second)).toContain('stopped cleanly');
-    expect(javaProcessesFor(dataDir)).toBe('');
+    expect(javaProcessesFor(dataDir)).toEqual([]);
   }, 180_000);
+
+  it('listens on 127.0.0.1 only, the HTTP server and DynamoDB Local alike', async () => {
+    const started = await npmStart();
+    const ports = {
+      server: Number(new URL(started.url).port),
+      dynamodb: Number(new URL(started.dynamodb).port),
+      s3: Number(/s3: http:\/\/[^:]+:(\d+)/.exec(started.output())?.[1]),
+      sqs: Number(new URL(started.sqs).port),
+    };
+    const bound = Object.fromEntries(
+      Object.entries(ports).map(([what, port]) => [what, listeningAddresses(port)]),
+    );
+    expect(bound).toEqual({
+      server: ['127.0.0.1'],
+      dynamodb: ['127.0.0.1'],
+      s3: ['127.0.0.1'],
+      sqs: ['127.0.0.1'],
+    });
+    expect(await ctrlC(started)).toContain('stopped cleanly');
+  }, 120_000);
+});
+
+describe('npm start stops', () => {
+  it('on Ctrl-C, answers the MISS and finishes the regeneration in flight, then stops cleanly with no java left', async () => {
+    // An upstream that answers the first render at once and holds every later one until told.
+    const held: ServerResponse[] = [];
+    let holding = false;
+    const answer = (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'public, s-maxage=1' });
+      res.end('<!doctype html><p>from upstream</p>');
+    };
+    const upstream = await startHttpServer((_req, res) => {
+      if (holding) held.push(res);
+      else answer(res);
+    });
+    try {
+      const started = await npmStart({
+        env: {
+          RENDER_ORIGIN_URL: upstream.url,
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+          POWERTOOLS_DEV: 'false',
+        },
+      });
+      expect((await get(`${started.url}/slow`)).cache).toBe('MISS');
+      holding = true;
+      // Once stale, one regeneration goes to the worker, whose render the upstream holds.
+      await until(
+        () => get(`${started.url}/slow`),
+        (reply) => reply.cache === 'STALE',
+      );
+      await until(
+        () => held.length,
+        (count) => count === 1,
+      );
+      const miss = get(`${started.url}/other`);
+      await until(
+        () => held.length,
+        (count) => count === 2,
+      );
+
+      const { java } = serviceProcesses(started);
+      process.kill(-(started.child.pid ?? 0), 'SIGINT');
+      await until(
+        () => started.output(),
+        (text) => text.includes('SIGINT: finishing in-flight work'),
+      );
+      // The signal reached the whole group, and the service is waiting: DynamoDB Local still
+      // runs under the held renders (it is in a process group of its own).
+      expect(isRunning(java)).toBe(true);
+      held.splice(0).forEach(answer);
+
+      expect(await miss).toMatchObject({ status: 200, cache: 'MISS' });
+      await exited(started);
+      const afterSignal = started.output().split('SIGINT: finishing in-flight work')[1] ?? '';
+      expect(afterSignal).toMatch(/"message":"regeneration intent handled".*"decision":"new"/);
+      expect(afterSignal).toContain('stopped cleanly');
+      expect(javaProcessesFor(started.dataDir)).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 120_000);
+
+  it('on SIGTERM to the npm process alone, stopping node and java too', async () => {
+    const started = await npmStart();
+    const { java, node } = serviceProcesses(started);
+    process.kill(started.child.pid ?? 0, 'SIGTERM');
+    await exited(started);
+    expect(started.output()).toContain('stopped cleanly');
+    expect({ node: isRunning(node), java: isRunning(java) }).toEqual({ node: false, java: false });
+  }, 120_000);
+
+  it('leaves no java behind when node itself is killed with SIGKILL', async () => {
+    const started = await npmStart();
+    const { java, node } = serviceProcesses(started);
+    process.kill(node, 'SIGKILL');
+    await until(
+      () => isRunning(java),
+      (alive) => !alive,
+      10_000,
+    );
+    expect(javaProcessesFor(started.dataDir)).toEqual([]);
+  }, 120_000);
+
+  it('says what was not clean, and exits non-zero, when DynamoDB Local dies under it', async () => {
+    const started = await npmStart();
+    process.kill(serviceProcesses(started).java, 'SIGKILL');
+    const code = await exited(started);
+    expect(code).not.toBe(0);
+    expect(started.output()).toContain('DynamoDB Local exited with signal SIGKILL');
+    expect(started.output()).toContain('stopped, but not cleanly');
+    expect(started.output()).not.toContain('stopped cleanly');
+  }, 120_000);
 });
 
 describe('npm start errors', () => {
   const runStart = (env: Record<string, string>) =>
     spawnSync(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-      env: { ...process.env, ISR_LOCAL_DATA_DIR: dataDir, ...env },
+      env: { ...process.env, ISR_LOCAL_DATA_DIR: freshDataDir(), ...env },
       encoding: 'utf8',
       timeout: 60_000,
     });
