@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   const backends = await startLocalBackends({
     s3Directory: join(dataDir, 's3'),
     dynamoDbPath: join(dataDir, 'dynamodb'),
+    fastStartup: true, // a development server: ready sooner matters more than peak throughput
     onUnexpectedExit: (what) => {
       console.error(`${what} while the service was running`);
       requestStop?.(what);

@@ -1,8 +1,8 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { FunctionUrlResult } from '../../lambda/origin/handler.js';
 import { startHttpFront, type HttpFront, type OriginHandler } from '../../local/http-front.js';
 import { listeningAddresses } from './processes.js';
+import { rawRequest as send } from './raw-request.js';
 
 const fronts: HttpFront[] = [];
 afterEach(async () => {
@@ -26,24 +26,6 @@ const answering =
   (result: FunctionUrlResult): OriginHandler =>
   () =>
     Promise.resolve(result);
-
-/** A raw request, so the headers are the ones on the wire (fetch would hide framing). */
-function send(
-  url: string,
-  method = 'GET',
-): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const portOf = (url: string) => Number(new URL(url).port);
 
