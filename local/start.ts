@@ -145,4 +145,12 @@ function fail(error: unknown): never {
   process.exit(1);
 }
 
+// With `npm start | tee log`, Ctrl-C ends the reader too: output then has nowhere to go, which
+// must not crash the service half-way through its stop (in-flight work would be dropped).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 await main().catch(fail);

@@ -164,16 +164,18 @@ describe('npm start', () => {
 describe('npm start, running', () => {
   // Started together, so their start-ups overlap; each test below uses its own.
   let serving: Started, onOtherAddress: Started;
-  let forSigterm: Started, forSigkill: Started, forJavaDeath: Started;
+  let forSigterm: Started, forSigkill: Started, forJavaDeath: Started, withoutReader: Started;
   beforeAll(async () => {
-    [serving, onOtherAddress, forSigterm, forSigkill, forJavaDeath] = await Promise.all([
-      npmStart({ shared: true }),
-      // Another loopback address: it shows the variable is obeyed without opening the LAN.
-      npmStart({ shared: true, env: { ISR_LOCAL_BIND_ADDRESS: '127.0.0.2' } }),
-      npmStart({ shared: true }),
-      npmStart({ shared: true }),
-      npmStart({ shared: true }),
-    ]);
+    [serving, onOtherAddress, forSigterm, forSigkill, forJavaDeath, withoutReader] =
+      await Promise.all([
+        npmStart({ shared: true }),
+        // Another loopback address: it shows the variable is obeyed without opening the LAN.
+        npmStart({ shared: true, env: { ISR_LOCAL_BIND_ADDRESS: '127.0.0.2' } }),
+        npmStart({ shared: true }),
+        npmStart({ shared: true }),
+        npmStart({ shared: true }),
+        npmStart({ shared: true }),
+      ]);
   }, 120_000);
 
   /** Where each of them listens, as the kernel reports it. */
@@ -231,6 +233,16 @@ describe('npm start, running', () => {
       10_000,
     );
     expect(javaProcessesFor(forSigkill.dataDir)).toEqual([]);
+  });
+
+  it('still stops cleanly when its output has no reader any more, as after `npm start | tee` and Ctrl-C', async () => {
+    const { java, node } = serviceProcesses(withoutReader);
+    withoutReader.child.stdout?.destroy(); // what its stop prints now fails with EPIPE
+    // SIGTERM to node rather than Ctrl-C, which would end npm by the signal and hide node's code.
+    process.kill(node, 'SIGTERM');
+    // Each process exits with the one below it: 0 only if node stopped cleanly.
+    expect(await exited(withoutReader)).toBe(0);
+    expect(isRunning(java)).toBe(false);
   });
 
   it('says what was not clean, and exits non-zero, when DynamoDB Local dies under it', async () => {
