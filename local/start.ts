@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       { name: 'the worker poller', run: () => poller.stop() },
       { name: 'the backends', run: () => backends.stop() },
     ]);
-    requestStop = (reason) => stop(reason);
+    requestStop = stop;
     process.on('SIGINT', () => stop('SIGINT', { signal: true }));
     process.on('SIGTERM', () => stop('SIGTERM', { signal: true }));
     watchLaunchers(npmLaunchers(), (pid) => stop(`npm start's launcher (pid ${pid}) exited`));
