@@ -5,8 +5,10 @@
  * revalidates. The viewer's Host never reaches the origin.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIPv6, type AddressInfo } from 'node:net';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
+import { LOOPBACK } from './backends/backend.js';
 import { functionUrlEvent } from './function-url.js';
 import { lambdaContext } from './worker-poller.js';
 
@@ -17,7 +19,10 @@ export type OriginHandler = (
 
 export interface HttpFrontOptions {
   readonly handler: OriginHandler;
+  /** 0 picks a free port. */
   readonly port: number;
+  /** Where to listen. @default 127.0.0.1, so nothing on the LAN reaches the local service */
+  readonly host?: string;
   /** Lower-case tenant header to forward, in multi-tenant mode. */
   readonly tenantHeader: string | undefined;
   /** The origin function's timeout, as its context reports it. */
@@ -27,10 +32,16 @@ export interface HttpFrontOptions {
 
 const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
 
+/** Statuses that never carry a body, so no length is derived for them. */
+const BODYLESS_STATUSES = new Set([204, 304]);
+
 export interface HttpFront {
   readonly url: string;
-  /** Stops accepting requests and waits for those in flight. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting requests and waits for those in flight. Resolves with the ones that failed
+   * meanwhile (a 5xx or a handler error), each as `GET /path answered 503`.
+   */
+  close(): Promise<readonly string[]>;
 }
 
 export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFront> {
@@ -38,12 +49,23 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     ...CONDITIONAL_HEADERS,
     ...(options.tenantHeader === undefined ? [] : [options.tenantHeader]),
   ];
+  const inFlight = new Set<Promise<void>>();
+  const failedWhileClosing: string[] = [];
+  let closing = false;
+
   const server: Server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
-      options.onError(error);
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end('origin failed');
-    });
+    const done = serve(req, res)
+      .catch((error: unknown) => {
+        options.onError(error);
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end('origin failed');
+      })
+      .finally(() => {
+        inFlight.delete(done);
+        if (closing && res.statusCode >= 500)
+          failedWhileClosing.push(`${req.method} ${req.url} answered ${res.statusCode}`);
+      });
+    inFlight.add(done);
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -61,24 +83,48 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       event,
       lambdaContext(options.functionTimeoutMs, 'isr-origin'),
     );
-    res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
-    if (result.body === undefined) {
-      res.end();
-      return;
-    }
-    res.end(Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
+    const status = result.statusCode ?? 200;
+    const responseHeaders = { ...(result.headers as Record<string, string> | undefined) };
+    const body =
+      result.body === undefined || req.method === 'HEAD' || BODYLESS_STATUSES.has(status)
+        ? undefined
+        : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+    // A function URL behind CloudFront sends the length of a buffered body; for HEAD, only the
+    // length the handler states (from the stored page) is passed through.
+    if (body !== undefined && !hasHeader(responseHeaders, 'content-length'))
+      responseHeaders['content-length'] = String(body.length);
+    // While draining, each answer closes its connection, so keep-alive does not hold the stop.
+    if (closing) responseHeaders.connection = 'close';
+    res.writeHead(status, responseHeaders);
+    res.end(body);
   }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, () => resolve());
+    server.listen(options.port, options.host ?? LOOPBACK, () => resolve());
   });
+  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://localhost:${options.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    url: `http://${displayHost(options.host ?? LOOPBACK)}:${port}`,
+    close: async () => {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      // Answers sent before `closing` was set may have left keep-alive connections open.
+      server.closeIdleConnections();
+      await closed;
+      return failedWhileClosing;
+    },
   };
+}
+
+const hasHeader = (headers: Record<string, string>, name: string) =>
+  Object.keys(headers).some((key) => key.toLowerCase() === name);
+
+/** What to print for the URL: loopback and wildcard addresses are reached as localhost. */
+function displayHost(host: string): string {
+  if (host === LOOPBACK || host === '0.0.0.0' || host === '::' || host === '::1')
+    return 'localhost';
+  return isIPv6(host) ? `[${host}]` : host;
 }

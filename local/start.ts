@@ -2,8 +2,10 @@
  * `npm start`: the whole service on one machine, in one process tree. DynamoDB Local (data kept
  * under .local/ so a restart keeps the cache), s3rver on a folder, local-aws-sqs with the FIFO
  * queue and its DLQ, the origin handler behind an HTTP server that plays CloudFront, and a
- * poller that feeds SQS batches to the worker handler.
+ * poller that feeds SQS batches to the worker handler. Everything listens on 127.0.0.1; set
+ * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
@@ -13,11 +15,14 @@ import {
   assertJava,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
+  LOOPBACK,
   startLocalBackends,
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
 import { startHttpFront } from './http-front.js';
+import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
+import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
 
 const WORKER_TIMEOUT_MS = 60_000;
@@ -45,16 +50,23 @@ async function main(): Promise<void> {
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port <= 0 || port > 65_535)
     throw new Error(`PORT must be a port number, got "${env.PORT}"`);
+  const host = env.ISR_LOCAL_BIND_ADDRESS ?? LOOPBACK;
+  if (isIP(host) === 0)
+    throw new Error(`ISR_LOCAL_BIND_ADDRESS must be an IP address, got "${host}"`);
   const dataDir = resolve(env.ISR_LOCAL_DATA_DIR ?? '.local');
 
   assertJava();
-  await assertPortFree(port, 'the ISR server; set PORT to use another');
+  await assertPortFree(port, 'the ISR server; set PORT to use another', host);
+  let requestStop: ((reason: string) => void) | undefined;
   const backends = await startLocalBackends({
     s3Directory: join(dataDir, 's3'),
     dynamoDbPath: join(dataDir, 'dynamodb'),
+    fastStartup: true, // a development server: ready sooner matters more than peak throughput
+    onUnexpectedExit: (what) => {
+      console.error(`${what} while the service was running`);
+      requestStop?.(what);
+    },
   });
-  let stopping: Promise<void> | undefined;
-  const stopBackends = () => backends.stop();
   try {
     const clients = createAwsClients({
       region: LOCAL_REGION,
@@ -83,6 +95,7 @@ async function main(): Promise<void> {
     const front = await startHttpFront({
       handler: origin,
       port,
+      host,
       tenantHeader: originConfig.tenantHeader,
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
@@ -101,33 +114,17 @@ async function main(): Promise<void> {
     );
     poller.start();
 
-    let firstSignalAt = 0;
-    const shutdown = (signal: string) => {
-      if (stopping !== undefined) {
-        // One Ctrl-C reaches us several times (the terminal signals the whole process group and
-        // npm and tsx relay it too); only a later, deliberate second one forces the exit.
-        if (Date.now() - firstSignalAt < 2_000) return;
-        console.error(`${signal} again: exiting now`);
-        process.exit(1);
-      }
-      firstSignalAt = Date.now();
-      console.log(`${signal}: finishing in-flight work and stopping...`);
-      stopping = (async () => {
-        await front.close(); // no new requests; in-flight ones complete
-        await poller.stop(); // the batch in hand is finished and acknowledged
-        await stopBackends(); // DynamoDB Local closes its database file
-        console.log('stopped cleanly');
-      })();
-      stopping.then(
-        () => process.exit(0),
-        (error: unknown) => {
-          console.error('shutdown failed:', error);
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGINT', () => shutdown('SIGINT'));
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    // In this order: no new requests and the ones in flight answered (they may queue work), the
+    // batch in hand finished and acknowledged, then the backends, DynamoDB Local closing its file.
+    const stop = createShutdown([
+      { name: 'the HTTP server', run: () => front.close() },
+      { name: 'the worker poller', run: () => poller.stop() },
+      { name: 'the backends', run: () => backends.stop() },
+    ]);
+    requestStop = stop;
+    process.on('SIGINT', () => stop('SIGINT', { signal: true }));
+    process.on('SIGTERM', () => stop('SIGTERM', { signal: true }));
+    watchLaunchers(npmLaunchers(), (pid) => stop(`npm start's launcher (pid ${pid}) exited`));
 
     const renderer =
       originConfig.renderOriginUrl ??
@@ -138,7 +135,7 @@ async function main(): Promise<void> {
     console.log(`rendering with: ${renderer}`);
     console.log(`ISR ready on ${front.url}  try: curl -i ${front.url}/hello`);
   } catch (error) {
-    await stopBackends();
+    await backends.stop();
     throw error;
   }
 }
@@ -146,6 +143,14 @@ async function main(): Promise<void> {
 function fail(error: unknown): never {
   console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
+}
+
+// With `npm start | tee log`, Ctrl-C ends the reader too: output then has nowhere to go, which
+// must not crash the service half-way through its stop (in-flight work would be dropped).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
 }
 
 await main().catch(fail);

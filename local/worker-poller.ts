@@ -13,6 +13,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { describeError } from './backends/backend.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -36,9 +37,12 @@ export interface PollResult {
   readonly response: SQSBatchResponse | undefined;
 }
 
-/** Receives one batch, hands it to the handler, deletes what succeeded. */
-export async function pollOnce(options: PollerOptions): Promise<PollResult> {
-  const messages = await receiveBatch(options);
+/**
+ * Receives one batch, hands it to the handler, deletes what succeeded. `idle`, when it aborts,
+ * ends the wait for a batch's first message (a stop with no batch in hand), never a batch.
+ */
+export async function pollOnce(options: PollerOptions, idle?: AbortSignal): Promise<PollResult> {
+  const messages = await receiveBatch(options, idle);
   if (messages.length === 0) return { received: 0, failed: [], response: undefined };
   const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options)) };
   const response = await options.handler(event, lambdaContext(options.functionTimeoutMs ?? 60_000));
@@ -62,21 +66,28 @@ export async function pollOnce(options: PollerOptions): Promise<PollResult> {
  * local-aws-sqs long-polls badly when asked for several messages at once (it waits the whole
  * wait time and can hand out one message twice), so a batch is built one message at a time.
  */
-async function receiveBatch(options: PollerOptions): Promise<Message[]> {
+async function receiveBatch(options: PollerOptions, idle?: AbortSignal): Promise<Message[]> {
   const batch: Message[] = [];
   const batchSize = options.batchSize ?? 5;
   while (batch.length < batchSize) {
-    const { Messages } = await options.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.queueUrl,
-        MaxNumberOfMessages: 1,
-        WaitTimeSeconds: batch.length === 0 ? (options.waitTimeSeconds ?? 1) : 0,
-        // local-aws-sqs only reports the receive count when asked for it by this (legacy) name.
-        AttributeNames: ['ApproximateReceiveCount' as QueueAttributeName],
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-    );
+    const first = batch.length === 0;
+    if (first && idle?.aborted === true) break;
+    const receive = new ReceiveMessageCommand({
+      QueueUrl: options.queueUrl,
+      MaxNumberOfMessages: 1,
+      WaitTimeSeconds: first ? (options.waitTimeSeconds ?? 1) : 0,
+      // local-aws-sqs only reports the receive count when asked for it by this (legacy) name.
+      AttributeNames: ['ApproximateReceiveCount' as QueueAttributeName],
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    });
+    let Messages: Message[] | undefined;
+    try {
+      ({ Messages } = await options.sqs.send(receive, first ? { abortSignal: idle } : {}));
+    } catch (error) {
+      if (first && idle?.aborted === true) break;
+      throw error;
+    }
     const message = Messages?.[0];
     if (message === undefined) break;
     if (batch.some((seen) => seen.MessageId === message.MessageId)) break;
@@ -134,6 +145,10 @@ export class WorkerPoller {
   readonly #onError: (error: unknown) => void;
   #running: Promise<void> | undefined;
   #stopping = false;
+  /** Aborted on stop: ends a wait for messages at once instead of after the long poll. */
+  readonly #idle = new AbortController();
+  /** What went wrong with the batch that was in hand when the stop was asked for. */
+  readonly #failedWhileStopping: string[] = [];
 
   constructor(options: PollerOptions, onError: (error: unknown) => void) {
     this.#options = options;
@@ -144,19 +159,34 @@ export class WorkerPoller {
     this.#running ??= this.#loop();
   }
 
-  /** Stops after the batch in hand is finished, so no message is half-processed. */
-  async stop(): Promise<void> {
+  /**
+   * Stops after the batch in hand is finished, so no message is half-processed. Resolves with
+   * what failed in that batch (records reported as failures, or the poll itself).
+   */
+  async stop(): Promise<readonly string[]> {
     this.#stopping = true;
+    this.#idle.abort();
     await this.#running;
+    return this.#failedWhileStopping;
   }
 
   async #loop(): Promise<void> {
     while (!this.#stopping) {
       try {
-        await pollOnce(this.#options);
+        const { failed } = await pollOnce(this.#options, this.#idle.signal);
+        if (this.#stopping && failed.length > 0)
+          this.#failedWhileStopping.push(
+            `the worker batch in hand had ${failed.length} failed record(s): ${failed.join(', ')}`,
+          );
       } catch (error) {
         this.#onError(error);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (this.#stopping) {
+          this.#failedWhileStopping.push(
+            `the worker batch in hand failed: ${describeError(error)}`,
+          );
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
       }
     }
   }

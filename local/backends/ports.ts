@@ -17,7 +17,7 @@ export const freePort = (): Promise<number> =>
   });
 
 /** Fails with a message that says what to do when a fixed port is already taken. */
-export const assertPortFree = (port: number, what: string): Promise<void> =>
+export const assertPortFree = (port: number, what: string, host = '127.0.0.1'): Promise<void> =>
   new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -29,5 +29,5 @@ export const assertPortFree = (port: number, what: string): Promise<void> =>
           : error,
       ),
     );
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+    server.listen(port, host, () => server.close(() => resolve()));
   });

@@ -1,26 +1,31 @@
 import type { AddressInfo } from 'node:net';
 import { createSqsServer } from 'local-aws-sqs';
-import type { RunningBackend } from './dynamodb-local.js';
+import { describeError, LOOPBACK, type RunningBackend } from './backend.js';
 
 export interface LocalSqsOptions {
   /** @default a free port */
   readonly port?: number;
 }
 
-/** Runs local-aws-sqs in this process (queues are in memory). */
+/** Runs local-aws-sqs in this process, on 127.0.0.1 (queues are in memory). */
 export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<RunningBackend> {
   const server = await createSqsServer({
     port: options.port ?? 0,
-    hostname: '127.0.0.1',
+    hostname: LOOPBACK,
     emulateQueueCreationLifecycle: false,
   });
   const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    name: 'local-aws-sqs',
+    endpoint: `http://${LOOPBACK}:${port}`,
     stop: () =>
-      new Promise<void>((resolve) => {
+      new Promise((resolve) => {
         server.closeAllConnections?.();
-        server.close(() => resolve());
+        server.close((error) =>
+          resolve(
+            error === undefined ? [] : [`local-aws-sqs did not close: ${describeError(error)}`],
+          ),
+        );
       }),
   };
 }
