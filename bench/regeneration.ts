@@ -5,10 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { PutObjectCommand, PutObjectTaggingCommand } from '@aws-sdk/client-s3';
-import { keyOf, leaseToItem, metaToItem } from '../lambda/adapters/dynamodb/items.js';
-import { SupersededTag } from '../lambda/adapters/s3/body-store.js';
-import { requestSortKey } from '../lambda/core/rows.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  keyOf,
+  leaseToItem,
+  metaToItem,
+  versionToItem,
+} from '../lambda/adapters/dynamodb/items.js';
+import { requestSortKey, versionSortKey } from '../lambda/core/rows.js';
 import { normaliseCacheKey, type CacheKey } from '../lambda/core/cache-key.js';
 import { encodeIntent } from '../lambda/core/intent.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
@@ -153,7 +157,8 @@ async function seedStaleKeys(
 
 /**
  * The writes one regeneration makes, issued directly with the service's own row shapes: REQ#,
- * LOCK, body, the publish transaction (unconditioned), retiring the previous body.
+ * LOCK, body, the publish transaction with its version row (unconditioned). The previous body
+ * is a kept version: nothing retires it.
  */
 async function sameWrites(s: Scenario, cacheKey: CacheKey): Promise<void> {
   const now = s.clock.seconds;
@@ -176,11 +181,14 @@ async function sameWrites(s: Scenario, cacheKey: CacheKey): Promise<void> {
       Item: leaseToItem(lease, lease.expiresAt + 3600),
     }),
   );
-  const meta = await renderAndStoreBare(s, cacheKey);
+  const rendered = await renderAndStoreBare(s, cacheKey);
+  const currentSk = versionSortKey(rendered.generatedAt, lease.token);
+  const meta = { ...rendered, currentSk, versionSks: [currentSk] };
   await s.clients.dynamodb.send(
     new TransactWriteItemsCommand({
       TransactItems: [
         { Put: { TableName: s.tableName, Item: metaToItem(meta) } },
+        { Put: { TableName: s.tableName, Item: versionToItem(meta) } },
         { Delete: { TableName: s.tableName, Key: keyOf(cacheKey.pk, 'LOCK') } },
         {
           Update: {
@@ -195,13 +203,6 @@ async function sameWrites(s: Scenario, cacheKey: CacheKey): Promise<void> {
           },
         },
       ],
-    }),
-  );
-  await s.clients.s3.send(
-    new PutObjectTaggingCommand({
-      Bucket: s.bucket,
-      Key: `pages/_/${cacheKey.hash}/seed`,
-      Tagging: { TagSet: [{ ...SupersededTag }] },
     }),
   );
 }

@@ -11,6 +11,7 @@ import { hitPath } from './hit-path.js';
 import { regeneration } from './regeneration.js';
 import { storm, type StormResult } from './storm.js';
 import { table } from './stats.js';
+import { versions } from './versions.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -22,6 +23,7 @@ const settings = {
   hitIterations: quick ? 300 : 2_000,
   regenerationKeys: quick ? 100 : 1_000,
   regenerationConcurrency: 10,
+  versionKeys: quick ? 20 : 200,
   initSamples: quick ? 5 : 21,
 };
 
@@ -41,6 +43,7 @@ try {
     settings.regenerationKeys,
     settings.regenerationConcurrency,
   );
+  const versionCost = await versions(backends, settings.versionKeys);
   const bundleResults = await bundles(settings.initSamples);
 
   const results = {
@@ -50,6 +53,7 @@ try {
     storm: storms,
     hitPath: hit,
     regeneration: regen,
+    versions: versionCost,
     bundles: bundleResults,
   };
   mkdirSync('bench/results', { recursive: true });
@@ -117,6 +121,33 @@ try {
           .map(([name, count]) => `${name} ${count}`)
           .join(', '),
       ],
+    ]),
+  );
+  console.log(
+    `\nVersions: ${versionCost.keys} pages published ${versionCost.publishesPerKey} times each, ` +
+      `keeping ${versionCost.keepVersions} (baseline: the same publishes as Recipe A, no VER# row)`,
+  );
+  const callsOf = (calls: Record<string, number>) =>
+    Object.entries(calls)
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
+  console.log(
+    table([
+      ['per publish', 'Recipe B (shipped)', 'Recipe A (baseline)', 'ratio'],
+      [
+        'WCU (AWS pricing)',
+        versionCost.recipeB.pricedWcu,
+        versionCost.recipeA.pricedWcu,
+        versionCost.wcuRatio,
+      ],
+      ['RCU (AWS pricing)', versionCost.recipeB.pricedRcu, versionCost.recipeA.pricedRcu, ''],
+      [
+        'time, all publishes (ms)',
+        versionCost.recipeB.ms,
+        versionCost.recipeA.ms,
+        versionCost.timeRatio,
+      ],
+      ['calls', callsOf(versionCost.recipeB.calls), callsOf(versionCost.recipeA.calls), ''],
     ]),
   );
   console.log(

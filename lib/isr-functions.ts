@@ -177,6 +177,7 @@ export function functionEnvironment(
     ISR_MAX_BODY_BYTES: String(settings.maxBodyBytes),
     ...optional('ISR_META_TTL_SECONDS', settings.metaTtlSeconds?.toString()),
     ...optional('ISR_GONE_TTL_SECONDS', settings.goneTtlSeconds?.toString()),
+    ISR_KEEP_VERSIONS: String(settings.keepVersions),
     ISR_FUNCTION_TIMEOUT_MS: String(functionSettings(kind, settings).timeout.toMilliseconds()),
     ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
     ...optional('ISR_UPSTREAM_SECRET_ARN', settings.upstreamSecret?.arn),

@@ -3,10 +3,10 @@
  * L2 constructs (grantReadWriteData, grantReadWrite) add Scan, Query, batch and listing actions
  * the service never needs. Every statement names this service's table, bucket or queue only.
  *
- * - origin: Get/Put/Update/DeleteItem on the table; GetObject, PutObject, PutObjectTagging on
- *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
- * - worker: Get/Put/Update/DeleteItem on the table; PutObject, PutObjectTagging, DeleteObject
- *   on `pages/*`; consume the queue (granted by its event source); SendMessage to the DLQ.
+ * - origin: Get/Put/Update/DeleteItem on the table; GetObject and PutObject on `pages/*` (no
+ *   DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
+ * - worker: Get/Put/Update/DeleteItem on the table; PutObject and DeleteObject on `pages/*`;
+ *   consume the queue (granted by its event source); SendMessage to the DLQ.
  * - both, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -24,9 +24,10 @@ import type { IsrServiceProps } from './isr-service-props.js';
 /**
  * Item actions of the lease + publish protocol, which both functions run (the origin for the
  * misses it renders). A TransactWriteItems call is authorised per item by these same actions
- * (there is no IAM action named after the transaction); the publish uses no ConditionCheck, so
- * ConditionCheckItem is not needed. DeleteItem releases the caller's own LOCK (conditioned on its
- * token) and, in the worker, drops a REQ# claim that is still STARTED so a retry can take it.
+ * (there is no IAM action named after the transaction); the publish (META, LOCK, REQ#, VER#)
+ * uses no ConditionCheck, so ConditionCheckItem is not needed. DeleteItem releases the caller's
+ * own LOCK (conditioned on its token), deletes the VER# rows a publish dropped from META's kept
+ * list and, in the worker, drops a REQ# claim that is still STARTED so a retry can take it.
  * BatchWriteItem keeps the tag index (a page's `TAG#` rows, written before the publish that gives
  * it a tag) and BatchGetItem reads when its tags were last revalidated: neither reaches an item
  * Put/Delete/GetItem could not. No Scan, Query or table-level action.
@@ -41,21 +42,19 @@ export const CACHE_TABLE_ACTIONS = [
 ] as const;
 
 /**
- * The origin reads bodies, writes the body of a miss it renders, and tags what it cannot delete:
- * a body it wrote but lost the publish for, or the body its publish superseded. It may not delete
- * objects, so a compromised or buggy origin cannot remove a live page.
+ * The origin reads bodies and writes the body of a miss it renders. It may not delete objects,
+ * so a compromised or buggy origin cannot remove a live page: what it cannot delete (a body it
+ * lost the publish for, a version its publish dropped) is left to the sweeper.
  */
-export const ORIGIN_BODY_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging'] as const;
+export const ORIGIN_BODY_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
 
 /**
- * The worker writes bodies, deletes the orphan of a publish it lost, and tags superseded bodies
- * for the lifecycle rule. It never reads a body (only the origin serves them), so no GetObject.
+ * The worker writes bodies and deletes the ones nothing points to (the orphan of a publish it
+ * lost, the versions a publish dropped); in the versioned bucket a delete keeps the body as a
+ * noncurrent version for the retention period. It never reads a body (only the origin serves
+ * them), so no GetObject, and no DeleteObjectVersion: it cannot erase for good.
  */
-export const WORKER_BODY_ACTIONS = [
-  's3:PutObject',
-  's3:PutObjectTagging',
-  's3:DeleteObject',
-] as const;
+export const WORKER_BODY_ACTIONS = ['s3:PutObject', 's3:DeleteObject'] as const;
 
 /**
  * An own role per function instead of AWSLambdaBasicExecutionRole, so it logs only to its own

@@ -140,6 +140,13 @@ export interface IsrServiceProps {
    */
   readonly goneTtlSeconds?: number;
   /**
+   * Versions of each page kept for `isr rollback` (VER# rows and their bodies), the live one
+   * included; older ones are deleted as new ones are published. Each publish writes one more row
+   * in its transaction. 2..20.
+   * @default 5
+   */
+  readonly keepVersions?: number;
+  /**
    * Renders inside viewer requests (MISSes) at once, across every origin instance; past it a
    * viewer gets 503 + Retry-After (or `overloadFallbackPath`) at once. `0` turns the cap off.
    * Keep it below `originReservedConcurrency`, so HITs are still served during a flood.
@@ -202,7 +209,9 @@ export interface IsrServiceProps {
    */
   readonly maxReceiveCount?: number;
   /**
-   * Days a superseded or orphaned body is kept before the lifecycle rule expires it.
+   * Days a retired body (a version no longer kept, or an orphan) is kept after it was deleted,
+   * as a noncurrent version of the versioned bucket, before the lifecycle rule expires it.
+   * Counted from the delete, not from the body's creation.
    * @default 7
    */
   readonly supersededBodyExpirationDays?: number;

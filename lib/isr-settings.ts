@@ -85,6 +85,7 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     maxBodyBytes: props.maxBodyBytes ?? D.maxBodyBytes,
     metaTtlSeconds: props.metaTtlSeconds ?? D.metaTtlSeconds,
     goneTtlSeconds: props.goneTtlSeconds ?? D.goneTtlSeconds,
+    keepVersions: props.keepVersions ?? D.keepVersions,
     renderPaths: [...(props.renderPaths ?? [])],
     keptHeaders: (props.keptHeaders ?? D.keptHeaders).map((header) => header.toLowerCase()),
     setCookie: props.setCookie ?? D.setCookie,

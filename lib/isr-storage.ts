@@ -50,11 +50,13 @@ export function createCacheTable(scope: Construct, options: StorageOptions): Tab
 }
 
 /**
- * Private, TLS 1.2+ only, SSE-S3. The lifecycle rule never removes a body META points to:
- * bodies are immutable (every render writes a new key), the tag is set only on a body after META
- * moved to a newer generation, or on an orphan no META ever referenced, and META never goes back
- * to an older generation, so a tagged body is never referenced again. The delay covers reads
- * still in flight.
+ * Private, TLS 1.2+ only, SSE-S3, versioned. Bodies are immutable (every render writes a new
+ * key) and a body is deleted only once neither META nor a kept version (VER#) points to it. The
+ * bucket is versioned so that a deleted body is kept for `supersededBodyExpirationDays` counted
+ * from the delete (S3 counts noncurrent days from when a version became noncurrent): reads in
+ * flight finish, and an operator can still restore it. A lifecycle expiration on current
+ * objects would count from the object's creation instead, so a page live for a month would be
+ * expired the day it was superseded: that is why versions are used, not an expiration.
  */
 export function createBodyBucket(scope: Construct, options: StorageOptions): Bucket {
   const logs = options.accessLogsBucket;
@@ -67,12 +69,22 @@ export function createBodyBucket(scope: Construct, options: StorageOptions): Buc
     removalPolicy: options.removalPolicy,
     serverAccessLogsBucket: logs,
     serverAccessLogsPrefix: logs ? 's3-bodies/' : undefined,
+    versioned: true,
     lifecycleRules: [
       {
+        id: 'ExpireRetiredBodies',
+        prefix: options.bodyKeyPrefix,
+        noncurrentVersionExpiration: Duration.days(options.supersededBodyExpirationDays),
+      },
+      // Once its last noncurrent version is gone, a delete marker is removed too.
+      { id: 'RemoveExpiredDeleteMarkers', expiredObjectDeleteMarker: true },
+      {
+        // Bodies an earlier release tagged instead of deleting: expiring them deletes them,
+        // and the noncurrent rule above keeps them for the retention period from then.
         id: 'ExpireSupersededBodies',
         prefix: options.bodyKeyPrefix,
         tagFilters: { [SupersededTag.Key]: SupersededTag.Value },
-        expiration: Duration.days(options.supersededBodyExpirationDays),
+        expiration: Duration.days(1),
       },
       { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
     ],

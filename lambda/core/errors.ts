@@ -235,6 +235,45 @@ export class ConfigError extends IsrError {
   readonly code = 'invalid-config';
 }
 
+/**
+ * An operator's request about a page's versions cannot be carried out as asked (no such page, no
+ * such kept version, nothing older to go back to). `code` says which; nothing was written.
+ */
+export class VersionRequestError extends IsrError {
+  override readonly name = 'VersionRequestError';
+  readonly kind = ErrorKind.Terminal;
+  constructor(
+    readonly code:
+      | 'page-not-found'
+      | 'no-versions'
+      | 'version-not-kept'
+      | 'nothing-older'
+      | 'already-live'
+      | 'ambiguous-version'
+      | 'version-body-missing',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * META changed between an operator's read and write (a publish, another rollback): the write
+ * was refused and nothing changed. Running the command again decides against the new META.
+ */
+export class PageChangedError extends IsrError {
+  override readonly name = 'PageChangedError';
+  readonly kind = ErrorKind.Retryable;
+  readonly code = 'page-changed';
+  constructor(
+    readonly pk: string,
+    options?: ErrorOptions,
+  ) {
+    super(`META of ${pk} changed since it was read; nothing was written`, options);
+  }
+}
+
 /** What an error means for the caller: how to react, and the reason to report. */
 export interface Failure {
   readonly kind: ErrorKind;

@@ -3,24 +3,41 @@
  * seconds on the caller's clock. DynamoDB TTL never decides any of this: it deletes rows up to
  * days late.
  */
-/** The two numbers freshness depends on, as stored on META (epoch seconds). */
+/** The numbers freshness depends on, as stored on META (epoch seconds). */
 export interface Generation {
   readonly generatedAt: number;
   readonly revalidateSeconds: number;
+  /** An operator's hold (`hold_until`): served as is, never regenerated, until then. */
+  readonly holdUntil?: number | undefined;
 }
 
 /** A generation is fresh while `now < generated_at + revalidate_seconds`. */
 export const isFresh = (generation: Generation, nowSeconds: number): boolean =>
   nowSeconds < generation.generatedAt + generation.revalidateSeconds;
 
+/** A held page is served as is and not regenerated, stale or not, until `hold_until`. */
+export const isHeld = (generation: Generation | undefined, nowSeconds: number): boolean =>
+  generation?.holdUntil !== undefined && nowSeconds < generation.holdUntil;
+
+/** What a viewer is served without a regeneration being queued: a fresh page, or a held one. */
+export const needsNoRegeneration = (generation: Generation, nowSeconds: number): boolean =>
+  isFresh(generation, nowSeconds) || isHeld(generation, nowSeconds);
+
 /** What the skip rule reads of a published generation (a META row). */
 export interface PublishedGeneration extends Generation {
   readonly s3Key: string;
 }
 
-/** Seconds of freshness left (0 once stale): what a shared cache may keep the page for. */
+/**
+ * Seconds until the page may be regenerated (0 once stale): what a shared cache may keep it for.
+ * A hold extends it to the hold's end (lifting a hold purges the CDN).
+ */
 export const secondsUntilStale = (generation: Generation, nowSeconds: number): number =>
-  Math.max(0, generation.generatedAt + generation.revalidateSeconds - nowSeconds);
+  Math.max(
+    0,
+    generation.generatedAt + generation.revalidateSeconds - nowSeconds,
+    isHeld(generation, nowSeconds) ? (generation.holdUntil ?? 0) - nowSeconds : 0,
+  );
 
 /**
  * What a regeneration is for, as data, so the rule that it is already answered lives here:

@@ -33,6 +33,29 @@ export interface CacheMeta extends Generation {
   readonly contentLength?: number | undefined;
   /** When a revalidation last marked this generation stale (epoch seconds). */
   readonly revalidatedAt?: number | undefined;
+  /** Recipe B pointer: the VER# row this generation is (`current_sk`). */
+  readonly currentSk?: string | undefined;
+  /** The kept versions' sort keys, newest publish first (`version_sks`), `currentSk` among them. */
+  readonly versionSks?: readonly string[] | undefined;
+  /** Until when (epoch seconds) the page is held: served as is, never regenerated. */
+  readonly holdUntil?: number | undefined;
+  /** Set by a rollback, for operators: which version was live before, when, and who. */
+  readonly rolledBack?: RollbackRecord | undefined;
+}
+
+export interface RollbackRecord {
+  readonly fromSk: string | undefined;
+  readonly at: number;
+  readonly by: string;
+}
+
+/**
+ * One kept version of a page (a `VER#` row, Recipe B): the generation attributes META had when
+ * it was published. Version rows have no TTL: they go when a newer publish drops them from
+ * META's list, or, when the page itself is gone, with their body (the sweeper).
+ */
+export interface PageVersion extends CacheMeta {
+  readonly sk: string;
 }
 
 /** A lease this caller holds: the token is what keeps stale writers out. */
@@ -59,6 +82,11 @@ export interface AcquireLeaseInput {
   readonly durationSeconds: number;
   /** Free text for operators (function name, request id). */
   readonly owner?: string | undefined;
+  /**
+   * Take the lease even from a live holder (an operator's rollback or hold): the holder's token
+   * is gone, so it can neither refresh nor publish. Never used by a regeneration.
+   */
+  readonly seize?: boolean | undefined;
 }
 
 /** Marks the REQ#<key> idempotency row COMPLETED in the same transaction as the publish. */
@@ -70,6 +98,7 @@ export interface IdempotencySeal {
 
 export interface PublishInput {
   readonly lease: Lease;
+  /** With `currentSk`, its VER# row is written in the same transaction (never over another). */
   readonly meta: CacheMeta;
   /** Caller's clock, epoch seconds: the lease must still be live at this time. */
   readonly now: number;
@@ -143,13 +172,13 @@ export interface BodyStore {
   putBody(input: PutBodyInput): Promise<{ readonly s3Key: string; readonly etag: string }>;
   /** @throws BodyNotFoundError when the object is gone. */
   getBody(s3Key: string): Promise<StoredBody>;
-  /** Deletes a body no META points to (a stale writer's orphan). */
-  deleteBody(s3Key: string): Promise<void>;
   /**
-   * Tags a body META no longer points to, so the bucket lifecycle can expire it.
-   * @throws BodyNotFoundError when there is no such object.
+   * Retires a body neither META nor a kept version points to. The bucket is versioned: the
+   * object becomes a noncurrent version, kept for the retention period after this moment (so
+   * reads in flight finish and an operator can restore it), then expired by the lifecycle rule.
+   * A body that is already gone is not an error.
    */
-  markSuperseded(s3Key: string): Promise<void>;
+  deleteBody(s3Key: string): Promise<void>;
 }
 
 /** What the renderer is asked for: only the cache key, so nothing outside it can change a page. */
@@ -200,6 +229,39 @@ export interface DeadLetter {
 /** Where poison and exhausted messages go, with their reason attached. */
 export interface DeadLetterQueue {
   send(letter: DeadLetter): Promise<void>;
+}
+
+/** VER# rows as a publisher uses them: the ones a publish dropped from META's list go. */
+export interface VersionRows {
+  /** Deletes VER# rows. @returns the body keys they pointed to */
+  forget(pk: string, sks: readonly string[]): Promise<string[]>;
+}
+
+/**
+ * A page's history as operators use it (Recipe B): the VER# rows, and the writes only an
+ * operator makes, under a lease seized from whoever held it.
+ */
+export interface PageHistory extends VersionRows {
+  /** Every VER# row of the page, newest first, kept or not. */
+  versions(pk: string): Promise<PageVersion[]>;
+  version(pk: string, sk: string): Promise<PageVersion | undefined>;
+  /**
+   * Puts `meta` (a kept version made live, or the same page held) in one transaction with the
+   * release of `lease`, only if META is still the generation the operator read, and the version
+   * `meta.currentSk` names still exists.
+   * @throws LeaseLostError, PageChangedError, VersionNotKeptError
+   */
+  restore(input: RestoreInput): Promise<void>;
+  /** Lifts a hold. @returns whether the page was held */
+  release(pk: string): Promise<boolean>;
+}
+
+export interface RestoreInput {
+  readonly lease: Lease;
+  readonly meta: CacheMeta;
+  /** META as the operator read it: the write is refused if it changed since. */
+  readonly expected: CacheMeta;
+  readonly now: number;
 }
 
 /** Counts renders per cache entry (the demo renderer shows it on the page). */

@@ -2,7 +2,6 @@ import type { RenderAdmission } from './admission.js';
 import type { CacheKey } from './cache-key.js';
 import { epochSeconds, type Clock } from './clock.js';
 import {
-  BodyNotFoundError,
   IsrError,
   LeaseHeldError,
   LeaseLostError,
@@ -14,7 +13,7 @@ import {
   TransactionConflictError,
   type LeaseHolder,
 } from './errors.js';
-import { isAnswered, type Need } from './freshness.js';
+import { isAnswered, isHeld, type Need } from './freshness.js';
 import { canStartRender, LeaseKeeper } from './lease.js';
 import type {
   AcquiredLease,
@@ -26,9 +25,10 @@ import type {
   Renderer,
   RenderResult,
   TagIndex,
+  VersionRows,
 } from './ports.js';
 import { admitPage, type AdmittedPage, type RenderPolicy } from './render-policy.js';
-import { bodyKeyOf } from './rows.js';
+import { bodyKeyOf, versionSortKey } from './rows.js';
 import { SETTING_DEFAULTS } from './settings.js';
 
 /** Outcomes a caller logs as `decision`, with the names operators search for. */
@@ -46,6 +46,8 @@ export const Decision = {
   InProgress: 'in-progress',
   Retry: 'retry',
   Poison: 'poison',
+  /** An operator holds the page (`isr hold`, `isr rollback --hold`): not regenerated. */
+  Held: 'held',
   /** An ignorable error ended the work: someone else did, or is doing, it. */
   Ignored: 'ignored',
 } as const;
@@ -80,6 +82,10 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly admission?: RenderAdmission | undefined;
   /** The tag -> page index; a page's tags are not indexed without it. */
   readonly tagIndex?: TagIndex | undefined;
+  /** The page's VER# rows: versions a publish drops from META's list are deleted here. */
+  readonly versions: VersionRows;
+  /** Versions kept per page, the live one included. @default SETTING_DEFAULTS.keepVersions */
+  readonly keepVersions?: number | undefined;
 }
 
 export interface RegenerateInput {
@@ -93,6 +99,7 @@ export interface RegenerateInput {
 export type RegenerateOutcome =
   | { readonly decision: 'new'; readonly meta: CacheMeta; readonly page: RenderResult }
   | { readonly decision: 'fresh'; readonly meta: CacheMeta | undefined }
+  | { readonly decision: 'held'; readonly holdUntil: number }
   | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }
   | { readonly decision: 'lease-lost' }
   | { readonly decision: 'superseded'; readonly currentGeneratedAt: number | undefined }
@@ -186,6 +193,10 @@ async function renderAndPublish(
   const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
   const renderStartedMs = deps.clock.now();
   const generatedAt = Math.floor(renderStartedMs / 1000);
+  // An operator's hold stops queued regenerations; a viewer waiting on a broken body still gets one.
+  if (input.need.kind === 'intent' && isHeld(current, generatedAt)) {
+    return { decision: 'held', holdUntil: current?.holdUntil ?? generatedAt };
+  }
   if (isAnswered(current, generatedAt, input.need)) return { decision: 'fresh', meta: current };
   if (!canStartRender(keeper.lease, generatedAt, deps.clockSkewMarginSeconds ?? 0)) {
     return { decision: 'lease-lost' };
@@ -201,7 +212,7 @@ async function renderAndPublish(
   ) {
     return RENDER_AGAIN;
   }
-  const meta = await writeBody(deps, cacheKey, page, keeper, loose, generatedAt);
+  const meta = await writeBody(deps, cacheKey, page, keeper, loose, { generatedAt, current });
   await keeper.stop();
   const published = await publish(deps, { lease: keeper.lease, meta, seal: input.seal });
   if (published === 'published') {
@@ -230,9 +241,10 @@ async function writeBody(
   page: AdmittedPage,
   keeper: LeaseKeeper,
   loose: Loose,
-  generatedAt: number,
+  at: { readonly generatedAt: number; readonly current: CacheMeta | undefined },
 ): Promise<CacheMeta> {
-  const s3Key = bodyKeyOf(cacheKey, keeper.lease.token, deps.bodyKeyPrefix);
+  const { token } = keeper.lease;
+  const s3Key = bodyKeyOf(cacheKey, token, deps.bodyKeyPrefix);
   loose.body = { s3Key, fate: 'unknown' };
   const { etag } = await deps.bodies.putBody({
     s3Key,
@@ -244,7 +256,31 @@ async function writeBody(
       contentSecurityPolicy: page.keptHeaders?.['content-security-policy'],
     },
   });
-  return metaFor(deps, cacheKey, page, { s3Key, etag, generatedAt });
+  const stored = { s3Key, etag, generatedAt: at.generatedAt };
+  return metaFor(deps, cacheKey, page, stored, versionsAfter(deps, at.current, stored, token));
+}
+
+/**
+ * META's version attributes once this generation is published: it becomes the live version,
+ * first in the kept list, followed by the one live until now (always kept: reads in flight and a
+ * rollback need it) and the newest others, up to `keepVersions`. A hold carries over.
+ */
+function versionsAfter(
+  deps: RegenerateDeps,
+  current: CacheMeta | undefined,
+  stored: { generatedAt: number },
+  token: string,
+): Pick<CacheMeta, 'currentSk' | 'versionSks' | 'holdUntil'> {
+  const sk = versionSortKey(stored.generatedAt, token);
+  const keep = deps.keepVersions ?? SETTING_DEFAULTS.keepVersions;
+  const previous = current?.versionSks ?? [];
+  const live = current?.currentSk !== undefined ? [current.currentSk] : [];
+  const ordered = [sk, ...live, ...previous.filter((other) => !live.includes(other))];
+  return {
+    currentSk: sk,
+    versionSks: [...new Set(ordered)].slice(0, keep),
+    holdUntil: isHeld(current, stored.generatedAt) ? current?.holdUntil : undefined,
+  };
 }
 
 /**
@@ -274,14 +310,20 @@ async function gainedRevalidatedTag(
   return racing;
 }
 
-/** The replaced body is retired and the tags the page lost leave the index (both best-effort). */
+/**
+ * Versions the publish dropped from META's list go, row first, then body; and the tags the page
+ * lost leave the index. Both best-effort: what is left is the sweeper's (an unlisted version row,
+ * a body nothing points to). The body live until now stays: it is a kept version (and, written
+ * before versions were kept, nothing lists it, so the sweeper retires it after its safety window,
+ * once reads in flight are done).
+ */
 async function afterPublish(
   deps: RegenerateDeps,
   cacheKey: CacheKey,
   previous: CacheMeta | undefined,
   meta: CacheMeta,
 ): Promise<void> {
-  await retireBody(deps, previous, meta.s3Key);
+  await pruneVersions(deps, cacheKey, previous, meta);
   const lost = (previous?.tags ?? []).filter((tag) => !(meta.tags ?? []).includes(tag));
   if (deps.tagIndex === undefined || lost.length === 0) return;
   await deps.tagIndex.remove(cacheKey.tenant, cacheKey.pk, lost).catch((error: unknown) => {
@@ -396,14 +438,21 @@ function metaFor(
   cacheKey: CacheKey,
   page: AdmittedPage,
   stored: { s3Key: string; etag: string; generatedAt: number },
+  versions: Pick<CacheMeta, 'currentSk' | 'versionSks' | 'holdUntil'>,
 ): CacheMeta {
   return {
+    ...versions,
     pk: cacheKey.pk,
     s3Key: stored.s3Key,
     generatedAt: stored.generatedAt,
     revalidateSeconds: page.revalidateSeconds,
     etag: stored.etag,
-    ttl: metaTtl(stored.generatedAt, page, deps.retention ?? DEFAULT_RETENTION),
+    ttl: metaTtl(
+      stored.generatedAt,
+      page.revalidateSeconds,
+      page.status,
+      deps.retention ?? DEFAULT_RETENTION,
+    ),
     cacheKey: cacheKey.key,
     contentType: page.contentType,
     statusCode: page.status,
@@ -432,10 +481,16 @@ export const DEFAULT_RETENTION: Retention = {
   goneSeconds: SETTING_DEFAULTS.goneTtlSeconds,
 };
 
-const metaTtl = (generatedAt: number, page: AdmittedPage, retention: Retention): number =>
+/** When DynamoDB TTL may collect a META row (see `Retention`). */
+export const metaTtl = (
+  generatedAt: number,
+  revalidateSeconds: number,
+  status: number | undefined,
+  retention: Retention,
+): number =>
   generatedAt +
-  page.revalidateSeconds +
-  (page.status === 404 || page.status === 410 ? retention.goneSeconds : retention.idleSeconds);
+  revalidateSeconds +
+  (status === 404 || status === 410 ? retention.goneSeconds : retention.idleSeconds);
 
 /**
  * Publishes, retrying a transaction cancelled by a conflict (a contender hitting LOCK): the SDK
@@ -471,46 +526,45 @@ async function publish(
   }
 }
 
-/** The previous body is no longer referenced: tag it so the bucket lifecycle expires it. */
-async function retireBody(deps: RegenerateDeps, previous: CacheMeta | undefined, s3Key: string) {
-  if (previous === undefined || previous.s3Key === s3Key) return;
-  await deps.bodies.markSuperseded(previous.s3Key).catch((error: unknown) => {
-    deps.log?.warn('could not tag the superseded body; it is kept', {
-      s3Key: previous.s3Key,
+async function pruneVersions(
+  deps: RegenerateDeps,
+  cacheKey: CacheKey,
+  previous: CacheMeta | undefined,
+  meta: CacheMeta,
+): Promise<void> {
+  const kept = new Set(meta.versionSks ?? []);
+  const dropped = (previous?.versionSks ?? []).filter((sk) => !kept.has(sk));
+  if (dropped.length === 0) return;
+  try {
+    const bodies = await deps.versions.forget(cacheKey.pk, dropped);
+    for (const s3Key of bodies) await deleteOrphan(deps, s3Key);
+  } catch (error) {
+    deps.log?.warn('could not delete the versions a publish dropped; the sweeper will', {
+      cacheKeyHash: cacheKey.hash,
+      dropped,
       error,
     });
-  });
+  }
 }
 
 /**
  * This caller took over an expired lease, so its holder stopped before publishing (a publish
  * deletes LOCK) and, its token replaced, can never publish now: the body it may have written
- * under that lease will never be referenced. Tag it for the lifecycle rule; there is often none.
+ * under that lease will never be referenced. There is often none (S3 answers a delete anyway).
  */
 async function retireAbandonedBody(deps: RegenerateDeps, s3Key: string) {
-  try {
-    await deps.bodies.markSuperseded(s3Key);
-    deps.log?.warn('retired the body of an abandoned lease', { s3Key });
-  } catch (error) {
-    if (error instanceof BodyNotFoundError) return;
-    deps.log?.warn('could not tag the body of an abandoned lease; it is kept', { s3Key, error });
-  }
+  await deleteOrphan(deps, s3Key);
 }
 
 /**
- * Removes a body no META points to. A caller without delete rights (the origin) tags it instead,
- * so the bucket lifecycle collects it like a superseded body.
+ * Retires a body no META or kept version points to (see `BodyStore.deleteBody`). A caller
+ * without delete rights (the origin) leaves it to the sweeper, which retires bodies nothing
+ * points to once they are older than its safety window.
  */
 async function deleteOrphan(deps: RegenerateDeps, s3Key: string) {
   try {
     await deps.bodies.deleteBody(s3Key);
-  } catch (deleteError) {
-    await deps.bodies.markSuperseded(s3Key).catch((error: unknown) => {
-      deps.log?.warn('could not delete or tag an unpublished body; it is kept', {
-        s3Key,
-        deleteError,
-        error,
-      });
-    });
+  } catch (error) {
+    deps.log?.warn('could not delete an unreferenced body; the sweeper will', { s3Key, error });
   }
 }

@@ -6,6 +6,16 @@ export const SortKey = {
   Lock: 'LOCK',
 } as const;
 
+/**
+ * Version rows (seed 001, Recipe B): `VER#<generated_at, 10 digits>-<lease token>`. Sorted by
+ * generation; the lease token is unique per render and names the body (`bodyKeyOf`), so a body
+ * tells which version it belongs to. The id shown to operators is the part after `VER#`.
+ */
+export const VERSION_PREFIX = 'VER#';
+export const versionSortKey = (generatedAt: number, leaseToken: string): string =>
+  `${VERSION_PREFIX}${String(generatedAt).padStart(10, '0')}-${leaseToken}`;
+export const versionIdOf = (sk: string): string => sk.slice(VERSION_PREFIX.length);
+
 /** Sort key of the idempotency row for one regeneration intent. */
 export const requestSortKey = (idempotencyKey: string): string => `REQ#${idempotencyKey}`;
 
@@ -34,8 +44,9 @@ export const bodyKeyOf = (
 ): string => `${prefix}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;
 
 /**
- * Tag the bucket's lifecycle rule expires on: set on a body only once META points elsewhere (or
- * on an orphan no META ever referenced). The S3 adapter sets it; the CDK lifecycle rule reads it.
+ * Tag an earlier release set on superseded bodies for the lifecycle rule. Nothing sets it now (a
+ * retired body is deleted, which in the versioned bucket keeps it as a noncurrent version for
+ * the retention period); the bucket still expires bodies that carry it.
  */
 export const SupersededTag = { Key: 'isr-state', Value: 'superseded' } as const;
 

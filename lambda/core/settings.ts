@@ -19,6 +19,8 @@ export const PUBLISH_MARGIN_MS = 5_000;
 export const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 /** How long SQS remembers a FIFO deduplication ID; a dedupe window must stay below it. */
 export const SQS_DEDUP_SECONDS = 300;
+/** Most versions of a page META lists (each sk is ~50 bytes, read on every request). */
+export const MAX_KEPT_VERSIONS = 20;
 /** Longest freshness a page may ask for (the renderer's cap too). */
 export const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
 
@@ -37,6 +39,8 @@ export const SETTING_DEFAULTS = {
   /** A stale page nobody asks for is kept this long (DynamoDB TTL), a 404/410 page this long. */
   metaTtlSeconds: 7 * 86_400,
   goneTtlSeconds: 3_600,
+  /** Versions of a page kept for rollback (Recipe B), the live one included. */
+  keepVersions: 5,
   dedupeWindowSeconds: 30,
   missRenderLimit: 25,
   keptHeaders: DEFAULT_KEPT_HEADERS,
@@ -73,6 +77,8 @@ export interface ServiceSettings {
   readonly maxBodyBytes: number;
   readonly metaTtlSeconds: number | undefined;
   readonly goneTtlSeconds: number | undefined;
+  /** Versions of a page kept (VER# rows and their bodies), the live one included. */
+  readonly keepVersions: number;
   /** Path patterns that may be rendered (`core/path-patterns.ts`); empty allows every path. */
   readonly renderPaths: readonly string[];
   /** Upstream response headers kept with a page (`core/response-headers.ts`). */
@@ -115,6 +121,7 @@ type IntegerKey =
   | 'maxBodyBytes'
   | 'metaTtlSeconds'
   | 'goneTtlSeconds'
+  | 'keepVersions'
   | 'functionTimeoutMs'
   | keyof OriginSettings
   | keyof WorkerSettings;
@@ -143,6 +150,11 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   maxBodyBytes: { min: 1, max: MAX_BODY_BYTES, why: 'base64 must fit a 6 MB function URL reply' },
   metaTtlSeconds: { min: 1, max: ANY },
   goneTtlSeconds: { min: 1, max: ANY },
+  keepVersions: {
+    min: 2,
+    max: MAX_KEPT_VERSIONS,
+    why: 'the page before the live one is always kept; META lists every kept version',
+  },
   functionTimeoutMs: { min: 1_000, max: MAX_FUNCTION_TIMEOUT_MS },
   maxReceiveCount: { min: 1, max: 1000 },
   idempotencyTtlSeconds: { min: 1, max: ANY },
@@ -195,6 +207,7 @@ export function settingsProblems(check: SettingsCheck, nameOf: NameOf): string[]
   integer('maxBodyBytes', service.maxBodyBytes);
   integer('metaTtlSeconds', service.metaTtlSeconds);
   integer('goneTtlSeconds', service.goneTtlSeconds);
+  integer('keepVersions', service.keepVersions);
   if (lease && skew) problems.push(...skewProblems(service, nameOf));
   if (lease && render) problems.push(...renderProblems(service, nameOf));
 

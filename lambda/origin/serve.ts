@@ -16,7 +16,7 @@ import {
   InvalidKeyReason,
   RenderOverloadedError,
 } from '../core/errors.js';
-import { isAnswered, isFresh, type Need } from '../core/freshness.js';
+import { isAnswered, needsNoRegeneration, type Need } from '../core/freshness.js';
 import type { CacheMeta, RegenerationQueue, StoredBody } from '../core/ports.js';
 import { regenerate, type RegenerateDeps } from '../core/regenerate.js';
 import {
@@ -206,7 +206,8 @@ async function serveKey(
   const meta = await deps.cacheTable.getMeta(cacheKey.pk);
   if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
 
-  const fresh = isFresh(meta, now);
+  // A held page is served like a fresh one: an operator stopped its regeneration.
+  const fresh = needsNoRegeneration(meta, now);
   // A page whose regenerations keep failing waits out its backoff: no intent is queued.
   const state = retryState(meta.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
   // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.

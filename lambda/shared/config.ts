@@ -87,6 +87,8 @@ const SERVICE_ENV = {
   ISR_META_TTL_SECONDS: int(D.metaTtlSeconds),
   /** The same for a 404/410 page. */
   ISR_GONE_TTL_SECONDS: int(D.goneTtlSeconds),
+  /** Versions of a page kept for rollback, the live one included. */
+  ISR_KEEP_VERSIONS: int(D.keepVersions),
   /** Upstream SSR origin; the demo renderer is used when unset. */
   RENDER_ORIGIN_URL: optionalText,
   /** Secrets Manager secret (ARN, never the value) sent to the upstream in a header. */
@@ -152,6 +154,7 @@ const ENV_NAMES: Record<string, string> = {
   idempotencyTtlSeconds: 'ISR_IDEMPOTENCY_TTL_SECONDS',
   missRenderLimit: 'ISR_MISS_RENDER_LIMIT',
   goneTtlSeconds: 'ISR_GONE_TTL_SECONDS',
+  keepVersions: 'ISR_KEEP_VERSIONS',
   renderPaths: 'ISR_RENDER_PATHS',
   keptHeaders: 'ISR_KEPT_HEADERS',
   setCookie: 'ISR_SET_COOKIE',
@@ -203,6 +206,7 @@ function serviceSettingsOf(env: ServiceEnv): ServiceSettings {
     maxBodyBytes: env.ISR_MAX_BODY_BYTES,
     metaTtlSeconds: env.ISR_META_TTL_SECONDS,
     goneTtlSeconds: env.ISR_GONE_TTL_SECONDS,
+    keepVersions: env.ISR_KEEP_VERSIONS,
     upstreamSecret:
       arn === undefined
         ? undefined
@@ -253,6 +257,7 @@ function toServiceConfig(env: ServiceEnv) {
       idleSeconds: env.ISR_META_TTL_SECONDS,
       goneSeconds: env.ISR_GONE_TTL_SECONDS,
     },
+    keepVersions: settings.keepVersions,
     renderOriginUrl: settings.renderOriginUrl,
     /** Where the upstream's shared secret lives and the header it goes in; never the value. */
     upstreamSecret: settings.upstreamSecret,

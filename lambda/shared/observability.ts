@@ -28,6 +28,7 @@ const DECISION_METRICS: Record<Decision, string> = {
   retry: 'RetryableFailures',
   poison: 'PoisonMessages',
   ignored: 'Ignored',
+  held: 'SkippedHeld',
 };
 
 export function countDecision(metrics: Metrics, decision: Decision): void {

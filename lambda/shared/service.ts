@@ -1,5 +1,6 @@
 import { DynamoCacheTable } from '../adapters/dynamodb/cache-table.js';
 import { DynamoRenderCounter } from '../adapters/dynamodb/render-counter.js';
+import { DynamoVersionRows } from '../adapters/dynamodb/version-rows.js';
 import { DynamoTagIndex } from '../adapters/dynamodb/tag-index.js';
 import { DemoRenderer } from '../adapters/render/demo-renderer.js';
 import { HttpRenderer } from '../adapters/render/http-renderer.js';
@@ -79,6 +80,8 @@ export function createRegenerateDeps(
     cacheTable: new DynamoCacheTable(tables),
     bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
     tagIndex: new DynamoTagIndex(tables),
+    versions: new DynamoVersionRows(tables),
+    keepVersions: config.keepVersions,
     renderer: runtime.renderer ?? createRenderer(config, runtime, clock),
     clock,
     leaseSeconds: config.leaseSeconds,

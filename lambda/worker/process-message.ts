@@ -15,7 +15,7 @@ import {
 } from '../core/backoff.js';
 import { epochSeconds } from '../core/clock.js';
 import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../core/errors.js';
-import { isAnswered, type Need } from '../core/freshness.js';
+import { isAnswered, isHeld, type Need } from '../core/freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../core/idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../core/intent.js';
 import type { CacheMeta } from '../core/ports.js';
@@ -67,7 +67,7 @@ export type MessageReport = Disposition & {
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as
- * corrected in DESIGN.md): META answers it -> done; the page is backing off after failures ->
+ * corrected in DESIGN.md): an operator holds the page -> done; META answers it -> done; the page is backing off after failures ->
  * done (unless the intent was explicit); REQ# COMPLETED -> recorded result; STARTED and
  * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
  * done (the holder regenerates); render; body; one publish transaction that seals REQ#.
@@ -89,6 +89,15 @@ export async function processMessage(
   try {
     const meta = await deps.cacheTable.getMeta(cacheKey.pk);
     const now = epochSeconds(deps.clock);
+    // An operator's hold stops every intent, explicit ones too, until it ends or is lifted.
+    if (isHeld(meta, now)) {
+      return {
+        ...report,
+        decision: Decision.Held,
+        action: 'ack',
+        detail: { holdUntil: meta?.holdUntil },
+      };
+    }
     if (isAnswered(meta, now, need)) {
       return { ...report, decision: Decision.Fresh, action: 'ack' };
     }
@@ -99,7 +108,8 @@ export async function processMessage(
       return { ...report, decision: Decision.Backoff, action: 'ack', detail };
     }
     const regenerateOnce = makeIdempotent(
-      (call: IdempotentCall) => settle(deps, call, cacheKey, need, meta),
+      (call: IdempotentCall) =>
+        settle(deps, call, cacheKey, need, meta, message.receiveCount >= deps.maxReceiveCount),
       { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
     );
     const call: IdempotentCall = {
@@ -138,7 +148,8 @@ function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
  * with a last good generation is recorded on its META (the backoff) and the intent ends there:
  * a terminal refusal FAILED, with its reason, for people (and the DLQ); a retryable one
  * COMPLETED as `render-failed`, retried by the next stale hit once the backoff allows. Anything
- * else thrown releases the claim, and SQS retries the message.
+ * else thrown releases the claim, and SQS retries the message, except on its last receive: the
+ * intent is then dead-lettered, and its row FAILED with the reason, never left STARTED.
  */
 async function settle(
   deps: WorkerDeps,
@@ -146,6 +157,7 @@ async function settle(
   cacheKey: CacheKey,
   need: Need,
   meta: CacheMeta | undefined,
+  lastReceive: boolean,
 ): Promise<RecordedOutcome> {
   let outcome: RegenerateOutcome;
   try {
@@ -161,6 +173,13 @@ async function settle(
   } catch (error) {
     const failure = failureOf(error);
     const deferred = error instanceof RenderRetryableError && meta !== undefined;
+    if (failure.kind === ErrorKind.Retryable && !deferred && lastReceive) {
+      return {
+        settlement: Settlement.Failed,
+        decision: Decision.Retry,
+        error: exhausted(call, failure),
+      };
+    }
     if (failure.kind !== ErrorKind.Terminal && !deferred) throw error;
     const failures = meta === undefined ? undefined : await recordFailure(deps, meta, failure);
     if (failure.kind === ErrorKind.Terminal) {
@@ -252,7 +271,7 @@ function dispositionOfError(
         decision: Decision.Retry,
         action: 'dead-letter',
         reason: {
-          code: 'retries-exhausted',
+          code: RETRIES_EXHAUSTED,
           message: `gave up after ${message.receiveCount} receives: ${failure.message}`,
         },
       };
@@ -260,6 +279,14 @@ function dispositionOfError(
 }
 
 const reasonOf = (failure: Failure) => ({ code: failure.code, message: failure.message });
+
+const RETRIES_EXHAUSTED = 'retries-exhausted';
+
+/** The reason an intent is given up on after its last receive. */
+const exhausted = (call: { readonly key: string }, failure: Failure) => ({
+  code: RETRIES_EXHAUSTED,
+  message: `gave up on ${call.key} after its last receive: ${failure.message}`,
+});
 
 /**
  * One more failure on the page's META, if META still holds the generation this delivery saw;

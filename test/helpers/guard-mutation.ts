@@ -47,7 +47,11 @@ export function removeGuard(client: DynamoDBClient, fragment: string): () => voi
 
 function stripGuard(holder: ExpressionHolder, fragment: string): void {
   if (!holder.ConditionExpression?.includes(fragment)) return;
-  holder.ConditionExpression = holder.ConditionExpression.replaceAll(fragment, ALWAYS_TRUE);
+  // A fragment already in parentheses is replaced with them: DynamoDB refuses `((...))`.
+  holder.ConditionExpression = holder.ConditionExpression.replaceAll(
+    `(${fragment})`,
+    ALWAYS_TRUE,
+  ).replaceAll(fragment, ALWAYS_TRUE);
   const used = EXPRESSION_FIELDS.map((field) => holder[field] ?? '').join(' ');
   holder.ExpressionAttributeNames = { ...holder.ExpressionAttributeNames, '#pk': 'pk' };
   holder.ExpressionAttributeNames = keepUsed(holder.ExpressionAttributeNames, used);

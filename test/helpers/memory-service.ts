@@ -13,6 +13,7 @@ import { TestClock } from './clock.js';
 import { InMemoryBodyStore } from './fakes/body-store.js';
 import { InMemoryCacheTable } from './fakes/cache-table.js';
 import { MemoryTable } from './fakes/memory-table.js';
+import { InMemoryPageHistory } from './fakes/page-history.js';
 import { InMemoryRegenerationQueue } from './fakes/queues.js';
 import { InMemoryRequestStore } from './fakes/request-store.js';
 import { InMemoryRevalidationMarks, InMemoryTagIndex } from './fakes/revalidation.js';
@@ -53,10 +54,12 @@ export function memoryService(options: MemoryServiceOptions) {
 
   const marks = new InMemoryRevalidationMarks(state);
   const tagIndex = new InMemoryTagIndex(state);
+  const history = new InMemoryPageHistory(state);
   const regenerateDeps: RegenerateDeps = {
     cacheTable,
     bodies,
     tagIndex,
+    versions: history,
     renderer: options.renderer,
     clock,
     leaseSeconds: 30,
@@ -98,6 +101,7 @@ export function memoryService(options: MemoryServiceOptions) {
     warnings,
     marks,
     tagIndex,
+    history,
     regenerateDeps,
     workerDeps,
     originDeps,

@@ -81,7 +81,7 @@ describe('IAM boundaries', () => {
     expect(s3).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
-          Action: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging'],
+          Action: ['s3:GetObject', 's3:PutObject'],
           Resource: bodiesArn,
         }),
         expect.objectContaining({ Action: 's3:ListBucket', Resource: arnOf(ids.bucket) }),
@@ -90,11 +90,11 @@ describe('IAM boundaries', () => {
     expect(s3).toHaveLength(2);
   });
 
-  it('let the worker write, tag and delete bodies under pages/ only', () => {
+  it('let the worker write and delete (never erase for good) bodies under pages/ only', () => {
     expect(boundaryBreaches.objectDelete(template, ids.workerRole)).toBe(true);
     expect(statementsFor(template, ids.workerRole, 's3')).toEqual([
       expect.objectContaining({
-        Action: ['s3:DeleteObject', 's3:PutObject', 's3:PutObjectTagging'],
+        Action: ['s3:DeleteObject', 's3:PutObject'],
         Resource: bodiesArn,
       }),
     ]);

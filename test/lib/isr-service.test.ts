@@ -2,7 +2,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { SupersededTag as AdapterTag } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { bodyKeyOf, SupersededTag } from '../../lambda/core/rows.js';
 import {
@@ -99,16 +98,28 @@ describe('IsrService storage and wiring', () => {
       });
     });
 
-    it('expires only bodies tagged superseded, and aborts stale multipart uploads', () => {
+    it('is versioned and expires a retired body N days after its delete, not after its creation', () => {
       template.hasResourceProperties('AWS::S3::Bucket', {
+        VersioningConfiguration: { Status: 'Enabled' },
         LifecycleConfiguration: {
           Rules: [
+            {
+              Id: 'ExpireRetiredBodies',
+              Status: 'Enabled',
+              Prefix: 'pages/',
+              NoncurrentVersionExpiration: { NoncurrentDays: 7 },
+            },
+            {
+              Id: 'RemoveExpiredDeleteMarkers',
+              Status: 'Enabled',
+              ExpiredObjectDeleteMarker: true,
+            },
             {
               Id: 'ExpireSupersededBodies',
               Status: 'Enabled',
               Prefix: 'pages/',
               TagFilters: [{ Key: 'isr-state', Value: 'superseded' }],
-              ExpirationInDays: 7,
+              ExpirationInDays: 1,
             },
             {
               Id: 'AbortIncompleteUploads',
@@ -118,11 +129,20 @@ describe('IsrService storage and wiring', () => {
           ],
         },
       });
+      // No rule expires current objects by age: a live or kept body is never expired.
+      const [bucket] = Object.values(
+        template.findResources('AWS::S3::Bucket', {
+          Properties: { VersioningConfiguration: { Status: 'Enabled' } },
+        }),
+      ) as { Properties: { LifecycleConfiguration: { Rules: Record<string, unknown>[] } } }[];
+      const byAge = bucket.Properties.LifecycleConfiguration.Rules.filter(
+        (rule) => rule.ExpirationInDays !== undefined && rule.TagFilters === undefined,
+      );
+      expect(byAge).toEqual([]);
     });
 
-    it('expires exactly what the Lambda code tags, under the prefix it writes', () => {
+    it('scopes the retention to the prefix the Lambda code writes bodies under', () => {
       expect(SupersededTag).toEqual({ Key: 'isr-state', Value: 'superseded' });
-      expect(AdapterTag).toBe(SupersededTag);
       const cacheKey = normaliseCacheKey(
         { rawPath: '/a', tenant: 'acme' },
         { allowedQueryParams: [] },
@@ -131,11 +151,13 @@ describe('IsrService storage and wiring', () => {
       expect(bodyKeyOf({ ...cacheKey, tenant: undefined }, 'token')).toMatch(/^pages\//);
     });
 
-    it('takes the expiry delay from props', () => {
+    it('takes the retention from props', () => {
       const { template: custom } = synthIsrStack({ service: { supersededBodyExpirationDays: 2 } });
       custom.hasResourceProperties('AWS::S3::Bucket', {
         LifecycleConfiguration: {
-          Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 2 })]),
+          Rules: Match.arrayWith([
+            Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 2 } }),
+          ]),
         },
       });
     });

@@ -54,9 +54,11 @@ describe('model check', () => {
 
   // Seeds that find the violation early (run 35, 59 and 4 here); the cap leaves room for a
   // slower machine to find it a little later.
+  // A stale writer that frees a lease it lost may also take a committed publish for a failed one
+  // and delete the body a kept version points to.
   it('negative control: without the token condition, a stale writer frees or publishes a lease it lost', async () => {
     expect(await firstViolation('no-token-condition', 15, 300)).toMatch(
-      /was granted .* while lease .* was live|published .* but the lease belonged to/,
+      /was granted .* while lease .* was live|published .* but the lease belonged to|but the body there is undefined/,
     );
   }, 600_000);
 

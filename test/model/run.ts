@@ -4,13 +4,17 @@
  * stop and every unfinished intent is redelivered; then the invariants are checked.
  */
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { GetObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
 import { Guard } from '../../lambda/adapters/dynamodb/conditions.js';
-import { S3BodyStore, SupersededTag } from '../../lambda/adapters/s3/body-store.js';
+import { DynamoPageHistory } from '../../lambda/adapters/dynamodb/page-history.js';
+import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
-import { isFresh } from '../../lambda/core/freshness.js';
+import { IsrError } from '../../lambda/core/errors.js';
+import { needsNoRegeneration } from '../../lambda/core/freshness.js';
+import { rollback } from '../../lambda/core/rollback.js';
+import { versionSortKey } from '../../lambda/core/rows.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
 import { createOriginDeps } from '../../lambda/origin/build.js';
 import { servePage } from '../../lambda/origin/serve.js';
@@ -53,11 +57,17 @@ export interface MessagePlan {
 export interface OriginPlan extends ActorFaults {
   readonly key: number;
 }
+/** An operator rolls the first key back (to the version before the live one), maybe holding it. */
+export interface RollbackPlan {
+  readonly skew: number;
+  readonly hold: boolean;
+}
 export type Step = { readonly advance: number } | { readonly pick: number };
 export interface Plan {
   readonly keys: number;
   readonly messages: readonly MessagePlan[];
   readonly origins: readonly OriginPlan[];
+  readonly rollbacks: readonly RollbackPlan[];
   readonly schedule: readonly Step[];
 }
 
@@ -99,6 +109,9 @@ export const planArbitrary: fc.Arbitrary<Plan> = fc.record({
     { minLength: 1, maxLength: 3 },
   ),
   origins: fc.array(fc.record({ ...faultsArbitrary, key: fc.nat() }), { maxLength: 2 }),
+  rollbacks: fc.array(fc.record({ skew: faultsArbitrary.skew, hold: fc.boolean() }), {
+    maxLength: 1,
+  }),
   schedule: fc.array(
     fc.oneof(
       {
@@ -142,6 +155,8 @@ export function modelContext(
     ISR_CLOCK_SKEW_MARGIN_SECONDS: String(2 * MAX_SKEW_SECONDS),
     ISR_REVALIDATE_SECONDS: String(REVALIDATE_SECONDS),
     ISR_DEPLOY_ID: 'model',
+    // The fewest kept versions: publishes drop versions (row and body) as often as possible.
+    ISR_KEEP_VERSIONS: '2',
   };
   return { endpoints, workerConfig: loadWorkerConfig(env), originConfig: loadOriginConfig(env) };
 }
@@ -151,6 +166,8 @@ export class InvariantViolation extends Error {
 }
 
 const START = 1_900_000_000;
+/** How long a planned rollback holds its page. */
+const HOLD_SECONDS = 3 * LEASE_SECONDS;
 
 export async function runPlan(
   context: ModelContext,
@@ -285,6 +302,30 @@ export async function runPlan(
       );
     });
 
+    plan.rollbacks.forEach((rollbackPlan, index) => {
+      const actor = `r${index}`;
+      const clients = clientsOf(actor, { skew: rollbackPlan.skew });
+      const tables = { client: clients.dynamodb, tableName: context.workerConfig.tableName };
+      const deps = {
+        cacheTable: new DynamoCacheTable(tables),
+        history: new DynamoPageHistory(tables),
+        bodies: new S3BodyStore({ client: clients.s3, bucket: context.workerConfig.bucket }),
+        clock: world.clockFor(rollbackPlan.skew),
+        leaseSeconds: LEASE_SECONDS,
+      };
+      void interleaver.start(actor, () =>
+        rollback(deps, {
+          cacheKey: keys[0],
+          holdSeconds: rollbackPlan.hold ? HOLD_SECONDS : undefined,
+          actor,
+        }).catch((error: unknown) => {
+          // Refused (META changed, the lease was taken, nothing older): nothing was written.
+          if (error instanceof IsrError) return undefined;
+          throw error;
+        }),
+      );
+    });
+
     // Chaos: the schedule picks who moves next and when time jumps.
     await interleaver.settle();
     for (const step of plan.schedule) {
@@ -305,6 +346,7 @@ export async function runPlan(
     for (const actor of [
       ...plan.messages.flatMap((m, i) => m.deliveries.map((_, d) => `w${i}.${d}`)),
       ...plan.origins.map((_, i) => `o${i}`),
+      ...plan.rollbacks.map((_, i) => `r${i}`),
     ]) {
       const error = interleaver.errorOf(actor);
       if (error !== undefined)
@@ -356,7 +398,10 @@ export async function runPlan(
       const metas = await Promise.all(
         keys.map((key) => observer.table.getMeta(key.pk, { consistent: true })),
       );
-      const allFresh = metas.every((meta) => meta !== undefined && isFresh(meta, world.trueTime));
+      // A held page stays stale until its hold ends: that is the hold working.
+      const allFresh = metas.every(
+        (meta) => meta !== undefined && needsNoRegeneration(meta, world.trueTime),
+      );
       if (allFresh && messages.every((message) => done(message.id))) break;
       if (round >= 40) {
         throw new InvariantViolation(
@@ -393,6 +438,10 @@ export async function runPlan(
   }
 }
 
+/**
+ * The first key starts with two kept versions, both stale: the older one is what a planned
+ * rollback goes back to. @returns generated_at of the live one
+ */
 async function seed(
   world: World,
   interleaver: Interleaver,
@@ -406,28 +455,36 @@ async function seed(
       tableName: context.workerConfig.tableName,
     });
     const bodies = new S3BodyStore({ client: clients.s3, bucket: context.workerConfig.bucket });
-    const generatedAt = world.trueTime - 100; // stale from the start
-    const lease = await table.acquireLease({
-      pk: key.pk,
-      now: generatedAt,
-      durationSeconds: LEASE_SECONDS,
-    });
-    const stored = await bodies.putBody({
-      s3Key: `pages/_/${key.hash}/seed`,
-      body: new TextEncoder().encode('seed page'),
-      contentType: 'text/html',
-    });
-    await table.publishGeneration({
-      lease,
-      now: generatedAt,
-      meta: {
+    let versionSks: string[] = [];
+    let generatedAt = 0;
+    for (const [index, age] of [200, 100].entries()) {
+      generatedAt = world.trueTime - age; // stale from the start
+      const lease = await table.acquireLease({
         pk: key.pk,
-        s3Key: stored.s3Key,
-        etag: stored.etag,
-        generatedAt,
-        revalidateSeconds: 20,
-      },
-    });
+        now: generatedAt,
+        durationSeconds: LEASE_SECONDS,
+      });
+      const stored = await bodies.putBody({
+        s3Key: `pages/_/${key.hash}/seed${index}`,
+        body: new TextEncoder().encode(`seed page ${index}`),
+        contentType: 'text/html',
+      });
+      const currentSk = versionSortKey(generatedAt, lease.token);
+      versionSks = [currentSk, ...versionSks];
+      await table.publishGeneration({
+        lease,
+        now: generatedAt,
+        meta: {
+          pk: key.pk,
+          s3Key: stored.s3Key,
+          etag: stored.etag,
+          generatedAt,
+          revalidateSeconds: 20,
+          currentSk,
+          versionSks,
+        },
+      });
+    }
     return generatedAt;
   } finally {
     clients.dynamodb.destroy();
@@ -449,13 +506,11 @@ function observerFor(context: ModelContext) {
     dynamodb,
     tableName: context.workerConfig.tableName,
     table: new DynamoCacheTable({ client: dynamodb, tableName: context.workerConfig.tableName }),
+    history: new DynamoPageHistory({
+      client: dynamodb,
+      tableName: context.workerConfig.tableName,
+    }),
     bodies: new S3BodyStore({ client: s3, bucket: context.workerConfig.bucket }),
-    tagsOf: async (s3Key: string) =>
-      (
-        await s3.send(
-          new GetObjectTaggingCommand({ Bucket: context.workerConfig.bucket, Key: s3Key }),
-        )
-      ).TagSet ?? [],
     destroy: () => {
       dynamodb.destroy();
       s3.destroy();
@@ -465,9 +520,11 @@ function observerFor(context: ModelContext) {
 type Observer = ReturnType<typeof observerFor>;
 
 /**
- * META only ever points to a complete body written by the worker whose publish won, and never to
- * one tagged for the lifecycle rule to expire: checked after every step that wrote a body or
- * published, so a transient overwrite is caught too, and once more after the run.
+ * META only ever points to a complete body written by the worker whose publish won, and so does
+ * every version META keeps: its VER# row exists and its body is what its publisher wrote. The
+ * live version is one of the kept ones and names META's body. Checked after every step that
+ * wrote a body, published or restored, so a transient overwrite is caught too, and once more
+ * after the run.
  */
 async function checkLiveBody(
   log: readonly ModelEvent[],
@@ -476,44 +533,68 @@ async function checkLiveBody(
 ): Promise<void> {
   const touched = new Set(
     fresh
-      .filter((event) => event.kind === 'body' || event.kind === 'publish')
+      .filter(
+        (event) => event.kind === 'body' || event.kind === 'publish' || event.kind === 'restore',
+      )
       .map((event) => event.pk),
   );
   for (const pk of touched) {
     const meta = await observer.table.getMeta(pk, { consistent: true });
     if (meta === undefined) continue;
-    const winner = [...log]
-      .reverse()
-      .find((event) => event.kind === 'publish' && event.pk === pk && event.s3Key === meta.s3Key);
-    if (winner === undefined)
-      throw new InvariantViolation(`META of ${pk} points at ${meta.s3Key}, which no publish wrote`);
-    const written = [...log]
-      .reverse()
-      .find(
-        (event): event is Extract<ModelEvent, { kind: 'body' }> =>
-          event.kind === 'body' && event.s3Key === meta.s3Key && event.actor === winner.actor,
-      );
-    const stored = await observer.bodies.getBody(meta.s3Key).catch(() => undefined);
-    const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
-    if (written === undefined || text !== written.content) {
+    await checkBodyOf(log, observer, `META of ${pk}`, meta.s3Key);
+    if (meta.currentSk === undefined) continue;
+    if (!(meta.versionSks ?? []).includes(meta.currentSk)) {
       throw new InvariantViolation(
-        `META of ${pk} points at ${meta.s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
+        `META of ${pk} points at ${meta.currentSk}, which it does not keep`,
       );
     }
-    const tags = await observer.tagsOf(meta.s3Key);
-    if (tags.some((tag) => tag.Key === SupersededTag.Key && tag.Value === SupersededTag.Value)) {
-      throw new InvariantViolation(
-        `META of ${pk} points at ${meta.s3Key}, which is tagged for the lifecycle rule to expire`,
-      );
+    for (const sk of meta.versionSks ?? []) {
+      const version = await observer.history.version(pk, sk);
+      if (version === undefined)
+        throw new InvariantViolation(`META of ${pk} keeps ${sk}, whose row is gone`);
+      if (sk === meta.currentSk && version.s3Key !== meta.s3Key) {
+        throw new InvariantViolation(
+          `META of ${pk} serves ${meta.s3Key} but its live version ${sk} is ${version.s3Key}`,
+        );
+      }
+      await checkBodyOf(log, observer, `version ${sk} of ${pk}`, version.s3Key);
     }
+  }
+}
+
+/** `s3Key` was written by the actor whose publish put it in META, and still holds that body. */
+async function checkBodyOf(
+  log: readonly ModelEvent[],
+  observer: Observer,
+  what: string,
+  s3Key: string,
+): Promise<void> {
+  const winner = [...log]
+    .reverse()
+    .find((event) => event.kind === 'publish' && event.s3Key === s3Key);
+  if (winner === undefined)
+    throw new InvariantViolation(`${what} points at ${s3Key}, which no publish wrote`);
+  const written = [...log]
+    .reverse()
+    .find(
+      (event): event is Extract<ModelEvent, { kind: 'body' }> =>
+        event.kind === 'body' && event.s3Key === s3Key && event.actor === winner.actor,
+    );
+  const stored = await observer.bodies.getBody(s3Key).catch(() => undefined);
+  const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
+  if (written === undefined || text !== written.content) {
+    throw new InvariantViolation(
+      `${what} points at ${s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
+    );
   }
 }
 
 /**
  * Replays the event log against a ghost LOCK: a lease is only granted once the previous one
- * ended or ran out on the taker's clock; every publish came from the current lease holder;
- * generated_at never decreases; each intent publishes at most once; two renders of one intent
- * never overlap a live lease.
+ * ended or ran out on the taker's clock (an operator's seize ends it at once); every publish
+ * and every operator restore came from the current lease holder; generated_at never decreases;
+ * each intent publishes at most once; two renders of one intent never overlap a live lease; no
+ * intent publishes over an operator's hold before it ends (give or take the clocks' skew).
  */
 export function checkLog(log: readonly ModelEvent[]): void {
   const holder = new Map<string, string | undefined>();
@@ -523,8 +604,41 @@ export function checkLog(log: readonly ModelEvent[]): void {
   const publishedIntents = new Set<string>();
   const leaseOf = new Map<string, string>(); // actor -> its lease token
   const renders = new Map<string, string[]>(); // intent -> lease tokens it rendered under
+  const heldUntil = new Map<string, number>(); // pk -> end of an operator's hold (its clock)
+  const fromHolder = (event: { actor: string; pk: string; token: string }, what: string) => {
+    if (holder.get(event.pk) !== event.token) {
+      throw new InvariantViolation(
+        `${event.actor} ${what} ${event.pk} with lease ${event.token}, but the lease belonged to ${holder.get(event.pk) ?? 'nobody'}`,
+      );
+    }
+    holder.set(event.pk, undefined);
+    ended.add(event.token);
+  };
+  const advance = (event: { pk: string; generatedAt: number }) => {
+    const before = generation.get(event.pk) ?? -Infinity;
+    if (event.generatedAt < before) {
+      throw new InvariantViolation(
+        `generated_at of ${event.pk} went back from ${before} to ${event.generatedAt}`,
+      );
+    }
+    generation.set(event.pk, event.generatedAt);
+  };
   for (const event of log) {
     switch (event.kind) {
+      case 'seize': {
+        const previous = holder.get(event.pk);
+        if (previous !== undefined) ended.add(previous);
+        holder.set(event.pk, event.token);
+        expiresAt.set(event.token, event.expiresAt);
+        leaseOf.set(event.actor, event.token);
+        break;
+      }
+      case 'restore':
+        fromHolder(event, 'restored');
+        advance(event);
+        if (event.holdUntil === undefined) heldUntil.delete(event.pk);
+        else heldUntil.set(event.pk, event.holdUntil);
+        break;
       case 'acquire': {
         const previous = holder.get(event.pk);
         const takerNow = event.at + event.skew;
@@ -548,20 +662,18 @@ export function checkLog(log: readonly ModelEvent[]): void {
         ended.add(event.token);
         break;
       case 'publish': {
-        if (holder.get(event.pk) !== event.token) {
+        fromHolder(event, 'published');
+        advance(event);
+        const hold = heldUntil.get(event.pk);
+        if (
+          event.intent !== undefined &&
+          hold !== undefined &&
+          event.at < hold - MAX_SKEW_SECONDS
+        ) {
           throw new InvariantViolation(
-            `${event.actor} published ${event.pk} with lease ${event.token}, but the lease belonged to ${holder.get(event.pk) ?? 'nobody'}`,
+            `intent ${event.intent} published ${event.pk} at ${event.at}, while an operator held it until ${hold}`,
           );
         }
-        holder.set(event.pk, undefined);
-        ended.add(event.token);
-        const before = generation.get(event.pk) ?? -Infinity;
-        if (event.generatedAt < before) {
-          throw new InvariantViolation(
-            `generated_at of ${event.pk} went back from ${before} to ${event.generatedAt}`,
-          );
-        }
-        generation.set(event.pk, event.generatedAt);
         if (event.intent !== undefined) {
           if (publishedIntents.has(event.intent))
             throw new InvariantViolation(`intent ${event.intent} published twice`);

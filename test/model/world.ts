@@ -48,6 +48,8 @@ export type ModelEvent =
       at: number;
       skew: number;
     }
+  /** An operator took the lease, live or not (rollback, hold). */
+  | { kind: 'seize'; actor: string; pk: string; token: string; expiresAt: number; at: number }
   | { kind: 'release'; actor: string; pk: string; token: string }
   | {
       kind: 'publish';
@@ -57,6 +59,19 @@ export type ModelEvent =
       s3Key: string;
       generatedAt: number;
       intent: string | undefined;
+      /** True time when it committed. */
+      at: number;
+    }
+  /** An operator's write of META under its seized lease (rollback, hold). */
+  | {
+      kind: 'restore';
+      actor: string;
+      pk: string;
+      token: string;
+      s3Key: string;
+      generatedAt: number;
+      holdUntil: number | undefined;
+      at: number;
     }
   | { kind: 'body'; actor: string; pk: string; s3Key: string; content: string }
   | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
@@ -156,7 +171,19 @@ export class World {
   ): CrashPoint | undefined {
     switch (command) {
       case 'dynamodb:PutItemCommand': {
-        const item = (input as PutItemCommandInput).Item ?? {};
+        const put = input as PutItemCommandInput;
+        const item = put.Item ?? {};
+        if (item.sk?.S === 'LOCK' && put.ConditionExpression === undefined) {
+          this.log.push({
+            kind: 'seize',
+            actor,
+            pk: item.pk?.S ?? '',
+            token: item.lease_token?.S ?? '',
+            expiresAt: Number(item.lease_expires_at?.N),
+            at: this.trueTime,
+          });
+          return undefined;
+        }
         if (item.sk?.S === 'LOCK') {
           this.log.push({
             kind: 'acquire',
@@ -188,16 +215,31 @@ export class World {
       }
       case 'dynamodb:TransactWriteItemsCommand': {
         const items = (input as TransactWriteItemsCommandInput).TransactItems ?? [];
-        const meta = items[0]?.Put?.Item ?? {};
-        const seal = items[2]?.Update?.Key?.sk?.S;
-        this.log.push({
-          kind: 'publish',
+        const put = items[0]?.Put;
+        const meta = put?.Item ?? {};
+        const common = {
           actor,
           pk: meta.pk?.S ?? '',
           token: items[1]?.Delete?.ExpressionAttributeValues?.[':token']?.S ?? '',
           s3Key: meta.s3_key?.S ?? '',
           generatedAt: Number(meta.generated_at?.N),
-          intent: seal?.slice('REQ#'.length),
+          at: this.trueTime,
+        };
+        // An operator's restore is conditioned on the generation it read, a publish never is.
+        if (put?.ConditionExpression?.includes('#generated_at = :generated_at') === true) {
+          const hold = meta.hold_until?.N;
+          this.log.push({
+            kind: 'restore',
+            ...common,
+            holdUntil: hold === undefined ? undefined : Number(hold),
+          });
+          return undefined;
+        }
+        const seal = items.find((item) => item.Update?.Key?.sk?.S?.startsWith('REQ#') === true);
+        this.log.push({
+          kind: 'publish',
+          ...common,
+          intent: seal?.Update?.Key?.sk?.S?.slice('REQ#'.length),
         });
         return CrashPoint.PublishSent;
       }
@@ -232,7 +274,6 @@ export function sharedKeyBodies(bodies: BodyStore): BodyStore {
       bodies.putBody({ ...input, s3Key: input.s3Key.replace(/\/[^/]+$/, '/shared') }),
     getBody: (s3Key) => bodies.getBody(s3Key),
     deleteBody: (s3Key) => bodies.deleteBody(s3Key),
-    markSuperseded: (s3Key) => bodies.markSuperseded(s3Key),
   };
 }
 

@@ -22,7 +22,14 @@ import type {
 import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/rows.js';
 import { PublishAction, classifyPublishFailure } from './cancellation.js';
 import { Guard, allOf, namesOf } from './conditions.js';
-import { itemToHolder, itemToMeta, keyOf, leaseToItem, metaToItem } from './items.js';
+import {
+  itemToHolder,
+  itemToMeta,
+  keyOf,
+  leaseToItem,
+  metaToItem,
+  versionToItem,
+} from './items.js';
 import { requestKey, sealUpdate } from './request-row.js';
 
 export interface DynamoCacheTableOptions {
@@ -66,7 +73,10 @@ export class DynamoCacheTable implements CacheTable {
     return Item === undefined ? undefined : itemToMeta(Item);
   }
 
-  /** Returns the expired lease it replaced, if any (`ReturnValues: ALL_OLD` costs nothing). */
+  /**
+   * Returns the lease it replaced, if any (`ReturnValues: ALL_OLD` costs nothing): an expired one,
+   * or with `seize`, whichever was there.
+   */
   async acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
     const lease: Lease = {
       pk: input.pk,
@@ -74,14 +84,20 @@ export class DynamoCacheTable implements CacheTable {
       expiresAt: input.now + input.durationSeconds,
       owner: input.owner,
     };
+    const condition =
+      input.seize === true
+        ? {}
+        : {
+            ConditionExpression: Guard.leaseFree,
+            ExpressionAttributeNames: namesOf(Guard.leaseFree),
+            ExpressionAttributeValues: { ':now': { N: String(input.now) } },
+          };
     try {
       const { Attributes } = await this.#client.send(
         new PutItemCommand({
           TableName: this.#tableName,
           Item: leaseToItem(lease, lease.expiresAt + this.#lockTtlBuffer),
-          ConditionExpression: Guard.leaseFree,
-          ExpressionAttributeNames: namesOf(Guard.leaseFree),
-          ExpressionAttributeValues: { ':now': { N: String(input.now) } },
+          ...condition,
           ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -205,8 +221,9 @@ export class DynamoCacheTable implements CacheTable {
   /**
    * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
    * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
-   * delivery completed it first. The condition sits on the Delete itself: DynamoDB rejects a
-   * ConditionCheck and a Delete on the same item.
+   * delivery completed it first; and with a version (Recipe B), Put VER# (never over another
+   * row). The condition sits on the Delete itself: DynamoDB rejects a ConditionCheck and a
+   * Delete on the same item.
    */
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
@@ -257,6 +274,17 @@ export class DynamoCacheTable implements CacheTable {
             ...update.ExpressionAttributeValues,
             ':started': { S: RequestStatus.Started },
           },
+        },
+      });
+    }
+    if (meta.currentSk !== undefined) {
+      actions.push(PublishAction.PutVersion);
+      items.push({
+        Put: {
+          TableName: this.#tableName,
+          Item: versionToItem({ ...meta, currentSk: meta.currentSk }),
+          ConditionExpression: Guard.rowAbsent,
+          ExpressionAttributeNames: namesOf(Guard.rowAbsent),
         },
       });
     }

@@ -14,11 +14,12 @@ export const PublishAction = {
   PutMeta: 'put-meta',
   DeleteLock: 'delete-lock',
   SealRequest: 'seal-request',
+  PutVersion: 'put-version',
 } as const;
 export type PublishAction = (typeof PublishAction)[keyof typeof PublishAction];
 
 /** Cancellation codes that say "try the same thing again", not "your condition is false". */
-const TRANSIENT_CODES = new Set([
+export const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   'TransactionConflict',
   'ThrottlingError',
   'ProvisionedThroughputExceeded',

@@ -15,6 +15,8 @@ export const Guard = {
    * revalidation must not publish (publish).
    */
   notRevalidated: '(attribute_not_exists(#revalidated_by))',
+  /** No row with this key yet: a version row is written once (publish). */
+  rowAbsent: '(attribute_not_exists(#pk))',
   /** The row is there: a revalidation marks rows, it never creates them. */
   rowExists: '(attribute_exists(#pk))',
   /** META is absent or not newer than the generation being written: never go backwards (publish). */
@@ -24,8 +26,12 @@ export const Guard = {
    * published a second time, even by a delivery that outlived its claim (seal).
    */
   requestOpen: '(#status = :started)',
-  /** META still holds the generation the caller saw (failure record). */
+  /** META still holds the generation the caller saw (failure record, operator's restore). */
   sameGeneration: '(#generated_at = :generated_at)',
+  /** META still points at the version the operator read (restore). */
+  samePointer: '(#current_sk = :current_sk)',
+  /** META, as the operator read it, pointed at no version (restore). */
+  noPointer: '(attribute_not_exists(#current_sk))',
   /** Nobody recorded a failure since the caller read the count (failure record). */
   failureCountUnchanged: '(attribute_not_exists(#regen_failures) OR #regen_failures = :previous)',
 } as const;

@@ -5,7 +5,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LeaseHolder } from '../../core/errors.js';
-import type { CacheMeta, Lease } from '../../core/ports.js';
+import type { CacheMeta, Lease, PageVersion } from '../../core/ports.js';
 import { IndexedStatus, SortKey, statusShardOf } from '../../core/rows.js';
 
 export type Item = Record<string, AttributeValue>;
@@ -19,13 +19,45 @@ const optional = <T>(name: string, value: T | undefined, encode: (v: T) => Attri
 
 export const keyOf = (pk: string, sk: string): Item => ({ pk: S(pk), sk: S(sk) });
 
+/**
+ * META as one item: a generation's attributes (Recipe A, which FaceTheory and TableTheory
+ * readers use unchanged) plus the Recipe B pointer, the kept versions, a hold and the last
+ * rollback: extra attributes those readers ignore.
+ */
 export const metaToItem = (meta: CacheMeta): Item => ({
   ...keyOf(meta.pk, SortKey.Meta),
+  ...generationAttributes(meta),
+  ...optional('ttl', meta.ttl, N),
+  ...optional('current_sk', meta.currentSk, S),
+  // A list, not a set: the order (newest publish first) decides which version is dropped next.
+  ...optional('version_sks', meta.versionSks?.length ? meta.versionSks : undefined, (sks) => ({
+    L: sks.map(S),
+  })),
+  ...optional('hold_until', meta.holdUntil, N),
+  ...optional('rolled_back_from', meta.rolledBack?.fromSk, S),
+  ...optional('rolled_back_at', meta.rolledBack?.at, N),
+  ...optional('rolled_back_by', meta.rolledBack?.by, S),
+});
+
+/**
+ * A VER# row: the generation's attributes as META had them when it was published. No TTL: a
+ * kept version must outlive an idle META's TTL as long as META lists it (see `PageVersion`).
+ */
+export const versionToItem = (meta: CacheMeta & { readonly currentSk: string }): Item => ({
+  ...keyOf(meta.pk, meta.currentSk),
+  ...generationAttributes(meta),
+});
+
+export const itemToVersion = (item: Item): PageVersion => ({
+  ...itemToMeta(item),
+  sk: str(item, 'sk') ?? '',
+});
+
+const generationAttributes = (meta: CacheMeta): Item => ({
   s3_key: S(meta.s3Key),
   generated_at: N(meta.generatedAt),
   revalidate_seconds: N(meta.revalidateSeconds),
   ...optional('etag', meta.etag, S),
-  ...optional('ttl', meta.ttl, N),
   ...optional('cache_key', meta.cacheKey, S),
   ...optional('content_type', meta.contentType, S),
   ...optional('status_code', meta.statusCode, N),
@@ -56,7 +88,17 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   headers: headersOf(item),
   contentLength: num(item, 'content_length'),
   revalidatedAt: num(item, 'revalidated_at'),
+  currentSk: str(item, 'current_sk'),
+  versionSks: item.version_sks?.L?.flatMap((value) => (value.S === undefined ? [] : [value.S])),
+  holdUntil: num(item, 'hold_until'),
+  rolledBack: rollbackOf(item),
 });
+
+function rollbackOf(item: Item): CacheMeta['rolledBack'] {
+  const at = num(item, 'rolled_back_at');
+  if (at === undefined) return undefined;
+  return { fromSk: str(item, 'rolled_back_from'), at, by: str(item, 'rolled_back_by') ?? '' };
+}
 
 /** The kept upstream headers (`response_headers`, a map of strings). */
 function headersOf(item: Item): CacheMeta['headers'] {

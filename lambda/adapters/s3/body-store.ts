@@ -2,15 +2,10 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   PutObjectCommand,
-  PutObjectTaggingCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
 import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
-import { SupersededTag } from '../../core/rows.js';
-
-/** Tag the bucket lifecycle expires on (defined in `core/rows.ts`); re-exported for callers. */
-export { SupersededTag };
 
 export interface S3BodyStoreOptions {
   readonly client: S3Client;
@@ -67,23 +62,13 @@ export class S3BodyStore implements BodyStore {
     }
   }
 
+  /**
+   * In the versioned bucket this adds a delete marker: the body stays a noncurrent version for the
+   * retention period counted from now, then the lifecycle rule expires it. S3 answers 204 for a
+   * key that is already gone.
+   */
   async deleteBody(s3Key: string): Promise<void> {
     await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: s3Key }));
-  }
-
-  async markSuperseded(s3Key: string): Promise<void> {
-    try {
-      await this.#client.send(
-        new PutObjectTaggingCommand({
-          Bucket: this.#bucket,
-          Key: s3Key,
-          Tagging: { TagSet: [{ ...SupersededTag }] },
-        }),
-      );
-    } catch (error) {
-      if (isNotFound(error)) throw new BodyNotFoundError(s3Key, { cause: error });
-      throw error;
-    }
   }
 }
 

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
 import type { BodyStore, PutBodyInput, StoredBody } from '../../../lambda/core/ports.js';
 
-interface StoredObject extends StoredBody {
-  tags: string[];
-}
-
-/** Page bodies in memory: a key is written once (like `If-None-Match: *`), tags are recorded. */
+/**
+ * Page bodies in memory: a key is written once (like `If-None-Match: *`); a deleted body is
+ * remembered (the versioned bucket keeps it as a noncurrent version).
+ */
 export class InMemoryBodyStore implements BodyStore {
-  readonly objects = new Map<string, StoredObject>();
+  readonly objects = new Map<string, StoredBody>();
+  readonly deleted = new Set<string>();
 
   putBody(input: PutBodyInput): Promise<{ s3Key: string; etag: string }> {
     if (this.objects.has(input.s3Key)) {
@@ -20,7 +20,6 @@ export class InMemoryBodyStore implements BodyStore {
       etag,
       contentType: input.contentType,
       metadata: input.metadata ?? {},
-      tags: [],
     });
     return Promise.resolve({ s3Key: input.s3Key, etag });
   }
@@ -37,14 +36,7 @@ export class InMemoryBodyStore implements BodyStore {
   }
 
   deleteBody(s3Key: string): Promise<void> {
-    this.objects.delete(s3Key);
-    return Promise.resolve();
-  }
-
-  markSuperseded(s3Key: string): Promise<void> {
-    const object = this.objects.get(s3Key);
-    if (object === undefined) return Promise.reject(new BodyNotFoundError(s3Key));
-    object.tags.push('superseded');
+    if (this.objects.delete(s3Key)) this.deleted.add(s3Key);
     return Promise.resolve();
   }
 
@@ -54,7 +46,8 @@ export class InMemoryBodyStore implements BodyStore {
     return object === undefined ? undefined : new TextDecoder().decode(object.body);
   }
 
-  isSuperseded(s3Key: string): boolean {
-    return this.objects.get(s3Key)?.tags.includes('superseded') ?? false;
+  /** Whether the body was retired (deleted once stored). */
+  isRetired(s3Key: string): boolean {
+    return this.deleted.has(s3Key) && !this.objects.has(s3Key);
   }
 }

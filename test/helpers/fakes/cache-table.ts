@@ -27,7 +27,7 @@ const holderOf = (lock: LockRow | undefined) =>
  * The cache table in memory, with the conditions of `adapters/dynamodb/conditions.ts` evaluated
  * in JavaScript: acquire only a free or expired LOCK, refresh and release only with the token,
  * publish atomically only with the token on an unexpired lease, never over a newer generation,
- * and seal REQ# only while it is STARTED. Integration tests hold the real one to the same rules.
+ * and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once. Integration tests hold the real one to the same rules.
  */
 export class InMemoryCacheTable implements CacheTable {
   constructor(readonly state: MemoryTable = new MemoryTable()) {}
@@ -39,7 +39,7 @@ export class InMemoryCacheTable implements CacheTable {
 
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
     const previous = this.state.locks.get(input.pk);
-    if (previous !== undefined && previous.expiresAt > input.now) {
+    if (input.seize !== true && previous !== undefined && previous.expiresAt > input.now) {
       return Promise.reject(new LeaseHeldError(input.pk, holderOf(previous)));
     }
     const lease: Lease = {
@@ -93,8 +93,18 @@ export class InMemoryCacheTable implements CacheTable {
     if (seal !== undefined && request?.status !== RequestStatus.Started) {
       return Promise.reject(new RequestAlreadyCompletedError(lease.pk, seal.idempotencyKey));
     }
+    const versionId =
+      meta.currentSk === undefined ? undefined : MemoryTable.versionId(meta.pk, meta.currentSk);
+    if (versionId !== undefined && this.state.versions.has(versionId)) {
+      return Promise.reject(new Error(`version ${versionId} exists`));
+    }
     this.state.metas.set(meta.pk, { ...meta });
     this.state.locks.delete(lease.pk);
+    if (versionId !== undefined && meta.currentSk !== undefined) {
+      // The generation's attributes: no TTL, no kept list, no hold (see `versionToItem`).
+      const version = { ...meta, ttl: undefined, versionSks: undefined, holdUntil: undefined };
+      this.state.versions.set(versionId, { ...version, sk: meta.currentSk });
+    }
     if (request !== undefined && seal !== undefined) {
       request.status = RequestStatus.Completed;
       request.ttl = seal.ttl;

@@ -4,7 +4,7 @@
  * the real transaction does.
  */
 import type { RecordedOutcome } from '../../../lambda/core/idempotency.js';
-import type { CacheMeta } from '../../../lambda/core/ports.js';
+import type { CacheMeta, PageVersion } from '../../../lambda/core/ports.js';
 import type { RequestStatus } from '../../../lambda/core/rows.js';
 
 export interface LockRow {
@@ -35,10 +35,13 @@ export class MemoryTable {
   readonly metas = new Map<string, CacheMeta>();
   readonly locks = new Map<string, LockRow>();
   readonly requests = new Map<string, RequestRowState>();
+  /** VER# rows, by `versionId(pk, sk)`. */
+  readonly versions = new Map<string, PageVersion>();
   /** `TAG#<tenant>#<tag>` -> the page pks indexed under it. */
   readonly tagPages = new Map<string, Set<string>>();
   /** `TAG#<tenant>#<tag>` -> when it was last revalidated (epoch ms). */
   readonly tagRevalidatedAt = new Map<string, number>();
 
   static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
+  static versionId = (pk: string, sk: string): string => `${pk}\u0000${sk}`;
 }

@@ -1,8 +1,9 @@
-import { ListObjectsV2Command, GetObjectTaggingCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoCacheTable } from '../../../lambda/adapters/dynamodb/cache-table.js';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
-import { S3BodyStore, SupersededTag } from '../../../lambda/adapters/s3/body-store.js';
+import { DynamoPageHistory } from '../../../lambda/adapters/dynamodb/page-history.js';
+import { S3BodyStore } from '../../../lambda/adapters/s3/body-store.js';
 import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
 import { RenderRefusedError, RenderRetryableError } from '../../../lambda/core/errors.js';
 import type { RenderRequest } from '../../../lambda/core/ports.js';
@@ -17,15 +18,15 @@ let clients: AwsClients;
 let bucket: string;
 let table: DynamoCacheTable;
 let bodies: S3BodyStore;
+let history: DynamoPageHistory;
 let paths = 0;
 
 beforeAll(async () => {
   clients = testClients();
   bucket = await createTestBucket(clients);
-  table = new DynamoCacheTable({
-    client: clients.dynamodb,
-    tableName: await createTestTable(clients),
-  });
+  const tableName = await createTestTable(clients);
+  table = new DynamoCacheTable({ client: clients.dynamodb, tableName });
+  history = new DynamoPageHistory({ client: clients.dynamodb, tableName });
   bodies = new S3BodyStore({ client: clients.s3, bucket });
 });
 afterAll(() => {
@@ -39,6 +40,7 @@ function setup(page: PageFunction, overrides: Partial<RegenerateDeps> = {}) {
   const deps: RegenerateDeps = {
     cacheTable: table,
     bodies,
+    versions: history,
     renderer: counter.renderer,
     clock,
     leaseSeconds: 30,
@@ -87,19 +89,34 @@ describe('regenerate', () => {
     expect(await lockOf(cacheKey.pk)).toBe('free');
   });
 
-  it('tags the replaced body as superseded and leaves the live one untagged', async () => {
-    const { run, cacheKey, clock } = setup((_request, call) =>
-      htmlPage(`v${call}`, { revalidateSeconds: 1 }),
+  it('writes a version row with each publish and keeps the last N, dropping older rows and bodies', async () => {
+    const { run, cacheKey, clock } = setup(
+      (_request, call) => htmlPage(`v${call}`, { revalidateSeconds: 1 }),
+      { keepVersions: 2 },
     );
-    await run();
-    const first = await table.getMeta(cacheKey.pk, { consistent: true });
-    clock.advance(2);
-    await run();
-    const second = await table.getMeta(cacheKey.pk, { consistent: true });
-    const tags = async (key: string) =>
-      (await clients.s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet;
-    expect(await tags(first?.s3Key ?? '')).toEqual([SupersededTag]);
-    expect(await tags(second?.s3Key ?? '')).toEqual([]);
+    const metas = [];
+    for (let i = 0; i < 3; i++) {
+      expect((await run()).decision).toBe('new');
+      metas.push(await table.getMeta(cacheKey.pk, { consistent: true }));
+      clock.advance(2);
+    }
+    const [first, second, third] = metas;
+    // Recipe B: META points at its version row and lists the kept ones, newest first.
+    expect(third?.currentSk).toMatch(/^VER#\d{10}-[0-9a-f-]{36}$/);
+    expect(third?.versionSks).toEqual([third?.currentSk, second?.currentSk]);
+    const rows = await history.versions(cacheKey.pk);
+    expect(rows.map((row) => row.sk)).toEqual([third?.currentSk, second?.currentSk]);
+    expect(rows[1]).toMatchObject({
+      s3Key: second?.s3Key,
+      generatedAt: second?.generatedAt,
+      etag: second?.etag,
+      statusCode: 200,
+      contentType: 'text/html; charset=utf-8',
+    });
+    // The dropped version's body goes with its row; the kept ones stay readable.
+    expect(await keysUnder(cacheKey.hash)).toEqual(expect.not.arrayContaining([first?.s3Key]));
+    expect(await text(second?.s3Key ?? '')).toBe('v2');
+    expect(await text(third?.s3Key ?? '')).toBe('v3');
   });
 
   describe('keeps the last good page', () => {
@@ -235,8 +252,12 @@ describe('regenerate', () => {
     expect(await keysUnder(ctx.cacheKey.hash)).toEqual([meta?.s3Key]);
   });
 
-  it('tags its orphan for the lifecycle when it may not delete it (the origin has no s3:DeleteObject)', async () => {
-    const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
+  it('leaves its orphan to the sweeper when it may not delete it (the origin has no s3:DeleteObject)', async () => {
+    const warnings: string[] = [];
+    const ctx = setup(() => htmlPage('unused'), {
+      leaseRefreshMs: 60_000,
+      log: { warn: (message) => warnings.push(message) },
+    });
     const other = setup(() => htmlPage('by the other worker'));
     const noDelete = withOverrides(bodies, {
       deleteBody: () => Promise.reject(new Error('AccessDenied')),
@@ -256,10 +277,8 @@ describe('regenerate', () => {
     expect((await ctx.run(deps)).decision).toBe('lease-lost');
     const live = (await table.getMeta(ctx.cacheKey.pk, { consistent: true }))?.s3Key;
     const orphan = (await keysUnder(ctx.cacheKey.hash)).find((key) => key !== live) ?? '';
-    const { TagSet } = await clients.s3.send(
-      new GetObjectTaggingCommand({ Bucket: bucket, Key: orphan }),
-    );
-    expect(TagSet).toEqual([SupersededTag]);
+    expect(await text(orphan)).toBe('stale render');
+    expect(warnings).toContain('could not delete an unreferenced body; the sweeper will');
   });
 
   it('retires the body a crashed holder left when it takes over the expired lease', async () => {
@@ -277,10 +296,8 @@ describe('regenerate', () => {
     expect((await ctx.run()).decision).toBe('new');
     const live = (await table.getMeta(ctx.cacheKey.pk, { consistent: true }))?.s3Key ?? '';
     expect(await text(live)).toBe('render 2');
-    const tags = async (key: string) =>
-      (await clients.s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet;
-    expect(await tags(abandoned)).toEqual([SupersededTag]);
-    expect(await tags(live)).toEqual([]);
+    expect(await keysUnder(ctx.cacheKey.hash)).toEqual([live]);
+    expect(abandoned).not.toBe(live);
   });
 
   it('takes over a lease whose holder crashed before writing a body: nothing to retire, no warning', async () => {

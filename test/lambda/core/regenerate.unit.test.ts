@@ -81,13 +81,62 @@ describe('regenerate (unit, in-memory ports)', () => {
     expect((await ctx.meta())?.s3Key).toMatch(new RegExp(`^isr/_/${ctx.cacheKey.hash}/`));
   });
 
-  it('tags the body it replaced as superseded, never the live one', async () => {
+  it('keeps the body it replaced: the page live until now is a kept version', async () => {
     const ctx = setup((_request, call) => htmlPage(`v${call}`));
     const first = await afterGoodPage(ctx);
     await ctx.run();
     const second = await ctx.meta();
-    expect(ctx.bodies.isSuperseded(first?.s3Key ?? '')).toBe(true);
-    expect(ctx.bodies.isSuperseded(second?.s3Key ?? '')).toBe(false);
+    expect(second?.versionSks).toEqual([second?.currentSk, first?.currentSk]);
+    expect(ctx.bodies.text(first?.s3Key ?? '')).toBe('v1');
+    expect(ctx.bodies.isRetired(first?.s3Key ?? '')).toBe(false);
+  });
+
+  it('drops the oldest kept version past keepVersions, row and body, never the live one', async () => {
+    const ctx = setup((_request, call) => htmlPage(`v${call}`, { revalidateSeconds: 1 }), {
+      keepVersions: 3,
+    });
+    const metas = [];
+    for (let i = 0; i < 5; i++) {
+      await ctx.run();
+      metas.push(await ctx.meta());
+      ctx.clock.advance(2);
+    }
+    const live = metas[4];
+    expect(live?.versionSks).toEqual(
+      metas
+        .slice(2)
+        .reverse()
+        .map((meta) => meta?.currentSk),
+    );
+    for (const dropped of metas.slice(0, 2)) {
+      expect(ctx.bodies.isRetired(dropped?.s3Key ?? '')).toBe(true);
+      expect(await ctx.history.version(ctx.cacheKey.pk, dropped?.currentSk ?? '')).toBeUndefined();
+    }
+    for (const kept of metas.slice(2)) expect(ctx.bodies.isRetired(kept?.s3Key ?? '')).toBe(false);
+  });
+
+  it('always keeps the version live until now, even after a rollback made an old one live', async () => {
+    const ctx = setup((_request, call) => htmlPage(`v${call}`, { revalidateSeconds: 1 }), {
+      keepVersions: 2,
+    });
+    await ctx.run();
+    const first = await ctx.meta();
+    ctx.clock.advance(2);
+    await ctx.run();
+    const second = await ctx.meta();
+    // An operator moved META back to the first version (what `rollback` writes).
+    ctx.state.metas.set(ctx.cacheKey.pk, {
+      ...(first as NonNullable<typeof first>),
+      versionSks: second?.versionSks,
+      generatedAt: ctx.clock.seconds,
+      revalidateSeconds: 1,
+    });
+    ctx.clock.advance(2);
+    await ctx.run();
+    const third = await ctx.meta();
+    expect(third?.versionSks).toEqual([third?.currentSk, first?.currentSk]);
+    expect(ctx.bodies.isRetired(second?.s3Key ?? '')).toBe(true);
+    expect(ctx.bodies.text(first?.s3Key ?? '')).toBe('v1');
   });
 
   describe('skips the render when META already answers the need, once the lease is held', () => {
@@ -340,7 +389,7 @@ describe('regenerate (unit, in-memory ports)', () => {
   });
 
   describe('bodies nobody will reference', () => {
-    it('are tagged when the caller may not delete (the origin has no s3:DeleteObject)', async () => {
+    it('are left to the sweeper when the caller may not delete (the origin has no s3:DeleteObject)', async () => {
       const ctx = setup(() => htmlPage('never published'));
       const noDelete = withOverrides(ctx.bodies, {
         deleteBody: () => Promise.reject(new Error('AccessDenied')),
@@ -352,7 +401,8 @@ describe('regenerate (unit, in-memory ports)', () => {
         ctx.run({ ...ctx.deps, bodies: noDelete, cacheTable: broken }),
       ).rejects.toThrow();
       const [orphan = ''] = ctx.objects();
-      expect(ctx.bodies.isSuperseded(orphan)).toBe(true);
+      expect(ctx.bodies.text(orphan)).toBe('never published');
+      expect(ctx.warnings).toContain('could not delete an unreferenced body; the sweeper will');
     });
 
     it('left by a crashed holder are retired by whoever takes its expired lease over', async () => {
@@ -370,8 +420,8 @@ describe('regenerate (unit, in-memory ports)', () => {
       });
       ctx.clock.advance(31);
       expect((await ctx.run()).decision).toBe('new');
-      expect(ctx.bodies.isSuperseded(abandoned)).toBe(true);
-      expect(ctx.bodies.isSuperseded((await ctx.meta())?.s3Key ?? '')).toBe(false);
+      expect(ctx.bodies.isRetired(abandoned)).toBe(true);
+      expect(ctx.bodies.isRetired((await ctx.meta())?.s3Key ?? '')).toBe(false);
     });
 
     it('take-over of a holder that wrote nothing: nothing to retire, no warning', async () => {

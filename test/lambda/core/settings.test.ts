@@ -24,6 +24,7 @@ const service: ServiceSettings = {
   maxBodyBytes: SETTING_DEFAULTS.maxBodyBytes,
   metaTtlSeconds: undefined,
   goneTtlSeconds: undefined,
+  keepVersions: SETTING_DEFAULTS.keepVersions,
   renderPaths: [],
   keptHeaders: ['content-security-policy'],
   setCookie: 'strip',

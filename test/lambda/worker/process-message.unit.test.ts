@@ -199,6 +199,11 @@ describe('processMessage (unit, in-memory ports)', () => {
           message: expect.stringMatching(/renderer answered 503/) as unknown as string,
         },
       });
+      // Never left STARTED: the row says FAILED, with the reason, for the sweeper and people.
+      expect(ctx.request('/a', 'm1')).toMatchObject({
+        status: 'FAILED',
+        outcome: { error: { code: 'retries-exhausted' } },
+      });
     });
   });
 });

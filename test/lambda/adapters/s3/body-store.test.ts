@@ -1,6 +1,5 @@
-import { GetObjectTaggingCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { S3BodyStore, SupersededTag } from '../../../../lambda/adapters/s3/body-store.js';
+import { S3BodyStore } from '../../../../lambda/adapters/s3/body-store.js';
 import { BodyNotFoundError } from '../../../../lambda/core/errors.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, testClients } from '../../../helpers/backends.js';
@@ -26,25 +25,14 @@ describe('S3BodyStore', () => {
     expect(got).toEqual({ body, etag: put.etag, contentType: 'text/html', metadata: {} });
   });
 
-  it('raises BodyNotFoundError for a missing body, to read or to tag', async () => {
+  it('raises BodyNotFoundError for a missing body', async () => {
     await expect(store.getBody('pages/_/a/missing')).rejects.toBeInstanceOf(BodyNotFoundError);
-    await expect(store.markSuperseded('pages/_/a/missing')).rejects.toBeInstanceOf(
-      BodyNotFoundError,
-    );
   });
 
-  it('deletes a body', async () => {
+  it('deletes a body, and a body already gone is not an error', async () => {
     await store.putBody({ s3Key: 'pages/_/a/3', body: html('x'), contentType: 'text/html' });
     await store.deleteBody('pages/_/a/3');
     await expect(store.getBody('pages/_/a/3')).rejects.toBeInstanceOf(BodyNotFoundError);
-  });
-
-  it('tags a superseded body for the lifecycle rule', async () => {
-    await store.putBody({ s3Key: 'pages/_/a/4', body: html('x'), contentType: 'text/html' });
-    await store.markSuperseded('pages/_/a/4');
-    const { TagSet } = await clients.s3.send(
-      new GetObjectTaggingCommand({ Bucket: bucket, Key: 'pages/_/a/4' }),
-    );
-    expect(TagSet).toEqual([SupersededTag]);
+    await expect(store.deleteBody('pages/_/a/3')).resolves.toBeUndefined();
   });
 });
