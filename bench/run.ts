@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- --quick]`: every benchmark in one run against the local backends, each
- * reported as a ratio against its baseline measured in the same process. Prints a table and
- * writes bench/results/latest.json (and a dated copy).
+ * `npm run bench [-- --quick] [-- --only versions,hit]`: every benchmark (or the ones named) in
+ * one run against the local backends, each reported as a ratio against its baseline measured in
+ * the same process. Prints a table per benchmark and writes bench/results/latest.json (a full
+ * run) or bench/results/partial-<date>.json (`--only`), and a dated copy.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -18,6 +19,13 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const quick = process.argv.includes('--quick');
+const onlyArg = process.argv.find(
+  (arg, i, all) => all[i - 1] === '--only' || arg.startsWith('--only='),
+);
+const only = onlyArg
+  ?.replace(/^--only=/, '')
+  .split(',')
+  .filter(Boolean);
 const settings = {
   stormSizes: quick ? [100] : [100, 1_000],
   hitIterations: quick ? 300 : 2_000,
@@ -27,145 +35,192 @@ const settings = {
   initSamples: quick ? 5 : 21,
 };
 
+/** One benchmark: runs, then prints its table from what it returned. */
+interface Section<T> {
+  readonly name: string;
+  run(): Promise<T>;
+  print(result: T): void;
+}
+const section = <T>(s: Section<T>): Section<unknown> => s as Section<unknown>;
+
 console.error(
   `benchmarks${quick ? ' (quick)' : ''}: starting DynamoDB Local, s3rver, local-aws-sqs`,
 );
 const backends = await startBackends();
 try {
-  const storms: StormResult[] = [];
-  for (const size of settings.stormSizes) {
-    storms.push(await storm(backends, size, 'isr'));
-    storms.push(await storm(backends, size, 'baseline'));
+  const sections = [
+    section({
+      name: 'storm',
+      run: async () => {
+        const storms: StormResult[] = [];
+        for (const size of settings.stormSizes) {
+          storms.push(await storm(backends, size, 'isr'));
+          storms.push(await storm(backends, size, 'baseline'));
+        }
+        return storms;
+      },
+      print: (storms: StormResult[]) => {
+        const baselineOf = (result: StormResult) =>
+          storms.find((other) => other.system === 'baseline' && other.requests === result.requests);
+        console.log(
+          '\nStorm: concurrent requests on one stale key (baseline: no lease, no dedupe)',
+        );
+        console.log(
+          table([
+            [
+              'requests',
+              'system',
+              'served',
+              'errors',
+              'queue messages',
+              'renders',
+              'renders vs baseline',
+            ],
+            ...storms.map((result) => [
+              result.requests,
+              result.system,
+              result.served,
+              result.errors,
+              result.queueMessages,
+              result.renders,
+              result.system === 'isr'
+                ? `${result.renders} / ${baselineOf(result)?.renders ?? '?'}`
+                : '',
+            ]),
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'hit',
+      run: () => hitPath(backends, settings.hitIterations),
+      print: (hit: Awaited<ReturnType<typeof hitPath>>) => {
+        console.log(
+          `\nHit path: origin handler vs the bare GetItem + GetObject it makes (${hit.iterations} each, ${hit.pageBytes}-byte page)`,
+        );
+        console.log(
+          table([
+            ['', 'p50 ms', 'p99 ms'],
+            ['origin handler (HIT)', hit.handler.p50, hit.handler.p99],
+            ['bare GetItem + GetObject', hit.bare.p50, hit.bare.p99],
+            ['ratio (target <= 1.2)', hit.ratioP50, hit.ratioP99],
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'regeneration',
+      run: () =>
+        regeneration(backends, settings.regenerationKeys, settings.regenerationConcurrency),
+      print: (regen: Awaited<ReturnType<typeof regeneration>>) => {
+        console.log(`\nRegeneration: ${regen.keys} stale keys, ${regen.concurrency} at a time`);
+        console.log(
+          table([
+            ['', 'value'],
+            [
+              'calls per regeneration',
+              Object.entries(regen.perRegeneration.calls)
+                .map(([name, count]) => `${name} ${count}`)
+                .join(', '),
+            ],
+            ['WCU per regeneration (AWS pricing)', regen.perRegeneration.pricedWcu],
+            ['RCU per regeneration (AWS pricing)', regen.perRegeneration.pricedRcu],
+            ['capacity reported by DynamoDB Local', regen.perRegeneration.localCapacity],
+            ['worker regenerations/s', regen.isr.perSecond],
+            ['same writes as bare SDK calls, /s', regen.bare.perSecond],
+            ['time ratio worker / bare writes', regen.ratio],
+            [
+              'decisions',
+              Object.entries(regen.decisions)
+                .map(([name, count]) => `${name} ${count}`)
+                .join(', '),
+            ],
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'versions',
+      run: () => versions(backends, settings.versionKeys),
+      print: (versionCost: Awaited<ReturnType<typeof versions>>) => {
+        console.log(
+          `\nVersions: ${versionCost.keys} pages published ${versionCost.publishesPerKey} times each, ` +
+            `keeping ${versionCost.keepVersions} (baseline: the same publishes as Recipe A, no VER# row)`,
+        );
+        const callsOf = (calls: Record<string, number>) =>
+          Object.entries(calls)
+            .map(([name, count]) => `${name} ${count}`)
+            .join(', ');
+        console.log(
+          table([
+            ['per publish', 'Recipe B (shipped)', 'Recipe A (baseline)', 'ratio'],
+            [
+              'WCU (AWS pricing)',
+              versionCost.recipeB.pricedWcu,
+              versionCost.recipeA.pricedWcu,
+              versionCost.wcuRatio,
+            ],
+            ['RCU (AWS pricing)', versionCost.recipeB.pricedRcu, versionCost.recipeA.pricedRcu, ''],
+            [
+              'time, all publishes (ms)',
+              versionCost.recipeB.ms,
+              versionCost.recipeA.ms,
+              versionCost.timeRatio,
+            ],
+            ['calls', callsOf(versionCost.recipeB.calls), callsOf(versionCost.recipeA.calls), ''],
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'bundles',
+      run: () => bundles(settings.initSamples),
+      print: (bundleResults: Awaited<ReturnType<typeof bundles>>) => {
+        console.log(
+          '\nBundles (esbuild options of lib/isr-functions.ts; budget 650,000 bytes) and module init',
+        );
+        console.log(
+          table([
+            ['function', 'bytes', 'gzip bytes', 'init ms (median)', 'init vs baseline (<= 1.15)'],
+            ...bundleResults.map((result) => [
+              result.name,
+              result.bytes,
+              result.gzipBytes,
+              result.initMs,
+              result.initRatio,
+            ]),
+          ]),
+        );
+      },
+    }),
+  ];
+  const unknown = (only ?? []).filter((name) => !sections.some((s) => s.name === name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown benchmark ${unknown.join(', ')}; known: ${sections.map((s) => s.name).join(', ')}`,
+    );
   }
-  const hit = await hitPath(backends, settings.hitIterations);
-  const regen = await regeneration(
-    backends,
-    settings.regenerationKeys,
-    settings.regenerationConcurrency,
-  );
-  const versionCost = await versions(backends, settings.versionKeys);
-  const bundleResults = await bundles(settings.initSamples);
-
-  const results = {
+  const chosen = sections.filter((s) => only === undefined || only.includes(s.name));
+  const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     machine: { node: process.version, cpu: cpus()[0]?.model, cores: cpus().length },
     settings,
-    storm: storms,
-    hitPath: hit,
-    regeneration: regen,
-    versions: versionCost,
-    bundles: bundleResults,
   };
+  for (const s of chosen) results[s.name] = await s.run();
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`);
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  const stamp = String(results.date).replace(/[:.]/g, '-');
   writeFileSync(
-    `bench/results/bench-${results.date.replace(/[:.]/g, '-')}.json`,
-    `${JSON.stringify(results, null, 2)}\n`,
+    only === undefined ? 'bench/results/latest.json' : `bench/results/partial-${stamp}.json`,
+    json,
   );
-
-  const baselineOf = (result: StormResult) =>
-    storms.find((other) => other.system === 'baseline' && other.requests === result.requests);
-  console.log('\nStorm: concurrent requests on one stale key (baseline: no lease, no dedupe)');
+  writeFileSync(`bench/results/bench-${stamp}.json`, json);
+  for (const s of chosen) s.print(results[s.name]);
   console.log(
-    table([
-      [
-        'requests',
-        'system',
-        'served',
-        'errors',
-        'queue messages',
-        'renders',
-        'renders vs baseline',
-      ],
-      ...storms.map((result) => [
-        result.requests,
-        result.system,
-        result.served,
-        result.errors,
-        result.queueMessages,
-        result.renders,
-        result.system === 'isr' ? `${result.renders} / ${baselineOf(result)?.renders ?? '?'}` : '',
-      ]),
-    ]),
+    only === undefined
+      ? '\nresults: bench/results/latest.json'
+      : `\nresults: bench/results/partial-${stamp}.json`,
   );
-  console.log(
-    `\nHit path: origin handler vs the bare GetItem + GetObject it makes (${hit.iterations} each, ${hit.pageBytes}-byte page)`,
-  );
-  console.log(
-    table([
-      ['', 'p50 ms', 'p99 ms'],
-      ['origin handler (HIT)', hit.handler.p50, hit.handler.p99],
-      ['bare GetItem + GetObject', hit.bare.p50, hit.bare.p99],
-      ['ratio (target <= 1.2)', hit.ratioP50, hit.ratioP99],
-    ]),
-  );
-  console.log(`\nRegeneration: ${regen.keys} stale keys, ${regen.concurrency} at a time`);
-  console.log(
-    table([
-      ['', 'value'],
-      [
-        'calls per regeneration',
-        Object.entries(regen.perRegeneration.calls)
-          .map(([name, count]) => `${name} ${count}`)
-          .join(', '),
-      ],
-      ['WCU per regeneration (AWS pricing)', regen.perRegeneration.pricedWcu],
-      ['RCU per regeneration (AWS pricing)', regen.perRegeneration.pricedRcu],
-      ['capacity reported by DynamoDB Local', regen.perRegeneration.localCapacity],
-      ['worker regenerations/s', regen.isr.perSecond],
-      ['same writes as bare SDK calls, /s', regen.bare.perSecond],
-      ['time ratio worker / bare writes', regen.ratio],
-      [
-        'decisions',
-        Object.entries(regen.decisions)
-          .map(([name, count]) => `${name} ${count}`)
-          .join(', '),
-      ],
-    ]),
-  );
-  console.log(
-    `\nVersions: ${versionCost.keys} pages published ${versionCost.publishesPerKey} times each, ` +
-      `keeping ${versionCost.keepVersions} (baseline: the same publishes as Recipe A, no VER# row)`,
-  );
-  const callsOf = (calls: Record<string, number>) =>
-    Object.entries(calls)
-      .map(([name, count]) => `${name} ${count}`)
-      .join(', ');
-  console.log(
-    table([
-      ['per publish', 'Recipe B (shipped)', 'Recipe A (baseline)', 'ratio'],
-      [
-        'WCU (AWS pricing)',
-        versionCost.recipeB.pricedWcu,
-        versionCost.recipeA.pricedWcu,
-        versionCost.wcuRatio,
-      ],
-      ['RCU (AWS pricing)', versionCost.recipeB.pricedRcu, versionCost.recipeA.pricedRcu, ''],
-      [
-        'time, all publishes (ms)',
-        versionCost.recipeB.ms,
-        versionCost.recipeA.ms,
-        versionCost.timeRatio,
-      ],
-      ['calls', callsOf(versionCost.recipeB.calls), callsOf(versionCost.recipeA.calls), ''],
-    ]),
-  );
-  console.log(
-    '\nBundles (esbuild options of lib/isr-functions.ts; budget 650,000 bytes) and module init',
-  );
-  console.log(
-    table([
-      ['function', 'bytes', 'gzip bytes', 'init ms (median)', 'init vs baseline (<= 1.15)'],
-      ...bundleResults.map((result) => [
-        result.name,
-        result.bytes,
-        result.gzipBytes,
-        result.initMs,
-        result.initRatio,
-      ]),
-    ]),
-  );
-  console.log('\nresults: bench/results/latest.json');
 } finally {
   await backends.stop();
 }

@@ -14,6 +14,7 @@ import { regenerate, type RegenerateDeps } from '../lambda/core/regenerate.js';
 import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
+import { withOverrides } from '../test/helpers/overrides.js';
 import { newTally, tallyDynamoDb, tallyS3, type Tally } from './capacity.js';
 import { scenario, type Backends } from './fixture.js';
 import { pool, round } from './stats.js';
@@ -61,8 +62,8 @@ export async function versions(
 
 /** A publish without its version: META as a Recipe A writer puts it, no VER# row. */
 function recipeATable(table: CacheTable): CacheTable {
-  return Object.assign(Object.create(table) as CacheTable, {
-    publishGeneration: (input: Parameters<CacheTable['publishGeneration']>[0]) =>
+  return withOverrides(table, {
+    publishGeneration: (input) =>
       table.publishGeneration({
         ...input,
         meta: { ...input.meta, currentSk: undefined, versionSks: undefined },
