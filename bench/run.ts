@@ -41,7 +41,7 @@ interface Section<T> {
   run(): Promise<T>;
   print(result: T): void;
 }
-const section = <T>(s: Section<T>): Section<unknown> => s as Section<unknown>;
+const section = <T>(s: Section<T>): Section<unknown> => s;
 
 console.error(
   `benchmarks${quick ? ' (quick)' : ''}: starting DynamoDB Local, s3rver, local-aws-sqs`,
