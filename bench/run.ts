@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { bundles } from './bundles.js';
+import { flood, type FloodResult } from './flood.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
 import { regeneration } from './regeneration.js';
@@ -32,6 +33,8 @@ const settings = {
   regenerationKeys: quick ? 100 : 1_000,
   regenerationConcurrency: 10,
   versionKeys: quick ? 20 : 200,
+  floodPaths: quick ? 500 : 5_000,
+  floodConcurrency: 100,
   initSamples: quick ? 5 : 21,
 };
 
@@ -168,6 +171,53 @@ try {
               versionCost.timeRatio,
             ],
             ['calls', callsOf(versionCost.recipeB.calls), callsOf(versionCost.recipeA.calls), ''],
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'flood',
+      run: async () => {
+        const results: FloodResult[] = [];
+        for (const configuration of ['no-bounds', 'defaults', 'allow-list'] as const) {
+          results.push(
+            await flood(backends, configuration, settings.floodPaths, settings.floodConcurrency),
+          );
+        }
+        return results;
+      },
+      print: (results: FloodResult[]) => {
+        const first = results[0];
+        console.log(
+          `\nFlood: ${first?.paths} distinct random paths (the upstream answers 404 after ${50} ms), ` +
+            `${first?.concurrency} at a time, while a visitor reads 10 published pages ` +
+            '(baseline: no bounds; visitor ratios against the same visitor with no flood)',
+        );
+        const kinds = (rows: Record<string, number>) =>
+          Object.entries(rows)
+            .map(([kind, count]) => `${kind} ${count}`)
+            .join(', ');
+        console.log(
+          table([
+            ['', ...results.map((result) => result.configuration)],
+            ['flood answered', ...results.map((r) => kinds(r.floodStatuses))],
+            ['flood duration (ms)', ...results.map((r) => r.floodMs)],
+            ['renders', ...results.map((r) => r.renders)],
+            ['most renders at once', ...results.map((r) => r.peakConcurrentRenders)],
+            ['rows after', ...results.map((r) => kinds(r.rows))],
+            ['bodies stored (bytes)', ...results.map((r) => `${r.bodies} (${r.bytesStored})`)],
+            [
+              'visitor requests (non-200)',
+              ...results.map((r) => `${r.visitor.requests} (${r.visitor.non200})`),
+            ],
+            [
+              'visitor p50 ms (x quiet)',
+              ...results.map((r) => `${r.visitor.p50} (${r.visitor.p50Ratio}x)`),
+            ],
+            [
+              'visitor p99 ms (x quiet)',
+              ...results.map((r) => `${r.visitor.p99} (${r.visitor.p99Ratio}x)`),
+            ],
           ]),
         );
       },

@@ -119,6 +119,19 @@ describe('regenerate', () => {
     expect(await text(third?.s3Key ?? '')).toBe('v3');
   });
 
+  it('gives a gone page’s version row the TTL of its META; a page’s version rows have none', async () => {
+    const gone = setup(() => htmlPage('not here', { status: 404, revalidateSeconds: 60 }));
+    await gone.run();
+    const goneMeta = await table.getMeta(gone.cacheKey.pk, { consistent: true });
+    const [goneVersion] = await history.versions(gone.cacheKey.pk);
+    expect(goneVersion?.ttl).toBe(goneMeta?.ttl);
+    const page = setup(() => htmlPage('here'));
+    await page.run();
+    const [version] = await history.versions(page.cacheKey.pk);
+    expect(version?.statusCode).toBe(200);
+    expect(version?.ttl).toBeUndefined();
+  });
+
   describe('keeps the last good page', () => {
     async function failAfterGoodPage(
       failure: PageFunction,
