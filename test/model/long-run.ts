@@ -3,6 +3,7 @@
  * length (10,000 runs by default) on its own local backends, with progress. The same property
  * `npm test` runs a bounded number of times; with a mutation it must fail, and says how soon.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +42,12 @@ console.log(
 );
 const started = Date.now();
 let done = 0;
+/** Over every run's log digest, in order: two runs with one seed print the same one. */
+const digest = createHash('sha256');
 try {
   await fc.assert(
     fc.asyncProperty(planArbitrary, async (plan) => {
-      await runPlan(context, plan, mutation);
+      digest.update((await runPlan(context, plan, mutation)).digest);
       done += 1;
       if (done % 100 === 0 || done === runs) {
         const perRun = (Date.now() - started) / done;
@@ -59,6 +62,7 @@ try {
   console.log(
     `\nmodel check: ${runs} runs passed in ${((Date.now() - started) / 60_000).toFixed(1)} min (seed ${seed})`,
   );
+  console.log(`digest of every run's event log: ${digest.digest('hex')}`);
 } catch (error) {
   console.error(
     `\nmodel check FAILED after ${done} passing runs (seed ${seed}):\n${String(error)}`,

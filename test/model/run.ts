@@ -3,6 +3,7 @@
  * origin requests, interleaved by a generated schedule against the real code; then the faults
  * stop and every unfinished intent is redelivered; then the invariants are checked.
  */
+import { createHash } from 'node:crypto';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
@@ -173,7 +174,7 @@ export async function runPlan(
   context: ModelContext,
   plan: Plan,
   mutation: Mutation = 'none',
-): Promise<void> {
+): Promise<{ readonly digest: string }> {
   const runId = uniqueRunId();
   const world = new World(context.endpoints, START);
   const interleaver = new Interleaver();
@@ -433,9 +434,28 @@ export async function runPlan(
       world.log.filter((event) => event.kind === 'publish'),
       observer,
     );
+    return { digest: logDigest(world.log) };
   } finally {
     for (const destroy of destroyers) destroy();
   }
+}
+
+const RANDOM_ID =
+  /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|model-[0-9a-f]{8}|-[0-9a-f]{8}\b|[0-9a-f]{64}/g;
+
+/**
+ * What a run did, as a hash: its event log with every random name (lease tokens, the run's id
+ * and the cache keys made from it) replaced by its order of first appearance. Two runs of one plan
+ * have the same digest exactly when they made the same calls, in the same order, with the same
+ * results: a seed replays the same way on any machine.
+ */
+export function logDigest(log: readonly ModelEvent[]): string {
+  const names = new Map<string, string>();
+  const text = JSON.stringify(log).replace(RANDOM_ID, (id) => {
+    if (!names.has(id)) names.set(id, `<${names.size}>`);
+    return names.get(id) ?? id;
+  });
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /**
