@@ -48,7 +48,11 @@ export async function hitPath(
     };
     const bare = async () => {
       const item = await s.clients.dynamodb.send(
-        new GetItemCommand({ TableName: s.tableName, Key: { pk: { S: pk }, sk: { S: 'META' } } }),
+        new GetItemCommand({
+          TableName: s.tableName,
+          Key: { pk: { S: pk }, sk: { S: 'META' } },
+          ConsistentRead: true, // as the origin reads META (see serve.ts)
+        }),
       );
       if (item.Item === undefined) throw new Error('no META');
       const object = await s.clients.s3.send(

@@ -203,7 +203,9 @@ async function serveKey(
   request: PageRequest,
 ): Promise<PageResponse> {
   const now = epochSeconds(deps.clock);
-  const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+  // Strongly consistent: once a revalidation has answered 202, no read may still see the page
+  // fresh (an eventually consistent read can lag, usually under a second). 1 RCU instead of 0.5.
+  const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
   if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
 
   // A held page is served like a fresh one: an operator stopped its regeneration.

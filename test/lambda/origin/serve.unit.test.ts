@@ -32,6 +32,22 @@ function setup(
 }
 
 describe('servePage (unit, in-memory ports)', () => {
+  it('reads META strongly consistent, so a page a revalidation marked is never read as fresh', async () => {
+    const ctx = setup();
+    await ctx.get('/a');
+    const reads: ({ consistent?: boolean } | undefined)[] = [];
+    const recording = withOverrides(ctx.cacheTable, {
+      getMeta: (pk: string, options?: { consistent?: boolean }) => {
+        reads.push(options);
+        return ctx.cacheTable.getMeta(pk, options);
+      },
+    });
+    expect(await ctx.get('/a', {}, { ...ctx.originDeps, cacheTable: recording })).toMatchObject({
+      cacheStatus: 'HIT',
+    });
+    expect(reads).toEqual([{ consistent: true }]);
+  });
+
   it('refuses methods other than GET and HEAD with 405 and Allow', async () => {
     const reply = await setup().get('/a', { method: 'POST' });
     expect(reply).toMatchObject({ status: 405, headers: { allow: 'GET, HEAD' } });
