@@ -16,9 +16,19 @@ export interface Tally {
   localCapacity: number;
   pricedWcu: number;
   pricedRcu: number;
+  /** Read units DynamoDB Local reports for Query, Scan and batch reads (sized by what was read). */
+  readCapacity: number;
 }
 
-export const newTally = (): Tally => ({ calls: {}, localCapacity: 0, pricedWcu: 0, pricedRcu: 0 });
+export const newTally = (): Tally => ({
+  calls: {},
+  localCapacity: 0,
+  pricedWcu: 0,
+  pricedRcu: 0,
+  readCapacity: 0,
+});
+
+const SIZED_READS = new Set(['QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
 
 const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
 
@@ -36,6 +46,12 @@ export function tallyDynamoDb(client: DynamoDBClient, tally: Tally): void {
           (tally.calls[`dynamodb:${command.replace(/Command$/, '')}`] ?? 0) + 1;
         args.input.ReturnConsumedCapacity = 'TOTAL';
         if (WRITE_COMMANDS.has(command)) tally.pricedWcu += 1;
+        if (command === 'BatchWriteItemCommand') {
+          const requests = Object.values(
+            (args.input.RequestItems as Record<string, unknown[]> | undefined) ?? {},
+          );
+          tally.pricedWcu += requests.reduce((sum, list) => sum + list.length, 0);
+        }
         if (command === 'TransactWriteItemsCommand') {
           tally.pricedWcu += 2 * ((args.input.TransactItems as unknown[] | undefined)?.length ?? 0);
         }
@@ -50,6 +66,7 @@ export function tallyDynamoDb(client: DynamoDBClient, tally: Tally): void {
             ? []
             : [consumed]) {
           tally.localCapacity += entry.CapacityUnits ?? 0;
+          if (SIZED_READS.has(command)) tally.readCapacity += entry.CapacityUnits ?? 0;
         }
         return result;
       }) as never,

@@ -3,7 +3,7 @@
  * GetObject pair it must make, measured interleaved (A, B, A, B...) in one process on the same
  * backends and clients, so drift and noise hit both alike.
  */
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { buildOriginHandler } from '../lambda/origin/build.js';
 import { normaliseCacheKey } from '../lambda/core/cache-key.js';
@@ -18,6 +18,10 @@ export interface HitPathResult {
   readonly bare: { p50: number; p99: number };
   readonly ratioP50: number;
   readonly ratioP99: number;
+  /** The bare pair plus a tag-state read on every request (the revalidation design not chosen). */
+  readonly tagRead: { p50: number; p99: number };
+  readonly tagReadRatioP50: number;
+  readonly tagReadRatioP99: number;
 }
 
 export async function hitPath(
@@ -61,24 +65,44 @@ export async function hitPath(
       await object.Body?.transformToByteArray();
     };
 
-    const timings = { handler: [] as number[], bare: [] as number[] };
+    // The design not chosen for revalidation: tag state rows read on every request. The same
+    // pair, plus a strongly consistent BatchGetItem of the page's two tag rows, which can only be
+    // sent once META has said which tags the page has.
+    const tagRows = ['demo', 'demo:hit'].map((tag) => ({
+      pk: { S: `TAG#_#${tag}` },
+      sk: { S: 'STATE' },
+    }));
+    const tagRead = async () => {
+      const item = await s.clients.dynamodb.send(
+        new GetItemCommand({
+          TableName: s.tableName,
+          Key: { pk: { S: pk }, sk: { S: 'META' } },
+          ConsistentRead: true,
+        }),
+      );
+      if (item.Item === undefined) throw new Error('no META');
+      await s.clients.dynamodb.send(
+        new BatchGetItemCommand({
+          RequestItems: { [s.tableName]: { Keys: tagRows, ConsistentRead: true } },
+        }),
+      );
+      const object = await s.clients.s3.send(
+        new GetObjectCommand({ Bucket: s.bucket, Key: s3Key }),
+      );
+      await object.Body?.transformToByteArray();
+    };
+
+    const runs = { handler, bare, tagRead } as const;
+    const names = Object.keys(runs) as (keyof typeof runs)[];
+    const timings = { handler: [] as number[], bare: [] as number[], tagRead: [] as number[] };
     const warmup = Math.min(300, iterations);
-    for (let i = 0; i < warmup; i++) {
-      await handler();
-      await bare();
-    }
+    for (let i = 0; i < warmup; i++) for (const name of names) await runs[name]();
     for (let i = 0; i < iterations; i++) {
-      for (const [name, run] of i % 2 === 0
-        ? ([
-            ['handler', handler],
-            ['bare', bare],
-          ] as const)
-        : ([
-            ['bare', bare],
-            ['handler', handler],
-          ] as const)) {
+      // Rotated order (A B C, B C A, C A B...), so drift weighs on each alike.
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(i + j) % names.length];
         const started = performance.now();
-        await run();
+        await runs[name]();
         timings[name].push(performance.now() - started);
       }
       if (i % 50 === 49 || i === iterations - 1)
@@ -88,13 +112,19 @@ export async function hitPath(
       p50: round(percentile(samples, 50), 3),
       p99: round(percentile(samples, 99), 3),
     });
-    const result = { handler: stats(timings.handler), bare: stats(timings.bare) };
+    const result = {
+      handler: stats(timings.handler),
+      bare: stats(timings.bare),
+      tagRead: stats(timings.tagRead),
+    };
     return {
       iterations,
       pageBytes,
       ...result,
       ratioP50: round(result.handler.p50 / result.bare.p50, 3),
       ratioP99: round(result.handler.p99 / result.bare.p99, 3),
+      tagReadRatioP50: round(result.tagRead.p50 / result.bare.p50, 3),
+      tagReadRatioP99: round(result.tagRead.p99 / result.bare.p99, 3),
     };
   } finally {
     s.destroy();

@@ -11,6 +11,7 @@ import { flood, type FloodResult } from './flood.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
 import { regeneration } from './regeneration.js';
+import { tagRevalidation } from './revalidation.js';
 import { storm, type StormResult } from './storm.js';
 import { table } from './stats.js';
 import { versions } from './versions.js';
@@ -34,6 +35,7 @@ const settings = {
   regenerationConcurrency: 10,
   versionKeys: quick ? 20 : 200,
   floodPaths: quick ? 500 : 5_000,
+  revalidationPages: quick ? 1_000 : 10_000,
   floodConcurrency: 100,
   initSamples: quick ? 5 : 21,
 };
@@ -107,6 +109,8 @@ try {
             ['origin handler (HIT)', hit.handler.p50, hit.handler.p99],
             ['bare GetItem + GetObject', hit.bare.p50, hit.bare.p99],
             ['ratio (target <= 1.2)', hit.ratioP50, hit.ratioP99],
+            ['bare pair + tag-state read (design not chosen)', hit.tagRead.p50, hit.tagRead.p99],
+            ['its ratio to the bare pair', hit.tagReadRatioP50, hit.tagReadRatioP99],
           ]),
         );
       },
@@ -171,6 +175,34 @@ try {
               versionCost.timeRatio,
             ],
             ['calls', callsOf(versionCost.recipeB.calls), callsOf(versionCost.recipeA.calls), ''],
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'revalidation',
+      run: () => tagRevalidation(backends, settings.revalidationPages),
+      print: (r: Awaited<ReturnType<typeof tagRevalidation>>) => {
+        console.log(
+          `\nTag revalidation: one tag on ${r.pages} pages, mode stale (baseline: the same pages ` +
+            'made stale by bare UpdateItem calls, 32 at a time)',
+        );
+        console.log(
+          table([
+            ['', 'value'],
+            ['time to the 202 = until every page is stale (ms)', r.ms],
+            ['pages marked / found stale after', `${r.marked} / ${r.staleAfter}`],
+            ['pages per second', r.pagesPerSecond],
+            ['bare UpdateItem marking (ms)', r.bareMs],
+            ['time ratio', r.ratio],
+            ['WCU (AWS pricing, failed conditions included)', r.pricedWcu],
+            ['read units (Query of the tag index, sized)', r.readCapacity],
+            [
+              'calls',
+              Object.entries(r.calls)
+                .map(([name, count]) => `${name} ${count}`)
+                .join(', '),
+            ],
           ]),
         );
       },

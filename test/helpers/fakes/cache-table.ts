@@ -32,7 +32,7 @@ const holderOf = (lock: LockRow | undefined) =>
 export class InMemoryCacheTable implements CacheTable {
   constructor(readonly state: MemoryTable = new MemoryTable()) {}
 
-  getMeta(pk: string): Promise<CacheMeta | undefined> {
+  getMeta(pk: string, _options?: { consistent?: boolean }): Promise<CacheMeta | undefined> {
     const meta = this.state.metas.get(pk);
     return Promise.resolve(meta === undefined ? undefined : { ...meta });
   }
