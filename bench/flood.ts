@@ -91,16 +91,15 @@ export async function flood(
       tenantHeader: undefined,
       ...createObservability('origin'),
     });
-    const context = lambdaContext(30_000);
     const site = Array.from({ length: SITE_PAGES }, (_, i) => `/site/page-${i}`);
-    for (const path of site) await origin(getEvent(path), context);
+    for (const path of site) await origin(getEvent(path), lambdaContext(30_000));
     const rendersBefore = renders;
     peak = 0;
 
     const visit = async (until: () => boolean, samples: number[], statuses: number[]) => {
       for (let i = 0; !until(); i++) {
         const started = performance.now();
-        const reply = await origin(getEvent(site[i % SITE_PAGES]), context);
+        const reply = await origin(getEvent(site[i % SITE_PAGES]), lambdaContext(30_000));
         samples.push(performance.now() - started);
         statuses.push(reply.statusCode ?? 0);
       }
@@ -121,7 +120,7 @@ export async function flood(
       while (next < paths) {
         const n = next++;
         const path = `/random-${n}-${Math.random().toString(36).slice(2, 10)}`;
-        const reply = await origin(getEvent(path), context);
+        const reply = await origin(getEvent(path), lambdaContext(30_000));
         const status = String(reply.statusCode ?? 0);
         floodStatuses[status] = (floodStatuses[status] ?? 0) + 1;
         if (n % 50 === 0) progress(label, n, paths);

@@ -36,9 +36,8 @@ export async function hitPath(
       clock: s.clock,
       renderer: s.renderer,
     });
-    const context = lambdaContext(30_000);
     const event = getEvent('/hit');
-    const miss = await origin(event, context);
+    const miss = await origin(event, lambdaContext(30_000));
     if (miss.headers?.['x-isr-cache'] !== 'MISS') throw new Error('hit-path setup did not render');
     const pk = normaliseCacheKey({ rawPath: '/hit' }, s.originConfig.keyPolicy).pk;
     const meta = await s.clients.dynamodb.send(
@@ -47,7 +46,7 @@ export async function hitPath(
     const s3Key = meta.Item?.s3_key?.S ?? '';
 
     const handler = async () => {
-      const reply = await origin(event, context);
+      const reply = await origin(event, lambdaContext(30_000));
       if (reply.headers?.['x-isr-cache'] !== 'HIT') throw new Error('expected a HIT');
     };
     const bare = async () => {

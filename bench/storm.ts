@@ -42,8 +42,7 @@ export async function storm(
         ? (event) => buildWorkerHandler(s.workerConfig, runtime)(event, lambdaContext(60_000))
         : naiveWorker(s);
 
-    const context = lambdaContext(30_000);
-    await origin(getEvent('/storm'), context); // the first render (a MISS)
+    await origin(getEvent('/storm'), lambdaContext(30_000)); // the first render (a MISS)
     const rendersBefore = s.renders.count;
     s.clock.advance(61); // stale now
 
@@ -52,7 +51,7 @@ export async function storm(
     const started = performance.now();
     const replies = await Promise.all(
       Array.from({ length: requests }, async () => {
-        const reply = await origin(getEvent('/storm'), context);
+        const reply = await origin(getEvent('/storm'), lambdaContext(30_000));
         progress(`${label}: requests`, ++done, requests);
         return reply;
       }),
