@@ -192,16 +192,20 @@ async function storedBodies(
 ): Promise<{ count: number; bytes: number }> {
   let count = 0;
   let bytes = 0;
-  let token: string | undefined;
+  // Paged by StartAfter, not ContinuationToken: s3rver encrypts its continuation tokens with
+  // DES, which OpenSSL 3 (Node 17+) refuses, so any listing past 1,000 keys fails there.
+  let startAfter: string | undefined;
+  let truncated: boolean | undefined;
   do {
     const page = await client.send(
-      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+      new ListObjectsV2Command({ Bucket: bucket, StartAfter: startAfter }),
     );
     for (const object of page.Contents ?? []) {
       count += 1;
       bytes += object.Size ?? 0;
+      startAfter = object.Key;
     }
-    token = page.NextContinuationToken;
-  } while (token !== undefined);
+    truncated = page.IsTruncated;
+  } while (truncated === true);
   return { count, bytes };
 }

@@ -288,7 +288,19 @@ try {
     machine: { node: process.version, cpu: cpus()[0]?.model, cores: cpus().length },
     settings,
   };
-  for (const s of chosen) results[s.name] = await s.run();
+  // Each table is printed as soon as its benchmark ends, and a benchmark that fails is recorded
+  // and reported while the others still run: an hour-long run never loses what it measured.
+  const failed: string[] = [];
+  for (const s of chosen) {
+    try {
+      results[s.name] = await s.run();
+      s.print(results[s.name]);
+    } catch (error) {
+      failed.push(s.name);
+      results[s.name] = { failed: error instanceof Error ? error.message : String(error) };
+      console.error(`\nbenchmark ${s.name} failed:`, error);
+    }
+  }
   mkdirSync('bench/results', { recursive: true });
   const json = `${JSON.stringify(results, null, 2)}\n`;
   const stamp = String(results.date).replace(/[:.]/g, '-');
@@ -297,12 +309,15 @@ try {
     json,
   );
   writeFileSync(`bench/results/bench-${stamp}.json`, json);
-  for (const s of chosen) s.print(results[s.name]);
   console.log(
     only === undefined
       ? '\nresults: bench/results/latest.json'
       : `\nresults: bench/results/partial-${stamp}.json`,
   );
+  if (failed.length > 0) {
+    console.error(`failed: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 } finally {
   await backends.stop();
 }
