@@ -29,9 +29,11 @@ import {
   type GeoRestriction,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { Function as LambdaFunction, IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { CDN_DISTRIBUTION_ID_ENV } from '../lambda/shared/cdn-env.js';
+import { grantCdnInvalidation } from './isr-permissions.js';
 import { stackRegionName } from './isr-names.js';
 
 /** CloudFront's default origin response timeout quota. */
@@ -195,4 +197,13 @@ export function createPageDistribution(
   });
   enableCacheTags(distribution, options.cacheTagHeader);
   return distribution;
+}
+
+/**
+ * Lets `fn` purge `distribution` by cache tag, in one call: the grant (CreateInvalidation on
+ * this distribution only) and the variable that names the distribution to the function.
+ */
+export function wireCdnPurge(fn: LambdaFunction, distribution: Distribution): void {
+  grantCdnInvalidation(fn, distribution);
+  fn.addEnvironment(CDN_DISTRIBUTION_ID_ENV, distribution.distributionId);
 }

@@ -4,9 +4,12 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { CDN_DISTRIBUTION_ID_ENV } from '../../lambda/shared/cdn-env.js';
+import { wireCdnPurge } from '../../lib/isr-cdn.js';
 import { grantCdnInvalidation } from '../../lib/isr-permissions.js';
 import { IsrService } from '../../lib/isr-service.js';
 import { IsrServiceConfigError } from '../../lib/isr-settings.js';
@@ -18,6 +21,7 @@ import {
   getAtt,
   logicalIdOf,
   policyStatementsOf,
+  resourceOf,
   resourcesOf,
   serviceIds,
   synthIsrStack,
@@ -436,5 +440,29 @@ describe('IsrService CDN purge by cache tag', () => {
         actions.filter((action) => coversAction([action], 'cloudfront:CreateInvalidation')),
       ).toEqual([]);
     }
+  });
+});
+
+describe('wireCdnPurge', () => {
+  it('grants the function the purge and names the distribution in its environment', () => {
+    let fnId = '';
+    const { template, service } = synthIsrStack({
+      alter: (built) => {
+        const fn = new LambdaFunction(built, 'PurgingFunction', {
+          runtime: Runtime.NODEJS_22_X,
+          handler: 'index.handler',
+          code: Code.fromInline('export const handler = () => undefined;'),
+        });
+        wireCdnPurge(fn, built.distribution);
+        fnId = logicalIdOf(fn);
+      },
+    });
+    const distribution = { Ref: serviceIds(service).distribution };
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: { [CDN_DISTRIBUTION_ID_ENV]: distribution } },
+    });
+    const role = resourceOf<{ Role: { 'Fn::GetAtt': [string, string] } }>(template, fnId).Properties
+      .Role['Fn::GetAtt'][0];
+    expect(allowedActionsOf(template, role)).toContain('cloudfront:CreateInvalidation');
   });
 });
