@@ -407,6 +407,19 @@ describe('IsrService CDN purge by cache tag', () => {
     });
   });
 
+  it('names its response headers policy per stack and region, like the other policies', () => {
+    const nameIn = (stackName: string) => {
+      const { template: built, stack } = synthIsrStack({ stackName, env: east });
+      const [policy] = Object.values(
+        built.findResources('AWS::CloudFront::ResponseHeadersPolicy'),
+      ) as { Properties: { ResponseHeadersPolicyConfig: { Name: unknown } } }[];
+      return JSON.stringify(stack.resolve(policy?.Properties.ResponseHeadersPolicyConfig.Name));
+    };
+    const [first, second] = [nameIn('SiteA'), nameIn('SiteB')];
+    expect(first).toContain('SiteA');
+    expect(first).not.toBe(second);
+  });
+
   it('lets a granted role create invalidations on this distribution only', () => {
     const { statements } = policyStatementsOf(template, logicalIdOf(purger as Role));
     const purges = statements.filter((statement) =>
