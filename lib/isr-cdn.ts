@@ -6,6 +6,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import type { CfnDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   AllowedMethods,
   CachedMethods,
@@ -22,14 +23,17 @@ import {
   FunctionUrlOriginAccessControl,
   HttpVersion,
   type IFunction,
+  ResponseHeadersPolicy,
   SecurityPolicyProtocol,
   ViewerProtocolPolicy,
   type GeoRestriction,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { Function as LambdaFunction, IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { CDN_DISTRIBUTION_ID_ENV } from '../lambda/shared/cdn-env.js';
+import { grantCdnInvalidation } from './isr-permissions.js';
 import { stackRegionName } from './isr-names.js';
 
 /** CloudFront's default origin response timeout quota. */
@@ -89,10 +93,45 @@ export function createPageOriginRequestPolicy(scope: Construct, id: string, shap
   });
 }
 
+/**
+ * Viewers never see the page's cache tags (they name tenants and pages): CloudFront reads the
+ * header from the origin response it caches, and this policy removes it only from what it sends
+ * to viewers (Developer Guide, "Add or remove HTTP headers in CloudFront responses with a
+ * policy"). It adds nothing, so the headers the origin sets stay as they are.
+ */
+export function createPageResponseHeadersPolicy(
+  scope: Construct,
+  id: string,
+  options: { readonly cacheTagHeader: string },
+): ResponseHeadersPolicy {
+  return new ResponseHeadersPolicy(scope, id, {
+    responseHeadersPolicyName: stackRegionName(scope, 'pages-response', MAX_POLICY_NAME_LENGTH),
+    comment: 'ISR pages: cache tags are for CloudFront only, never sent to viewers',
+    removeHeaders: [options.cacheTagHeader],
+  });
+}
+
+/**
+ * Turns on invalidation by cache tag: CloudFront stores the comma-separated tags of the origin's
+ * `header` with each object, and a `#tag` invalidation item purges them (Developer Guide,
+ * "Invalidating content by cache tags"; CloudFormation `DistributionConfig.CacheTagConfig`).
+ * aws-cdk-lib 2.276.0 has the property on CfnDistribution only, not on the L2, hence the override.
+ */
+export function enableCacheTags(distribution: Distribution, header: string): void {
+  (distribution.node.defaultChild as CfnDistribution).addPropertyOverride(
+    'DistributionConfig.CacheTagConfig.HeaderName',
+    header,
+  );
+}
+
 export interface PageDistributionOptions {
   readonly functionUrl: IFunctionUrl;
   readonly cachePolicy: CachePolicy;
   readonly originRequestPolicy: OriginRequestPolicy;
+  /** Removes the cache-tag header from viewer responses (`createPageResponseHeadersPolicy`). */
+  readonly responseHeadersPolicy: ResponseHeadersPolicy;
+  /** The origin's cache-tag header, which CloudFront's CacheTagConfig reads. */
+  readonly cacheTagHeader: string;
   /** The origin function's timeout: CloudFront waits as long (up to its 60 s default quota). */
   readonly originTimeout: Duration;
   readonly domainNames?: string[] | undefined;
@@ -105,7 +144,7 @@ export interface PageDistributionOptions {
 }
 
 /**
- * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3. The function URL is reached through Origin
+ * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3, purgeable by cache tag. The function URL is reached through Origin
  * Access Control: CloudFront signs each request (SigV4) and the helper grants
  * cloudfront.amazonaws.com both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL),
  * each conditioned on this distribution's ARN. The access control is named per stack and region.
@@ -121,7 +160,7 @@ export function createPageDistribution(
     originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
     description: 'ISR origin function URL, signed with SigV4',
   });
-  return new Distribution(scope, id, {
+  const distribution = new Distribution(scope, id, {
     comment: 'ISR pages',
     defaultBehavior: {
       origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
@@ -134,6 +173,7 @@ export function createPageDistribution(
       compress: true,
       cachePolicy: options.cachePolicy,
       originRequestPolicy: options.originRequestPolicy,
+      responseHeadersPolicy: options.responseHeadersPolicy,
       functionAssociations:
         options.viewerRequestFunction === undefined
           ? undefined
@@ -155,4 +195,15 @@ export function createPageDistribution(
     logBucket: logs,
     logFilePrefix: logs ? 'cloudfront/' : undefined,
   });
+  enableCacheTags(distribution, options.cacheTagHeader);
+  return distribution;
+}
+
+/**
+ * Lets `fn` purge `distribution` by cache tag, in one call: the grant (CreateInvalidation on
+ * this distribution only) and the variable that names the distribution to the function.
+ */
+export function wireCdnPurge(fn: LambdaFunction, distribution: Distribution): void {
+  grantCdnInvalidation(fn, distribution);
+  fn.addEnvironment(CDN_DISTRIBUTION_ID_ENV, distribution.distributionId);
 }

@@ -1,6 +1,6 @@
 /**
- * Everything in front of the origin's function URL: the cache and origin request policies, the
- * optional rate-limiting web ACL, the distribution and its optional standard logging v2.
+ * Everything in front of the origin's function URL: the cache, origin request and response
+ * headers policies, the optional rate-limiting web ACL, the distribution and its optional standard logging v2.
  */
 import {
   Function as CloudFrontFunction,
@@ -9,6 +9,7 @@ import {
   type CachePolicy,
   type Distribution,
   type OriginRequestPolicy,
+  type ResponseHeadersPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
@@ -17,6 +18,7 @@ import {
   createPageCachePolicy,
   createPageDistribution,
   createPageOriginRequestPolicy,
+  createPageResponseHeadersPolicy,
 } from './isr-cdn.js';
 import { tenantFunctionSource } from './edge/tenant-function.js';
 import { createCdnLogDelivery, type CdnLogDelivery } from './isr-cdn-logs.js';
@@ -28,6 +30,8 @@ import { createRateLimitWebAcl } from './isr-waf.js';
 export interface PageEdge {
   readonly cachePolicy: CachePolicy;
   readonly originRequestPolicy: OriginRequestPolicy;
+  /** Removes the cache-tag header from viewer responses. */
+  readonly responseHeadersPolicy: ResponseHeadersPolicy;
   readonly webAcl: CfnWebACL | undefined;
   readonly distribution: Distribution;
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
@@ -47,6 +51,11 @@ export function createPageEdge(
     'PageOriginRequestPolicy',
     settings,
   );
+  const responseHeadersPolicy = createPageResponseHeadersPolicy(
+    scope,
+    'PageResponseHeadersPolicy',
+    settings,
+  );
   const tenantFunction = createTenantFunction(scope, settings, props);
   const limit = settings.rateLimitPerFiveMinutes;
   const webAcl = limit === undefined ? undefined : createRateLimitWebAcl(scope, limit);
@@ -55,6 +64,8 @@ export function createPageEdge(
     functionUrl,
     cachePolicy,
     originRequestPolicy,
+    responseHeadersPolicy,
+    cacheTagHeader: settings.cacheTagHeader,
     originTimeout: settings.originTimeout,
     webAclId: webAcl?.attrArn ?? props.webAclId,
     viewerRequestFunction: tenantFunction,
@@ -66,6 +77,7 @@ export function createPageEdge(
   return {
     cachePolicy,
     originRequestPolicy,
+    responseHeadersPolicy,
     webAcl,
     distribution,
     cdnLogDelivery,

@@ -7,12 +7,23 @@
  *   DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
  * - worker: Get/Put/Update/DeleteItem on the table; PutObject and DeleteObject on `pages/*`;
  *   consume the queue (granted by its event source); SendMessage to the DLQ.
+ * - a function that purges the CDN (the revalidate function), when granted with
+ *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
  * - both, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
 import { Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
+import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
+import {
+  Effect,
+  Grant,
+  PolicyStatement,
+  Role,
+  ServicePrincipal,
+  type IGrantable,
+  type IRole,
+} from 'aws-cdk-lib/aws-iam';
 import { ViaServicePrincipal } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -195,4 +206,22 @@ export function grantUpstreamSecret(role: IRole, secret: ISecret): void {
   secret.encryptionKey?.grantDecrypt(
     new ViaServicePrincipal(`secretsmanager.${region}.amazonaws.com`, role),
   );
+}
+
+/**
+ * CloudFront purges by cache tag with CreateInvalidation alone: the adapter never reads an
+ * invalidation back (its id is logged), so no GetInvalidation or ListInvalidations.
+ */
+export const CDN_PURGE_ACTIONS = ['cloudfront:CreateInvalidation'] as const;
+
+/**
+ * Lets `grantee` purge this distribution's cache by tag, and no other distribution's (the
+ * statement names this distribution's ARN; CloudFront has no wider resource to fall back on).
+ */
+export function grantCdnInvalidation(grantee: IGrantable, distribution: IDistribution): Grant {
+  return Grant.addToPrincipal({
+    grantee,
+    actions: [...CDN_PURGE_ACTIONS],
+    resourceArns: [distribution.distributionArn],
+  });
 }

@@ -274,6 +274,24 @@ export class PageChangedError extends IsrError {
   }
 }
 
+/**
+ * The CDN refused a purge in a way no retry fixes (a malformed item, access denied, no such
+ * distribution): the caller must learn of it, since the CDN keeps serving its copies.
+ */
+export class CdnPurgeRejectedError extends IsrError {
+  override readonly name = 'CdnPurgeRejectedError';
+  readonly kind = ErrorKind.Terminal;
+  readonly code = 'cdn-purge-rejected';
+  constructor(
+    /** Undefined when the purge was refused before it had an identity (an invalid tag). */
+    readonly purgeId: string | undefined,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /** What an error means for the caller: how to react, and the reason to report. */
 export interface Failure {
   readonly kind: ErrorKind;

@@ -339,5 +339,53 @@ export type CdnPurge =
 
 /** Purges cached pages from the CDN by cache tag (`cdnTagOf`, `cdnKeyTagOf`). */
 export interface CdnInvalidator {
-  invalidateTags(tags: readonly string[]): Promise<CdnPurge>;
+  /**
+   * `effectId` (a revalidation's) makes the purge's identity deterministic, so a retry of the
+   * same effect reuses the invalidation it already made instead of creating a second one.
+   */
+  invalidateTags(tags: readonly string[], options?: CdnPurgeOptions): Promise<CdnPurge>;
+}
+
+export interface CdnPurgeOptions {
+  readonly effectId?: string | undefined;
+}
+
+/**
+ * A CDN purge the CDN did not accept in time (throttled), kept until a retry gets it through.
+ * `id` is the purge's identity at the CDN (CloudFront's CallerReference): every retry sends the
+ * same one, so a purge accepted twice still makes one invalidation.
+ */
+export interface PendingPurge {
+  readonly id: string;
+  /** CDN tags, without CloudFront's `#` prefix. */
+  readonly tags: readonly string[];
+  /** Why it is pending (the last error). */
+  readonly reason: string;
+  /** When it was first recorded, epoch ms: pending purges are retried oldest first. */
+  readonly recordedAt: number;
+  /** Attempts made so far, the first submission's included. */
+  readonly attempts: number;
+}
+
+/** Where pending purges wait for `retryPendingPurges` (core/cdn-purge.ts). */
+export interface PendingPurges {
+  /** Records a purge; recording the same purge (id and `recordedAt`) again keeps one. */
+  add(purge: PendingPurge): Promise<void>;
+  /** The oldest pending purges, at most `limit`. */
+  oldest(limit: number): Promise<PendingPurge[]>;
+  /** One more failed attempt, and why; a purge removed meanwhile stays removed. */
+  recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void>;
+  /** Forgets a purge the CDN accepted. */
+  remove(purge: PendingPurge): Promise<void>;
+}
+
+/** One submission of a pending purge: accepted, or still refused for a reason that may pass. */
+export type PurgeAttempt =
+  | { readonly status: 'submitted'; readonly invalidationId: string }
+  | { readonly status: 'throttled'; readonly reason: string };
+
+/** Submits a pending purge once more, under its own identity (a sweeper's retry). */
+export interface PendingPurgeSubmitter {
+  /** @throws CdnPurgeRejectedError when the CDN refuses it for good */
+  resubmit(purge: PendingPurge): Promise<PurgeAttempt>;
 }

@@ -3,18 +3,30 @@ import { describe, expect, it } from '@jest/globals';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { CDN_DISTRIBUTION_ID_ENV } from '../../lambda/shared/cdn-env.js';
+import { wireCdnPurge } from '../../lib/isr-cdn.js';
+import { grantCdnInvalidation } from '../../lib/isr-permissions.js';
 import { IsrService } from '../../lib/isr-service.js';
 import { IsrServiceConfigError } from '../../lib/isr-settings.js';
 import {
+  actionsOf,
+  allowedActionsOf,
   cdkJsonContext,
+  coversAction,
   getAtt,
   logicalIdOf,
+  policyStatementsOf,
+  resourceOf,
+  resourcesOf,
   serviceIds,
   synthIsrStack,
   type FixtureOptions,
+  type PolicyStatementJson,
 } from './stack-fixture.js';
 
 const account = '123456789012';
@@ -350,5 +362,120 @@ describe('IsrService CloudFront', () => {
         () => new IsrService(stack, 'Isr', { cdnLogs: { logGroup: new LogGroup(stack, 'L') } }),
       ).toThrow(/cdnLogs .* needs the stack in us-east-1/);
     });
+  });
+});
+
+describe('IsrService CDN purge by cache tag', () => {
+  let purger: Role | undefined;
+  const { template, service } = synthIsrStack({
+    alter: (built) => {
+      purger = new Role(built, 'PurgeTestRole', {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      });
+      grantCdnInvalidation(purger, built.distribution);
+    },
+  });
+  const ids = serviceIds(service);
+
+  it('configures CloudFront to read the cache tags from the origin header', () => {
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        CacheTagConfig: { HeaderName: 'x-isr-cache-tags' },
+      }),
+    });
+    const { template: custom } = synthIsrStack({ service: { cacheTagHeader: 'X-Page-Tags' } });
+    custom.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({ CacheTagConfig: { HeaderName: 'x-page-tags' } }),
+    });
+  });
+
+  it('removes the cache-tag header from every viewer response, and adds nothing', () => {
+    const policies = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+    expect(Object.keys(policies)).toHaveLength(1);
+    const [policyId] = Object.keys(policies) as [string];
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: {
+        Name: Match.anyValue(),
+        Comment: Match.anyValue(),
+        RemoveHeadersConfig: { Items: [{ Header: 'x-isr-cache-tags' }] },
+      },
+    });
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultCacheBehavior: Match.objectLike({ ResponseHeadersPolicyId: { Ref: policyId } }),
+      }),
+    });
+  });
+
+  it('names its response headers policy per stack and region, like the other policies', () => {
+    const nameIn = (stackName: string) => {
+      const { template: built, stack } = synthIsrStack({ stackName, env: east });
+      const [policy] = Object.values(
+        built.findResources('AWS::CloudFront::ResponseHeadersPolicy'),
+      ) as { Properties: { ResponseHeadersPolicyConfig: { Name: unknown } } }[];
+      return JSON.stringify(stack.resolve(policy?.Properties.ResponseHeadersPolicyConfig.Name));
+    };
+    const [first, second] = [nameIn('SiteA'), nameIn('SiteB')];
+    expect(first).toContain('SiteA');
+    expect(first).not.toBe(second);
+  });
+
+  it('lets a granted role create invalidations on this distribution only', () => {
+    const { statements } = policyStatementsOf(template, logicalIdOf(purger as Role));
+    const purges = statements.filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('cloudfront:')),
+    );
+    expect(purges).toHaveLength(1);
+    const [purge] = purges as [PolicyStatementJson];
+    expect(purge.Effect).toBe('Allow');
+    expect(actionsOf(purge)).toEqual(['cloudfront:CreateInvalidation']);
+    expect(resourcesOf(purge)).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':cloudfront::',
+            { Ref: 'AWS::AccountId' },
+            ':distribution/',
+            { Ref: ids.distribution },
+          ],
+        ],
+      },
+    ]);
+  });
+
+  it('grants no CDN action to the origin or the worker', () => {
+    for (const role of [ids.originRole, ids.workerRole]) {
+      const actions = allowedActionsOf(template, role);
+      expect(
+        actions.filter((action) => coversAction([action], 'cloudfront:CreateInvalidation')),
+      ).toEqual([]);
+    }
+  });
+});
+
+describe('wireCdnPurge', () => {
+  it('grants the function the purge and names the distribution in its environment', () => {
+    let fnId = '';
+    const { template, service } = synthIsrStack({
+      alter: (built) => {
+        const fn = new LambdaFunction(built, 'PurgingFunction', {
+          runtime: Runtime.NODEJS_22_X,
+          handler: 'index.handler',
+          code: Code.fromInline('export const handler = () => undefined;'),
+        });
+        wireCdnPurge(fn, built.distribution);
+        fnId = logicalIdOf(fn);
+      },
+    });
+    const distribution = { Ref: serviceIds(service).distribution };
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: { [CDN_DISTRIBUTION_ID_ENV]: distribution } },
+    });
+    const role = resourceOf<{ Role: { 'Fn::GetAtt': [string, string] } }>(template, fnId).Properties
+      .Role['Fn::GetAtt'][0];
+    expect(allowedActionsOf(template, role)).toContain('cloudfront:CreateInvalidation');
   });
 });

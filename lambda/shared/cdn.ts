@@ -1,0 +1,43 @@
+/**
+ * The CDN purger a function uses, built once from its environment (`cdn-env.ts`): CloudFront when
+ * `ISR_CDN_DISTRIBUTION_ID` is set, with pending purges kept in the cache table; otherwise purges
+ * answer 'not-configured' (a stack fronted by another CDN, the local tools).
+ */
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CloudFrontInvalidator, type PurgeLog } from '../adapters/cdn/cloudfront-invalidator.js';
+import { DynamoPendingPurges } from '../adapters/dynamodb/pending-purges.js';
+import type { CdnInvalidator } from '../core/ports.js';
+import { cdnDistributionIdOf } from './cdn-env.js';
+
+/** Purges when no CDN is configured: nothing to invalidate, and the receipt says so. */
+export const cdnNotConfigured: CdnInvalidator = {
+  invalidateTags: () => Promise.resolve({ status: 'not-configured' }),
+};
+
+export interface CdnFromEnvOptions {
+  readonly env: Record<string, string | undefined>;
+  /** The cache table's client and name: pending purges are rows of it. */
+  readonly dynamodb: DynamoDBClient;
+  readonly tableName: string;
+  readonly logger?: PurgeLog | undefined;
+  /** @default a client with the function's own region and credentials */
+  readonly cloudfront?: CloudFrontClient | undefined;
+}
+
+/**
+ * The CloudFront invalidator of the configured distribution (also what a sweeper passes to
+ * `retryPendingPurges`), or undefined when none is configured.
+ */
+export function cloudFrontInvalidatorFromEnv(
+  options: CdnFromEnvOptions,
+): CloudFrontInvalidator | undefined {
+  const distributionId = cdnDistributionIdOf(options.env);
+  if (distributionId === undefined) return undefined;
+  return new CloudFrontInvalidator({
+    client: options.cloudfront ?? new CloudFrontClient({}),
+    distributionId,
+    pending: new DynamoPendingPurges({ client: options.dynamodb, tableName: options.tableName }),
+    logger: options.logger,
+  });
+}
