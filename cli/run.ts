@@ -103,7 +103,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     return report(error, name, json, io);
   } finally {
-    if (target !== undefined) destroyTarget(target);
+    // A target handed in (tests) belongs to the caller.
+    if (target !== undefined && io.target === undefined) destroyTarget(target);
   }
 }
 

@@ -117,6 +117,8 @@ async function receiveAll(deps: DlqDeps): Promise<Message[]> {
         VisibilityTimeout: deps.visibilitySeconds ?? 30,
         MessageAttributeNames: ['All'],
         MessageSystemAttributeNames: ['All'],
+        // local-aws-sqs reports system attributes only when asked by this (legacy) name.
+        AttributeNames: ['All'],
       }),
     );
     const fresh = (Messages ?? []).filter(
