@@ -10,7 +10,9 @@ import { run } from '../../cli/run.js';
 import { destroyTarget, stackTarget } from '../../cli/target.js';
 
 const cfnMock = mockClient(CloudFormationClient);
-afterEach(() => cfnMock.reset());
+afterEach(() => {
+  cfnMock.reset();
+});
 
 const settings = {
   allowedQueryParams: ['page'],
