@@ -3,6 +3,7 @@
  * arguments and a `Context` (target, clock, output) and returns data plus its human rendering;
  * `run.ts` does the parsing, the target, `--json` and the exit codes.
  */
+import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { epochSeconds, type Clock } from '../lambda/core/clock.js';
@@ -65,7 +66,7 @@ function duration(values: Values, name: string): number | undefined {
 
 /** Who asked, for META's `rolled_back_by` and the lease owner. */
 const actorOf = (ctx: Context): string =>
-  ctx.env.ISR_ACTOR ?? `${ctx.env.USER ?? ctx.env.USERNAME ?? 'someone'}@isr-cli`;
+  ctx.env.ISR_ACTOR ?? `${ctx.env.USER ?? ctx.env.USERNAME ?? userInfo().username}@isr-cli`;
 
 const pageCommand = (ctx: Context, url: string, values: Values) =>
   cacheKeyOf(url, str(values, 'tenant'), ctx.target.settings);

@@ -14,6 +14,7 @@ type Cell = string | number | boolean | undefined;
 
 /** Columns padded to their widest cell; `-` for a missing value. */
 export function table(headers: readonly string[], rows: readonly (readonly Cell[])[]): string {
+  if (rows.length === 0) return '(none)';
   const text = [
     headers,
     ...rows.map((row) => row.map((cell) => (cell === undefined ? '-' : String(cell)))),
