@@ -10,7 +10,9 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'test/helpers/*.js'] } },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'test/helpers/*.js', 'cli/*.js'] },
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

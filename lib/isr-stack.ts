@@ -27,9 +27,29 @@ export class IsrStack extends Stack {
       BucketName: this.service.bucket.bucketName,
       QueueName: this.service.queue.queueName,
       DeadLetterQueueName: this.service.deadLetterQueue.queueName,
+      // What the ops CLI (`isr --stack <name>`) reads: where to redrive, and how keys are made.
+      QueueUrl: this.service.queue.queueUrl,
+      DeadLetterQueueUrl: this.service.deadLetterQueue.queueUrl,
+      OpsSettings: opsSettingsOf(this.service),
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }
+}
+
+/**
+ * The settings the ops CLI needs to turn a URL into a cache key and to take an operator's lease
+ * exactly as the functions do, as JSON (`cli/target.ts` parses it).
+ */
+function opsSettingsOf(service: IsrService): string {
+  const s = service.settings;
+  return JSON.stringify({
+    allowedQueryParams: s.allowedQueryParams,
+    renderPaths: s.renderPaths,
+    tenantHeader: s.tenantHeader,
+    tenants: s.tenants,
+    leaseSeconds: s.leaseSeconds,
+    retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
+  });
 }
 
 /** The construct props settable from context; a list is comma-separated or a JSON array. */

@@ -19,6 +19,7 @@ import {
   startLocalBackends,
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
+import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
@@ -117,6 +118,8 @@ async function main(): Promise<void> {
     // In this order: no new requests and the ones in flight answered (they may queue work), the
     // batch in hand finished and acknowledged, then the backends, DynamoDB Local closing its file.
     const stop = createShutdown([
+      // First: the ops CLI must not find a service that is going away.
+      { name: 'the endpoints file', run: () => removeEndpointsFile(dataDir) },
       { name: 'the HTTP server', run: () => front.close() },
       { name: 'the worker poller', run: () => poller.stop() },
       { name: 'the backends', run: () => backends.stop() },
@@ -125,6 +128,26 @@ async function main(): Promise<void> {
     process.on('SIGINT', () => stop('SIGINT', { signal: true }));
     process.on('SIGTERM', () => stop('SIGTERM', { signal: true }));
     watchLaunchers(npmLaunchers(), (pid) => stop(`npm start's launcher (pid ${pid}) exited`));
+
+    await writeEndpointsFile(dataDir, {
+      httpUrl: front.url,
+      region: LOCAL_REGION,
+      endpoints: backends.endpoints,
+      tableName,
+      bucket: originConfig.bucket,
+      queueUrl: queues.queueUrl,
+      dlqUrl: queues.dlqUrl,
+      revalidateUrl: `${front.url}/_isr/revalidate`,
+      settings: {
+        allowedQueryParams: [...originConfig.keyPolicy.allowedQueryParams],
+        renderPaths: [...originConfig.renderPaths],
+        tenantHeader: originConfig.tenantHeader,
+        tenants: originConfig.tenants && [...originConfig.tenants],
+        leaseSeconds: originConfig.leaseSeconds,
+        retention: originConfig.retention,
+      },
+      pid: process.pid,
+    });
 
     const renderer =
       originConfig.renderOriginUrl ??

@@ -76,8 +76,11 @@ async function receiveBatch(options: PollerOptions, idle?: AbortSignal): Promise
       QueueUrl: options.queueUrl,
       MaxNumberOfMessages: 1,
       WaitTimeSeconds: first ? (options.waitTimeSeconds ?? 1) : 0,
-      // local-aws-sqs only reports the receive count when asked for it by this (legacy) name.
-      AttributeNames: ['ApproximateReceiveCount' as QueueAttributeName],
+      // local-aws-sqs only reports the receive count and the group when asked by this (legacy) name.
+      AttributeNames: [
+        'ApproximateReceiveCount' as QueueAttributeName,
+        'MessageGroupId' as QueueAttributeName,
+      ],
       MessageSystemAttributeNames: ['All'],
       MessageAttributeNames: ['All'],
     });

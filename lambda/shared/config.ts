@@ -239,6 +239,8 @@ function toServiceConfig(env: ServiceEnv) {
       renderable:
         settings.renderPaths.length === 0 ? undefined : compilePathPatterns(settings.renderPaths),
     },
+    /** The patterns behind `keyPolicy.renderable`, for tools that rebuild it (the ops CLI). */
+    renderPaths: settings.renderPaths,
     tenantHeader: settings.tenantHeader,
     /** Tenants served in multi-tenant mode; undefined serves any well-formed tenant. */
     tenants: settings.tenants,

@@ -17,6 +17,20 @@ describe('IsrStack', () => {
     template.hasOutput('DeadLetterQueueName', { Value: getAtt(ids.dlq, 'QueueName') });
   });
 
+  it('outputs what the ops CLI reads: the queue URLs and the key settings', () => {
+    template.hasOutput('QueueUrl', { Value: { Ref: ids.queue } });
+    template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: ids.dlq } });
+    const { template: tenanted } = synthIsrStack({
+      context: { tenantHeader: 'X-Tenant', allowedQueryParams: 'page,lang' },
+    });
+    const value = Object.values(tenanted.findOutputs('OpsSettings'))[0]?.Value as string;
+    expect(JSON.parse(value)).toMatchObject({
+      allowedQueryParams: ['lang', 'page'],
+      tenantHeader: 'x-tenant',
+      leaseSeconds: expect.any(Number),
+    });
+  });
+
   it('reads the service settings from CDK context', () => {
     const { template: tenanted, service: tenantService } = synthIsrStack({
       context: {

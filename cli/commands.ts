@@ -1,0 +1,242 @@
+/**
+ * The command table: each command's usage, options and handler. A handler gets the parsed
+ * arguments and a `Context` (target, clock, output) and returns data plus its human rendering;
+ * `run.ts` does the parsing, the target, `--json` and the exit codes.
+ */
+import { userInfo } from 'node:os';
+import type { ParseArgsConfig } from 'node:util';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { epochSeconds, type Clock } from '../lambda/core/clock.js';
+import { cdnInvalidatorFor } from './cdn.js';
+import { deleteDeadLetter, listDeadLetters, redriveDeadLetters } from './commands/dlq.js';
+import { inspect } from './commands/inspect.js';
+import { hold, pageOpsDeps, parseDuration, release, rollback } from './commands/page-ops.js';
+import { buildRevalidateRequest, sendRevalidate } from './commands/revalidate.js';
+import { failed, stuck } from './commands/status.js';
+import { OperationError, UsageError } from './errors.js';
+import * as format from './format.js';
+import { cacheKeyOf } from './page-key.js';
+import type { Target } from './target.js';
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+export interface Context {
+  readonly target: Target;
+  readonly clock: Clock;
+  readonly env: Record<string, string | undefined>;
+  /** Side notes (the local CDN purge), never on stdout: `--json` output stays parseable. */
+  readonly note: (line: string) => void;
+  readonly fetch: typeof fetch;
+  /** The caller's AWS credentials, for a SigV4-signed revalidation (deployed stacks). */
+  readonly credentials: () => AwsCredentialIdentityProvider;
+}
+
+export interface Output {
+  readonly data: unknown;
+  readonly text: string;
+}
+
+export interface Command {
+  readonly usage: string;
+  readonly summary: string;
+  readonly options: NonNullable<ParseArgsConfig['options']>;
+  /** Positionals after the command name: how many are required. */
+  readonly positionals: number;
+  run(args: { positionals: string[]; values: Values }, ctx: Context): Promise<Output>;
+}
+
+const str = (values: Values, name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+const list = (values: Values, name: string): string[] => {
+  const value = values[name];
+  return Array.isArray(value) ? value : [];
+};
+
+function duration(values: Values, name: string): number | undefined {
+  const text = str(values, name);
+  if (text === undefined) return undefined;
+  const seconds = parseDuration(text);
+  if (seconds === undefined) {
+    throw new UsageError(`--${name} must be a duration like 30m, 2h or 1d, got "${text}"`);
+  }
+  return seconds;
+}
+
+/** Who asked, for META's `rolled_back_by` and the lease owner. */
+const actorOf = (ctx: Context): string =>
+  ctx.env.ISR_ACTOR ?? `${ctx.env.USER ?? ctx.env.USERNAME ?? userInfo().username}@isr-cli`;
+
+const pageCommand = (ctx: Context, url: string, values: Values) =>
+  cacheKeyOf(url, str(values, 'tenant'), ctx.target.settings);
+
+const opsOf = (ctx: Context) =>
+  pageOpsDeps(ctx.target, cdnInvalidatorFor(ctx.target, ctx.note), ctx.clock);
+
+const tenant = { tenant: { type: 'string' } } as const;
+
+export const COMMANDS: Record<string, Command> = {
+  inspect: {
+    usage: 'inspect <url> [--tenant <t>]',
+    summary: 'cache key, pk, META and freshness, LOCK, REQ# rows, versions, body size and etag',
+    options: tenant,
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const found = await inspect(ctx, pageCommand(ctx, positionals[0] ?? '', values));
+      return { data: found, text: format.formatInspection(found) };
+    },
+  },
+  stuck: {
+    usage: 'stuck [--limit <n>]',
+    summary: 'STARTED regenerations past their expected completion, and abandoned LOCKs',
+    options: { limit: { type: 'string' } },
+    positionals: 0,
+    run: async ({ values }, ctx) => {
+      const rows = await stuck({ ...ctx, limit: limitOf(values) });
+      return { data: rows, text: format.formatStatusRows(rows, 'stuck') };
+    },
+  },
+  failed: {
+    usage: 'failed [--limit <n>]',
+    summary: 'FAILED regenerations with their error, and broken pages',
+    options: { limit: { type: 'string' } },
+    positionals: 0,
+    run: async ({ values }, ctx) => {
+      const rows = await failed({ ...ctx, limit: limitOf(values) });
+      return { data: rows, text: format.formatStatusRows(rows, 'failed') };
+    },
+  },
+  dlq: {
+    usage: 'dlq list | dlq redrive [--id <messageId>] | dlq delete --id <messageId>',
+    summary: 'dead letters: list them, send them back to the regeneration queue, or delete one',
+    options: { id: { type: 'string' } },
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const id = str(values, 'id');
+      switch (positionals[0]) {
+        case 'list': {
+          const letters = await listDeadLetters(ctx);
+          return { data: letters, text: format.formatDeadLetters(letters) };
+        }
+        case 'redrive': {
+          const result = await redriveDeadLetters(ctx, id);
+          return { data: result, text: format.formatRedrive(result) };
+        }
+        case 'delete': {
+          if (id === undefined) throw new UsageError('dlq delete needs --id <messageId>');
+          const result = await deleteDeadLetter(ctx, id);
+          return { data: result, text: `deleted ${result.deleted}` };
+        }
+        default:
+          throw new UsageError(`dlq needs list, redrive or delete, got "${positionals[0]}"`);
+      }
+    },
+  },
+  rollback: {
+    usage: 'rollback <url> [--to <version>] [--hold <duration>] [--tenant <t>]',
+    summary: 'serve a kept version again (default: the one before the live one), purge the CDN',
+    options: { ...tenant, to: { type: 'string' }, hold: { type: 'string' } },
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const result = await rollback(opsOf(ctx), {
+        cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
+        to: str(values, 'to'),
+        holdSeconds: duration(values, 'hold'),
+        actor: actorOf(ctx),
+      });
+      return { data: result, text: format.formatRollback(result, epochSeconds(ctx.clock)) };
+    },
+  },
+  hold: {
+    usage: 'hold <url> --for <duration> [--tenant <t>]',
+    summary: 'stop regenerating a page (served as it is) for a while',
+    options: { ...tenant, for: { type: 'string' } },
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const holdSeconds = duration(values, 'for');
+      if (holdSeconds === undefined) throw new UsageError('hold needs --for <duration>');
+      const result = await hold(opsOf(ctx), {
+        cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
+        holdSeconds,
+        actor: actorOf(ctx),
+      });
+      return { data: result, text: format.formatHold(result, epochSeconds(ctx.clock)) };
+    },
+  },
+  release: {
+    usage: 'release <url> [--tenant <t>]',
+    summary: 'lift a hold: the page regenerates as its freshness says; the CDN is purged',
+    options: tenant,
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const result = await release(opsOf(ctx), {
+        cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
+      });
+      return { data: result, text: format.formatRelease(result) };
+    },
+  },
+  revalidate: {
+    usage:
+      'revalidate --path <p> [--path ...] --tag <t> [--tag ...] [--tenant <t>] [--mode stale|expire] [--regenerate] [--key <idempotency key>]',
+    summary:
+      'POST to the revalidation endpoint (SigV4 on a stack; HMAC with ISR_REVALIDATE_SECRET)',
+    options: {
+      ...tenant,
+      path: { type: 'string', multiple: true },
+      tag: { type: 'string', multiple: true },
+      mode: { type: 'string' },
+      regenerate: { type: 'boolean' },
+      key: { type: 'string' },
+    },
+    positionals: 0,
+    run: async ({ values }, ctx) => {
+      const mode = str(values, 'mode');
+      if (mode !== undefined && mode !== 'stale' && mode !== 'expire') {
+        throw new UsageError(`--mode must be stale or expire, got "${mode}"`);
+      }
+      const input = {
+        paths: list(values, 'path'),
+        tags: list(values, 'tag'),
+        tenant: str(values, 'tenant'),
+        mode,
+        regenerate: values.regenerate === true ? true : undefined,
+        idempotencyKey: str(values, 'key'),
+      } as const;
+      if (input.paths.length + input.tags.length === 0) {
+        throw new UsageError('revalidate needs at least one --path or --tag');
+      }
+      const url = ctx.target.revalidateUrl;
+      if (url === undefined) {
+        throw new OperationError(
+          `${ctx.target.name} has no revalidation endpoint (no RevalidateUrl output)`,
+        );
+      }
+      const request = await buildRevalidateRequest(url, input, {
+        hmacSecret: ctx.env.ISR_REVALIDATE_SECRET || undefined,
+        sigv4:
+          ctx.target.kind === 'stack'
+            ? { region: ctx.target.region, credentials: ctx.credentials() }
+            : undefined,
+        now: new Date(ctx.clock.now()),
+      });
+      const result = await sendRevalidate(request, ctx.fetch);
+      const text = format.formatRevalidate(result);
+      if (result.status >= 300)
+        throw new OperationError(`revalidation refused: HTTP ${result.status}`, {
+          data: result,
+          text,
+        });
+      return { data: result, text };
+    },
+  },
+};
+
+function limitOf(values: Values): number | undefined {
+  const text = str(values, 'limit');
+  if (text === undefined) return undefined;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit <= 0)
+    throw new UsageError(`--limit must be a positive integer, got "${text}"`);
+  return limit;
+}

@@ -1,0 +1,205 @@
+/**
+ * The revalidation request the CLI sends: the body contract, the webhook HMAC and the SigV4
+ * signature, each checked by recomputing it here independently (node:crypto, no SDK), with a
+ * tampered request as the negative control.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import {
+  buildRevalidateRequest,
+  sendRevalidate,
+  type SignedRequest,
+} from '../../cli/commands/revalidate.js';
+import { run } from '../../cli/run.js';
+import type { Target } from '../../cli/target.js';
+
+const URL_IAM = 'https://abc123.lambda-url.eu-west-1.on.aws/';
+const now = new Date('2026-11-24T13:00:00Z');
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
+const input = {
+  paths: ['/blog/x'],
+  tags: ['post:42'],
+  tenant: 'acme',
+  mode: 'expire',
+  regenerate: true,
+  idempotencyKey: 'key-1',
+} as const;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const hmac = (key: string | Buffer, text: string) =>
+  createHmac('sha256', key).update(text).digest();
+
+/** SigV4 as the AWS docs define it, recomputed from the request: true when the signature holds. */
+function sigV4Holds(request: SignedRequest, secret: string): boolean {
+  const auth = request.headers.authorization ?? '';
+  const match =
+    /Credential=[^/]+\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]+)/.exec(
+      auth,
+    );
+  if (match === null) return false;
+  const [, date, region, service, signedHeaders, signature] = match as unknown as string[];
+  const lower = Object.fromEntries(
+    Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v.trim()]),
+  );
+  const names = signedHeaders.split(';');
+  const url = new URL(request.url);
+  const canonical = [
+    'POST',
+    url.pathname,
+    '',
+    ...names.map((name) => `${name}:${lower[name]}`),
+    '',
+    signedHeaders,
+    sha256(request.body),
+  ].join('\n');
+  const amzDate = lower['x-amz-date'] ?? '';
+  const toSign = [
+    'AWS4-HMAC-SHA256',
+    amzDate,
+    `${date}/${region}/${service}/aws4_request`,
+    sha256(canonical),
+  ].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  return createHmac('sha256', key).update(toSign).digest('hex') === signature;
+}
+
+describe('the revalidation request', () => {
+  it('sends the body contract with the Idempotency-Key, and a UUID when no key is given', async () => {
+    const request = await buildRevalidateRequest('http://127.0.0.1:3111/_isr/revalidate', input, {
+      now,
+    });
+    expect(JSON.parse(request.body)).toEqual({
+      paths: ['/blog/x'],
+      tags: ['post:42'],
+      tenant: 'acme',
+      mode: 'expire',
+      regenerate: true,
+    });
+    expect(request.headers['idempotency-key']).toBe('key-1');
+    expect(request.headers.authorization).toBeUndefined();
+    const unkeyed = await buildRevalidateRequest(URL_IAM, { paths: ['/a'], tags: [] }, { now });
+    expect(unkeyed.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(unkeyed.body)).toEqual({ paths: ['/a'] });
+  });
+
+  it('signs the webhook HMAC over "timestamp.rawBody", which a receiver can verify', async () => {
+    const request = await buildRevalidateRequest(URL_IAM, input, { hmacSecret: 's3cret', now });
+    const timestamp = request.headers['x-isr-timestamp'] ?? '';
+    expect(timestamp).toBe(String(now.getTime() / 1000));
+    const expected = `sha256=${hmac('s3cret', `${timestamp}.${request.body}`).toString('hex')}`;
+    expect(request.headers['x-isr-signature']).toBe(expected);
+    const other = hmac('s3cret', `${timestamp}.${request.body.replace('42', '43')}`).toString(
+      'hex',
+    );
+    expect(request.headers['x-isr-signature']).not.toBe(`sha256=${other}`);
+  });
+
+  it('signs with SigV4 for the lambda service, covering the body, the key and the HMAC headers', async () => {
+    const request = await buildRevalidateRequest(URL_IAM, input, {
+      hmacSecret: 's3cret',
+      sigv4: { region: 'eu-west-1', credentials },
+      now,
+    });
+    expect(request.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20261124\/eu-west-1\/lambda\/aws4_request, /,
+    );
+    expect(request.headers.authorization).toMatch(
+      /SignedHeaders=[^,]*idempotency-key[^,]*x-isr-signature/,
+    );
+    expect(sigV4Holds(request, credentials.secretAccessKey)).toBe(true);
+    // Negative controls: another body, another key or another secret no longer verify.
+    expect(
+      sigV4Holds(
+        { ...request, body: request.body.replace('42', '43') },
+        credentials.secretAccessKey,
+      ),
+    ).toBe(false);
+    expect(
+      sigV4Holds(
+        { ...request, headers: { ...request.headers, 'idempotency-key': 'key-2' } },
+        credentials.secretAccessKey,
+      ),
+    ).toBe(false);
+    expect(sigV4Holds(request, 'not-the-secret')).toBe(false);
+  });
+
+  it('posts it without a Host header and reads the receipt and the replay flag', async () => {
+    const request = await buildRevalidateRequest(URL_IAM, input, { now });
+    let sent: RequestInit | undefined;
+    const fetcher = ((_url: string, init: RequestInit) => {
+      sent = init;
+      return Promise.resolve(
+        new Response('{"effect_id":"e1"}', {
+          status: 202,
+          headers: { 'idempotent-replayed': 'true' },
+        }),
+      );
+    }) as unknown as typeof fetch;
+    const result = await sendRevalidate(request, fetcher);
+    expect(result).toEqual({
+      status: 202,
+      idempotencyKey: 'key-1',
+      replayed: true,
+      receipt: { effect_id: 'e1' },
+    });
+    expect(Object.keys(sent?.headers ?? {})).not.toContain('host');
+    expect(sent?.body).toBe(request.body);
+  });
+});
+
+describe('isr revalidate', () => {
+  const target = (kind: Target['kind']): Target =>
+    ({
+      kind,
+      name: 'FaceTheoryIsr',
+      region: 'eu-west-1',
+      revalidateUrl: URL_IAM,
+      settings: {},
+    }) as unknown as Target;
+
+  async function revalidate(kind: Target['kind'], status: number, argv: string[] = []) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const requests: { url: string; init: RequestInit }[] = [];
+    const code = await run(
+      ['revalidate', '--path', '/blog/x', '--tag', 'post:42', '--key', 'k1', ...argv],
+      {
+        out: (text) => out.push(text),
+        err: (text) => err.push(text),
+        env: {},
+        fetch: ((url: string, init: RequestInit) => {
+          requests.push({ url, init });
+          return Promise.resolve(new Response(JSON.stringify({ error: 'conflict' }), { status }));
+        }) as unknown as typeof fetch,
+        target: () => Promise.resolve(target(kind)),
+      },
+    );
+    return { code, out: out.join('\n'), err: err.join('\n'), requests };
+  }
+
+  it('signs a deployed stack request with the caller credentials and exits 1 on a refusal, printing the answer', async () => {
+    process.env.AWS_ACCESS_KEY_ID = credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
+    try {
+      const { code, out, requests } = await revalidate('stack', 409);
+      expect(code).toBe(1);
+      expect(out).toMatch(/HTTP 409/);
+      expect(out).toMatch(/"error": "conflict"/);
+      const headers = requests[0]?.init.headers as Record<string, string>;
+      expect(headers.authorization).toMatch(/Credential=AKIDEXAMPLE\//);
+      expect(headers['idempotency-key']).toBe('k1');
+    } finally {
+      delete process.env.AWS_ACCESS_KEY_ID;
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+    }
+  });
+
+  it('sends a local request unsigned, exits 0 on a 202, and refuses a bad mode before sending', async () => {
+    const ok = await revalidate('local', 202);
+    expect(ok.code).toBe(0);
+    expect((ok.requests[0]?.init.headers as Record<string, string>).authorization).toBeUndefined();
+    const bad = await revalidate('local', 202, ['--mode', 'later']);
+    expect(bad.code).toBe(2);
+    expect(bad.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * `--stack <name>`: the CLI's target from the stack's CloudFormation outputs (DescribeStacks,
+ * mocked), and the clear errors (exit code 3) when the stack is missing or too old.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { mockClient } from 'aws-sdk-client-mock';
+import { TargetError } from '../../cli/errors.js';
+import { run } from '../../cli/run.js';
+import { destroyTarget, stackTarget } from '../../cli/target.js';
+
+const cfnMock = mockClient(CloudFormationClient);
+afterEach(() => {
+  cfnMock.reset();
+});
+
+const settings = {
+  allowedQueryParams: ['page'],
+  renderPaths: ['/blog/*'],
+  tenantHeader: 'x-tenant',
+  tenants: ['acme'],
+  leaseSeconds: 120,
+  retention: { idleSeconds: 86_400, goneSeconds: 3_600 },
+};
+const outputs: Record<string, string> = {
+  TableName: 'isr-table',
+  BucketName: 'isr-bucket',
+  QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123/isr.fifo',
+  DeadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123/isr-dlq.fifo',
+  RevalidateUrl: 'https://abc.lambda-url.eu-west-1.on.aws/',
+  OpsSettings: JSON.stringify(settings),
+};
+const stackWith = (values: Record<string, string>) => ({
+  Stacks: [
+    {
+      StackName: 'FaceTheoryIsr',
+      StackStatus: 'UPDATE_COMPLETE' as const,
+      CreationTime: new Date(),
+      Outputs: Object.entries(values).map(([OutputKey, OutputValue]) => ({
+        OutputKey,
+        OutputValue,
+      })),
+    },
+  ],
+});
+/** The outputs minus some, as a stack deployed before they existed has them. */
+const without = (...names: string[]) =>
+  Object.fromEntries(Object.entries(outputs).filter(([name]) => !names.includes(name)));
+const cfn = () => new CloudFormationClient({ region: 'eu-west-1' });
+
+describe('the --stack target', () => {
+  it('takes the table, bucket, queues, endpoint and key settings from the outputs, in the stack region', async () => {
+    cfnMock.on(DescribeStacksCommand, { StackName: 'FaceTheoryIsr' }).resolves(stackWith(outputs));
+    const target = await stackTarget('FaceTheoryIsr', cfn());
+    expect(target).toMatchObject({
+      kind: 'stack',
+      name: 'FaceTheoryIsr',
+      region: 'eu-west-1',
+      tableName: 'isr-table',
+      bucket: 'isr-bucket',
+      queueUrl: outputs.QueueUrl,
+      dlqUrl: outputs.DeadLetterQueueUrl,
+      revalidateUrl: outputs.RevalidateUrl,
+      settings,
+    });
+    expect(await target.clients.dynamodb.config.region()).toBe('eu-west-1');
+    destroyTarget(target);
+  });
+
+  it('has no revalidation endpoint when the stack has no RevalidateUrl output', async () => {
+    cfnMock.on(DescribeStacksCommand).resolves(stackWith(without('RevalidateUrl')));
+    const target = await stackTarget('FaceTheoryIsr', cfn());
+    expect(target.revalidateUrl).toBeUndefined();
+    destroyTarget(target);
+  });
+
+  it('names the outputs a stack deployed before the CLI lacks', async () => {
+    cfnMock.on(DescribeStacksCommand).resolves(stackWith(without('QueueUrl', 'OpsSettings')));
+    await expect(stackTarget('FaceTheoryIsr', cfn())).rejects.toThrow(
+      new TargetError(
+        'stack FaceTheoryIsr lacks the outputs QueueUrl, OpsSettings: deploy this version of the stack first',
+      ),
+    );
+  });
+
+  it('refuses OpsSettings it cannot read', async () => {
+    cfnMock
+      .on(DescribeStacksCommand)
+      .resolves(stackWith({ ...outputs, OpsSettings: '{"leaseSeconds":"x"}' }));
+    await expect(stackTarget('FaceTheoryIsr', cfn())).rejects.toBeInstanceOf(TargetError);
+  });
+
+  it('exits 3 with the reason when the stack does not exist', async () => {
+    const error = Object.assign(new Error('Stack with id Nope does not exist'), {
+      name: 'ValidationError',
+    });
+    cfnMock.on(DescribeStacksCommand).rejects(error);
+    const err: string[] = [];
+    const code = await run(['stuck', '--stack', 'Nope'], {
+      out: () => undefined,
+      err: (text) => err.push(text),
+      env: {},
+      target: (stack) => stackTarget(stack ?? '', cfn()),
+    });
+    expect(code).toBe(3);
+    expect(err.join('\n')).toMatch(/cannot read stack Nope: Stack with id Nope does not exist/);
+  });
+});
+
+describe('the local target', () => {
+  it('asks whether npm start is running when there is no endpoints.json, exit code 3', async () => {
+    const err: string[] = [];
+    const code = await run(['inspect', '/hello'], {
+      out: () => undefined,
+      err: (text) => err.push(text),
+      env: { ISR_LOCAL_DATA_DIR: '/nonexistent/isr-data' },
+    });
+    expect(code).toBe(3);
+    expect(err.join('\n')).toMatch(
+      /no \/nonexistent\/isr-data\/endpoints\.json: is npm start running\?/,
+    );
+  });
+});
