@@ -10,6 +10,7 @@
  * 100 rows of ≤ 1 KB, 16 × 13 × 0.5 = 104 read units.
  */
 import { epochSeconds, type Clock } from './clock.js';
+import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
 import type { StatusIndexReader, StatusRow } from './ports.js';
 import { IndexedStatus, statusShards } from './rows.js';
 
@@ -95,5 +96,44 @@ export function taskLogFields(report: TaskReport, maxKeys = MAX_LOGGED_KEYS) {
     failed: keys(report.failed, true),
     abandoned: keys(report.abandoned),
     broken: keys(report.broken, true),
+  };
+}
+
+export interface SweepDeps {
+  readonly tasks: TaskSweepDeps;
+  readonly orphans: OrphanSweepDeps;
+  /**
+   * Submits the CDN purges that were throttled earlier (`CdnPurge` 'pending'), once per run, when
+   * the service has them. @returns how many were submitted
+   */
+  readonly flushPendingPurges?: (() => Promise<number>) | undefined;
+}
+
+/** One run's findings; a part that failed is undefined and its error is in `errors`. */
+export interface SweepReport {
+  readonly tasks: TaskReport | undefined;
+  readonly orphans: OrphanReport | undefined;
+  readonly purgesFlushed: number | undefined;
+  readonly errors: readonly { readonly part: string; readonly error: unknown }[];
+}
+
+/** The three parts are independent: one failing does not keep the others from reporting. */
+export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
+  const [tasks, orphans, purges] = await Promise.allSettled([
+    sweepTasks(deps.tasks),
+    sweepOrphanBodies(deps.orphans),
+    deps.flushPendingPurges === undefined ? Promise.resolve(undefined) : deps.flushPendingPurges(),
+  ]);
+  const errors: { part: string; error: unknown }[] = [];
+  const valueOf = <T>(part: string, result: PromiseSettledResult<T>): T | undefined => {
+    if (result.status === 'fulfilled') return result.value;
+    errors.push({ part, error: result.reason });
+    return undefined;
+  };
+  return {
+    tasks: valueOf('tasks', tasks),
+    orphans: valueOf('orphans', orphans),
+    purgesFlushed: valueOf('purges', purges),
+    errors,
   };
 }
