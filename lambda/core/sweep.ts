@@ -14,6 +14,18 @@ import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './or
 import type { StatusIndexReader, StatusRow } from './ports.js';
 import { IndexedStatus, statusShards } from './rows.js';
 
+/** Metric names the alarms and the dashboard key on (lib/isr-sweeper.ts and the dashboard import them). */
+export const SweeperMetric = {
+  MissingTasks: 'MissingTasks',
+  FailedTasks: 'FailedTasks',
+  AbandonedLeases: 'AbandonedLeases',
+  BrokenPages: 'BrokenPages',
+  StartedNotCompleted: 'StartedNotCompleted',
+  BodiesListed: 'BodiesListed',
+  OrphanBodiesRetired: 'OrphanBodiesRetired',
+  PendingPurgesFlushed: 'PendingPurgesFlushed',
+} as const;
+
 export interface TaskReport {
   /** REQ# rows still STARTED after their `expected_completion` (a crashed or lost delivery). */
   readonly missing: readonly StatusRow[];

@@ -4,26 +4,22 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { runSweep, taskLogFields, MAX_LOGGED_KEYS, type SweepDeps } from '../core/sweep.js';
+import {
+  runSweep,
+  taskLogFields,
+  MAX_LOGGED_KEYS,
+  SweeperMetric,
+  type SweepDeps,
+} from '../core/sweep.js';
 import { MetricUnit } from '../shared/observability.js';
+
+export { SweeperMetric };
 
 export interface SweeperHandlerOptions {
   readonly deps: SweepDeps;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
-
-/** Metric names the alarms and the dashboard key on (lib/isr-metrics.ts `SweeperMetricName`). */
-export const SweeperMetric = {
-  MissingTasks: 'MissingTasks',
-  FailedTasks: 'FailedTasks',
-  AbandonedLeases: 'AbandonedLeases',
-  BrokenPages: 'BrokenPages',
-  StartedNotCompleted: 'StartedNotCompleted',
-  BodiesListed: 'BodiesListed',
-  OrphanBodiesRetired: 'OrphanBodiesRetired',
-  PendingPurgesFlushed: 'PendingPurgesFlushed',
-} as const;
 
 /**
  * The sweeper Lambda (EventBridge, every 5 minutes): runs the sweep, emits each count as an EMF

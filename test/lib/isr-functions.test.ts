@@ -24,12 +24,12 @@ describe('IsrService functions', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' },
-      2,
+      3, // origin, worker, sweeper
     );
   });
 
   it('get the shared configuration under the names config.ts reads', () => {
-    for (const fn of [ids.origin, ids.worker]) {
+    for (const fn of [ids.origin, ids.worker, logicalIdOf(service.sweeperFunction)]) {
       expect(env(fn)).toMatchObject({
         FACETHEORY_CACHE_TABLE_NAME: { Ref: ids.table },
         ISR_BODY_BUCKET: { Ref: ids.bucket },
