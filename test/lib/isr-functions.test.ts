@@ -29,7 +29,7 @@ describe('IsrService functions', () => {
   });
 
   it('get the shared configuration under the names config.ts reads', () => {
-    for (const fn of [ids.origin, ids.worker, logicalIdOf(service.sweeperFunction)]) {
+    for (const fn of [ids.origin, ids.worker]) {
       expect(env(fn)).toMatchObject({
         FACETHEORY_CACHE_TABLE_NAME: { Ref: ids.table },
         ISR_BODY_BUCKET: { Ref: ids.bucket },
