@@ -179,6 +179,20 @@ describe('the sweeper retires orphan bodies', () => {
     const report = await runSweep({ ...deps, orphans: { ...deps.orphans, references: blind } });
     expect(report.orphans?.retired).toEqual(expect.arrayContaining([kept, live]));
     expect(await exists(live)).toBe(false);
+    expect(await exists(leased)).toBe(true);
+  });
+
+  it('negative control: without the live-lease check, the body being rendered would go', async () => {
+    const deps = sweeper();
+    const leaseBlind: BodyReferences = {
+      of: async (pk) => ({ ...(await deps.orphans.references.of(pk)), lease: undefined }),
+    };
+    const report = await runSweep({
+      ...deps,
+      orphans: { ...deps.orphans, references: leaseBlind },
+    });
+    expect(report.orphans?.retired).toEqual([leased]);
+    expect(await exists(leased)).toBe(false);
   });
 });
 
