@@ -1,7 +1,8 @@
 /**
  * What an operator is paged for, each with a stated threshold, the reason in its TSDoc and a
  * one-line runbook in its description. Backend alarms are here; what viewers feel (CloudFront
- * errors, misses, failed renders, dropped regenerations) is in `isr-viewer-alarms.ts`.
+ * errors, misses, failed renders, dropped regenerations) is in `isr-viewer-alarms.ts`, stuck and
+ * failed work (the sweeper's reports) in `isr-sweeper.ts`.
  */
 import { MathExpression, type Alarm, type IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
@@ -10,9 +11,10 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ALARM_PERIOD, isrAlarm } from './isr-metrics.js';
 import type { IsrSettings } from './isr-settings.js';
+import { createSweeperAlarms, type SweeperAlarms } from './isr-sweeper.js';
 import { createViewerAlarms, type ViewerAlarms } from './isr-viewer-alarms.js';
 
-export interface IsrAlarms extends ViewerAlarms {
+export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
   /**
    * New messages reached the DLQ in 5 minutes (more than `deadLetterAlarmThreshold`, default 0):
    * each is a page whose regeneration was given up. It returns to OK once none arrive, so every
@@ -46,6 +48,7 @@ export interface IsrAlarmsInput {
   readonly deadLetterQueue: IQueue;
   readonly worker: IFunction;
   readonly origin: IFunction;
+  readonly sweeper: IFunction;
   readonly distribution: IDistribution;
   readonly settings: IsrSettings;
   /** Notified when an alarm fires and when it is OK again. */
@@ -94,6 +97,7 @@ export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAla
       threshold: 0,
     }),
     ...createViewerAlarms(scope, input),
+    ...createSweeperAlarms(scope, input.sweeper),
   };
   for (const alarm of alarmsOf(alarms)) {
     alarm.addAlarmAction(...input.actions);
@@ -135,6 +139,10 @@ export function alarmsOf(alarms: IsrAlarms): Alarm[] {
     alarms.missRate,
     alarms.renderFailureRate,
     alarms.enqueueFailures,
+    alarms.missingTasks,
+    alarms.failedTasks,
+    alarms.abandonedLeases,
+    alarms.sweeperErrors,
     ...(alarms.cdnErrorRate === undefined ? [] : [alarms.cdnErrorRate]),
   ];
 }

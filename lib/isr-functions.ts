@@ -1,5 +1,5 @@
 /**
- * The two Lambda functions: bundled locally by esbuild (never Docker) into one ESM file each,
+ * The Lambda functions (origin, worker, sweeper): bundled locally by esbuild (never Docker) into one ESM file each,
  * configured through the environment `lambda/shared/config.ts` validates at cold start.
  */
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { FunctionKind } from '../lambda/core/settings.js';
-import type { IsrSettings } from './isr-settings.js';
+import { SWEEPER_TIMEOUT, type IsrSettings } from './isr-settings.js';
 
 export type { FunctionKind };
 
@@ -77,7 +77,7 @@ export function createServiceFunction(
   kind: FunctionKind,
   options: ServiceFunctionOptions,
 ): NodejsFunction {
-  const id = kind === 'origin' ? 'Origin' : 'Worker';
+  const id = FUNCTION_IDS[kind];
   const { settings, role, network } = options;
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: settings.logRetention,
@@ -102,7 +102,9 @@ export function createServiceFunction(
     vpcSubnets: network.vpcSubnets,
     securityGroups: network.securityGroups,
     environment: functionEnvironment(kind, settings, options.refs),
-    paramsAndSecrets: settings.upstreamSecret === undefined ? undefined : secretsExtension(),
+    // The sweeper never calls the upstream: no secret to read.
+    paramsAndSecrets:
+      settings.upstreamSecret === undefined || kind === 'sweeper' ? undefined : secretsExtension(),
   });
 }
 
@@ -120,7 +122,20 @@ const secretsExtension = () =>
     logLevel: ParamsAndSecretsLogLevel.WARN,
   });
 
+const FUNCTION_IDS: Record<FunctionKind, string> = {
+  origin: 'Origin',
+  worker: 'Worker',
+  sweeper: 'Sweeper',
+};
+
+/**
+ * The sweeper runs alone (one reserved instance): a run that outlived the 5-minute schedule
+ * never overlaps the next, which would list the same page of bodies twice.
+ */
+const SWEEPER_FUNCTION = { timeout: SWEEPER_TIMEOUT, memorySize: 256, reservedConcurrency: 1 };
+
 function functionSettings(kind: FunctionKind, settings: IsrSettings) {
+  if (kind === 'sweeper') return SWEEPER_FUNCTION;
   return kind === 'origin'
     ? {
         timeout: settings.originTimeout,
@@ -146,17 +161,22 @@ export function functionEnvironment(
 ): Record<string, string> {
   const optional = (name: string, value: string | undefined) =>
     value === undefined ? {} : { [name]: value };
-  const own: Record<string, string> =
-    kind === 'origin'
-      ? {
-          ISR_QUEUE_URL: refs.queueUrl,
-          ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
-          ...optional('ISR_OVERLOAD_FALLBACK_PATH', settings.overloadFallbackPath),
-        }
-      : {
-          ISR_DLQ_URL: refs.deadLetterQueueUrl,
-          ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
-        };
+  const own: Record<FunctionKind, Record<string, string>> = {
+    origin: {
+      ISR_QUEUE_URL: refs.queueUrl,
+      ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
+      ...optional('ISR_OVERLOAD_FALLBACK_PATH', settings.overloadFallbackPath),
+    },
+    worker: {
+      ISR_DLQ_URL: refs.deadLetterQueueUrl,
+      ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
+    },
+    sweeper: {
+      ISR_ORPHAN_AGE_SECONDS: String(settings.orphanAgeSeconds),
+      ISR_SWEEP_PAGE_LIMIT: String(settings.sweepPageLimit),
+      ISR_ORPHAN_LIST_LIMIT: String(settings.orphanListLimit),
+    },
+  };
   return {
     FACETHEORY_CACHE_TABLE_NAME: refs.tableName,
     ISR_BODY_BUCKET: refs.bucketName,
@@ -182,7 +202,7 @@ export function functionEnvironment(
     ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
     ...optional('ISR_UPSTREAM_SECRET_ARN', settings.upstreamSecret?.arn),
     ...optional('ISR_UPSTREAM_SECRET_HEADER', settings.upstreamSecret?.header),
-    ...own,
+    ...own[kind],
     POWERTOOLS_SERVICE_NAME: `isr-${kind}`,
     NODE_OPTIONS: '--enable-source-maps',
   };

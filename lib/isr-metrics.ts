@@ -15,6 +15,21 @@ import type { Construct } from 'constructs';
 
 export const METRICS_NAMESPACE = 'FaceTheoryIsr';
 export const ORIGIN_SERVICE_DIMENSION = { service: 'isr-origin' } as const;
+export const WORKER_SERVICE_DIMENSION = { service: 'isr-worker' } as const;
+export const SWEEPER_SERVICE_DIMENSION = { service: 'isr-sweeper' } as const;
+
+/** One of the worker's or the sweeper's own metrics (Powertools: `service` is its dimension). */
+export const serviceMetric = (
+  dimension: { readonly service: string },
+  metricName: string,
+  options: { readonly period: Duration; readonly statistic: string; readonly label?: string },
+): Metric =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { ...dimension },
+    ...options,
+  });
 
 /** One count per page response: which cache outcome, or a 5xx the origin answered. */
 export const OriginMetricName = {

@@ -9,7 +9,10 @@
  *   consume the queue (granted by its event source); SendMessage to the DLQ.
  * - a function that purges the CDN (the revalidate function), when granted with
  *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
- * - both, when configured: GetSecretValue on the upstream secret only; the network-interface
+ * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
+ *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); ListBucket under the
+ *   body prefix; DeleteObject on `pages/*`. No UpdateItem/DeleteItem, no PutObject/GetObject.
+ * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
 import { Stack } from 'aws-cdk-lib';
@@ -29,6 +32,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { StatusIndex, SweepCursorKey } from '../lambda/core/rows.js';
 import type { FunctionKind } from '../lambda/core/settings.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
@@ -76,7 +80,8 @@ export function createFunctionRole(
   kind: FunctionKind,
   props: Pick<IsrServiceProps, 'vpc' | 'upstreamSecret'>,
 ): Role {
-  const role = new Role(scope, kind === 'origin' ? 'OriginRole' : 'WorkerRole', {
+  const ids = { origin: 'OriginRole', worker: 'WorkerRole', sweeper: 'SweeperRole' } as const;
+  const role = new Role(scope, ids[kind], {
     assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
     description: `ISR ${kind} function`,
   });
@@ -140,6 +145,61 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
       sid: 'DeadLetterWithReason',
       actions: ['sqs:SendMessage'],
       resources: [deadLetterQueue.queueArn],
+    }),
+  );
+}
+
+/**
+ * The sweeper reads what needs an operator from the status index (Query on the index only),
+ * reads a page's LOCK, META and VER# rows to decide whether a body is still pointed to (GetItem
+ * and Query on the table), and writes one row, its listing cursor: PutItem conditioned on that
+ * row's partition key. It lists the body prefix only and retires (deletes, recoverably) bodies.
+ */
+export const SWEEPER_TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
+export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
+
+export function grantSweeperAccess(
+  role: IRole,
+  resources: Pick<ServiceResources, 'table' | 'bucket' | 'bodyKeyPrefix'>,
+): void {
+  const { table, bucket, bodyKeyPrefix } = resources;
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'StatusIndex',
+      actions: ['dynamodb:Query'],
+      resources: [`${table.tableArn}/index/${StatusIndex.Name}`],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'PageReferences',
+      actions: [...SWEEPER_TABLE_READ_ACTIONS],
+      resources: [table.tableArn],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'SweepCursor',
+      actions: ['dynamodb:PutItem'],
+      resources: [table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
+      },
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ListBodies',
+      actions: ['s3:ListBucket'],
+      resources: [bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': [`${bodyKeyPrefix}*`] } },
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'RetireOrphanBodies',
+      actions: [...SWEEPER_BODY_ACTIONS],
+      resources: [bucket.arnForObjects(`${bodyKeyPrefix}*`)],
     }),
   );
 }

@@ -147,6 +147,13 @@ export interface IsrServiceProps {
    */
   readonly keepVersions?: number;
   /**
+   * The sweeper retires a body nothing points to only once it is older than this: more than the
+   * lease plus the longest function timeout (900 s), so the render that wrote it cannot still
+   * publish it.
+   * @default 3_600 (1 hour)
+   */
+  readonly orphanAgeSeconds?: number;
+  /**
    * Renders inside viewer requests (MISSes) at once, across every origin instance; past it a
    * viewer gets 503 + Retry-After (or `overloadFallbackPath`) at once. `0` turns the cap off.
    * Keep it below `originReservedConcurrency`, so HITs are still served during a flood.

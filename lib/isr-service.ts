@@ -4,7 +4,7 @@
  * Each part is built by a small function in its own file; the constructor only composes them.
  */
 import type { CachePolicy, Distribution, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
-import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
@@ -17,14 +17,22 @@ import type { Function as CloudFrontFunction } from 'aws-cdk-lib/aws-cloudfront'
 import { Construct } from 'constructs';
 import { alarmsOf, createIsrAlarms, type IsrAlarms } from './isr-alarms.js';
 import type { CdnLogDelivery } from './isr-cdn-logs.js';
+import { createIsrDashboard } from './isr-dashboard.js';
 import { createPageEdge } from './isr-edge.js';
 import { createServiceFunction } from './isr-functions.js';
 import { acknowledgeNagFindings } from './isr-nag.js';
-import { createFunctionRole, grantOriginAccess, grantWorkerAccess } from './isr-permissions.js';
+import {
+  createFunctionRole,
+  grantOriginAccess,
+  grantSweeperAccess,
+  grantWorkerAccess,
+} from './isr-permissions.js';
 import { consumeRegenerationQueue, createRegenerationQueues } from './isr-queues.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import { resolveSettings, type IsrSettings } from './isr-settings.js';
 import { createBodyBucket, createCacheTable } from './isr-storage.js';
+import { scheduleSweeper } from './isr-sweeper.js';
+import type { Rule } from 'aws-cdk-lib/aws-events';
 
 export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js';
 
@@ -35,7 +43,9 @@ export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js
  * its own LOCK row: it can delete a LOCK only because of that, and only ever its own, conditioned
  * on its token. It reads, writes and tags bodies but cannot delete one, and may only send to the
  * regeneration queue. The worker writes, tags and deletes (orphan) bodies, consumes the queue and
- * sends poison messages to the DLQ. CloudFront alone may invoke the origin (OAC, SigV4).
+ * sends poison messages to the DLQ. The sweeper (every 5 minutes) reads the status index and a
+ * page's rows, writes only its cursor row, lists and retires orphan bodies. CloudFront alone may
+ * invoke the origin (OAC, SigV4).
  */
 export class IsrService extends Construct {
   readonly table: TableV2;
@@ -44,6 +54,11 @@ export class IsrService extends Construct {
   readonly deadLetterQueue: Queue;
   readonly originFunction: NodejsFunction;
   readonly workerFunction: NodejsFunction;
+  /** Reports stuck and failed work and retires orphan bodies, every 5 minutes. */
+  readonly sweeperFunction: NodejsFunction;
+  readonly sweeperSchedule: Rule;
+  /** Requests, hit ratio, regeneration, queue, DLQ, stuck and failed work. */
+  readonly dashboard: Dashboard;
   readonly functionUrl: FunctionUrl;
   readonly distribution: Distribution;
   readonly cachePolicy: CachePolicy;
@@ -59,6 +74,8 @@ export class IsrService extends Construct {
   readonly originRole: Role;
   /** Execution role of the worker function. */
   readonly workerRole: Role;
+  /** Execution role of the sweeper function. */
+  readonly sweeperRole: Role;
   /** Props with defaults applied, as the functions see them. */
   readonly settings: IsrSettings;
 
@@ -68,6 +85,8 @@ export class IsrService extends Construct {
     this.settings = settings;
     this.originRole = createFunctionRole(this, 'origin', props);
     this.workerRole = createFunctionRole(this, 'worker', props);
+    // The sweeper reaches AWS APIs only: no VPC, no upstream secret.
+    this.sweeperRole = createFunctionRole(this, 'sweeper', {});
 
     const storage = { ...settings, accessLogsBucket: props.accessLogsBucket };
     this.table = createCacheTable(this, storage);
@@ -84,6 +103,7 @@ export class IsrService extends Construct {
     };
     grantOriginAccess(this.originRole, resources);
     grantWorkerAccess(this.workerRole, resources);
+    grantSweeperAccess(this.sweeperRole, resources);
     const refs = {
       tableName: this.table.tableName,
       bucketName: this.bucket.bucketName,
@@ -100,6 +120,12 @@ export class IsrService extends Construct {
       role: this.workerRole,
     });
     consumeRegenerationQueue(this.workerFunction, this.queue, settings);
+    this.sweeperFunction = createServiceFunction(this, 'sweeper', {
+      ...functions,
+      network: {},
+      role: this.sweeperRole,
+    });
+    this.sweeperSchedule = scheduleSweeper(this, this.sweeperFunction);
 
     this.functionUrl = this.originFunction.addFunctionUrl({
       authType: FunctionUrlAuthType.AWS_IAM,
@@ -116,13 +142,16 @@ export class IsrService extends Construct {
       ...queues,
       origin: this.originFunction,
       worker: this.workerFunction,
+      sweeper: this.sweeperFunction,
       distribution: this.distribution,
       settings,
       actions: props.alarmTopic ? [new SnsAction(props.alarmTopic)] : [],
     });
+    this.dashboard = createIsrDashboard(this, queues);
     const functionsAndRoles = [
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },
+      { fn: this.sweeperFunction, role: this.sweeperRole },
     ];
     acknowledgeNagFindings(
       {

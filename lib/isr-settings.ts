@@ -28,6 +28,9 @@ export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY = 100;
 /** WAF rate-based rules count between 10 and 2e9 requests per window. */
 const RATE_LIMIT_RANGE = [10, 2_000_000_000] as const;
 
+/** A sweep reads a bounded amount (see core/sweep.ts); two minutes leave it ample room. */
+export const SWEEPER_TIMEOUT = Duration.minutes(2);
+
 /** Props with every default applied and every rule checked. */
 export interface IsrSettings extends ServiceSettings {
   readonly workerTimeout: Duration;
@@ -54,6 +57,9 @@ export interface IsrSettings extends ServiceSettings {
   readonly rateLimitPerFiveMinutes: number | undefined;
   readonly missRenderLimit: number;
   readonly overloadFallbackPath: string | undefined;
+  readonly orphanAgeSeconds: number;
+  readonly sweepPageLimit: number;
+  readonly orphanListLimit: number;
 }
 
 /** A prop combination the service cannot run with; thrown while the construct is built. */
@@ -124,6 +130,9 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     renderFailureRateAlarmThresholdPercent: props.renderFailureRateAlarmThresholdPercent ?? 5,
     cdnErrorRateAlarmThresholdPercent: props.cdnErrorRateAlarmThresholdPercent ?? 5,
     rateLimitPerFiveMinutes: props.rateLimitPerFiveMinutes,
+    orphanAgeSeconds: props.orphanAgeSeconds ?? D.orphanAgeSeconds,
+    sweepPageLimit: D.sweepPageLimit,
+    orphanListLimit: D.orphanListLimit,
   };
 }
 
@@ -136,7 +145,7 @@ export function resolveSettings(props: IsrServiceProps): IsrSettings {
 
 /** Construct prop names for the settings the shared rules check. */
 const propName: NameOf = (key, kind) => {
-  if (key === 'functionTimeoutMs') return kind === 'origin' ? 'originTimeout' : 'workerTimeout';
+  if (key === 'functionTimeoutMs') return `${kind ?? 'worker'}Timeout`;
   if (key === 'upstreamSecretArn' || key === 'upstreamSecret') return 'upstreamSecret';
   if (key === 'localMode') return 'local mode';
   return key;
@@ -169,6 +178,15 @@ export function lambdaProblems(settings: IsrSettings): string[] {
           settings: {
             maxReceiveCount: settings.maxReceiveCount,
             idempotencyTtlSeconds: D.idempotencyTtlSeconds,
+          },
+        },
+        {
+          kind: 'sweeper',
+          timeoutMs: SWEEPER_TIMEOUT.toMilliseconds(),
+          settings: {
+            orphanAgeSeconds: settings.orphanAgeSeconds,
+            sweepPageLimit: settings.sweepPageLimit,
+            orphanListLimit: settings.orphanListLimit,
           },
         },
       ],

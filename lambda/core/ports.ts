@@ -389,3 +389,59 @@ export interface PendingPurgeSubmitter {
   /** @throws CdnPurgeRejectedError when the CDN refuses it for good */
   resubmit(purge: PendingPurge): Promise<PurgeAttempt>;
 }
+
+/** One row of the sparse status index (`StatusIndex` in core/rows.ts), as operators read it. */
+export interface StatusRow {
+  readonly pk: string;
+  readonly sk: string;
+  /** `status_at`, epoch seconds: when it should have finished, failed, or its lease runs out. */
+  readonly at: number;
+  /** Who held the work: a REQ# row's `locked_by`, a LOCK row's `lease_owner`. */
+  readonly owner?: string | undefined;
+  /** A FAILED row's reason (`error_code`, `error`). */
+  readonly errorCode?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+/** The status index read one shard at a time, oldest `status_at` first, a bounded page each. */
+export interface StatusIndexReader {
+  /** @returns at most `limit` rows, and whether the shard holds more */
+  readShard(
+    shard: string,
+    limit: number,
+  ): Promise<{ readonly rows: readonly StatusRow[]; readonly truncated: boolean }>;
+}
+
+/** A body as a listing shows it. */
+export interface ListedBody {
+  readonly s3Key: string;
+  /** When it was written, epoch seconds. */
+  readonly writtenAt: number;
+}
+
+/** Bodies under the body prefix, a bounded page at a time, resumable from a cursor. */
+export interface BodyListing {
+  list(input: {
+    readonly cursor: string | undefined;
+    readonly limit: number;
+  }): Promise<{ readonly bodies: readonly ListedBody[]; readonly next: string | undefined }>;
+}
+
+/** What points to bodies of one page, read strongly consistent: a body named here is in use. */
+export interface PageReferences {
+  /** META's `s3_key` and every VER# row's `s3_key`. */
+  readonly s3Keys: ReadonlySet<string>;
+  /** The page's LOCK, when there is one: a live lease may still publish the body of its token. */
+  readonly lease: { readonly token: string | undefined; readonly expiresAt: number } | undefined;
+}
+
+export interface BodyReferences {
+  of(pk: string): Promise<PageReferences>;
+}
+
+/** Where the orphan sweep's listing position is kept between runs (a table row). */
+export interface SweepCursor {
+  load(): Promise<string | undefined>;
+  /** `undefined` when the listing reached its end: the next run starts over. */
+  save(cursor: string | undefined): Promise<void>;
+}

@@ -91,3 +91,9 @@ export function statusShardOf(status: IndexedStatus, pk: string): string {
 /** Every partition of `status`, for a reader. */
 export const statusShards = (status: IndexedStatus): string[] =>
   Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`);
+
+/**
+ * The one row the sweeper writes (its orphan-body listing cursor). Its partition key is all the
+ * sweeper's role may write (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
+ */
+export const SweepCursorKey = { pk: 'SWEEP#orphan-bodies', sk: 'CURSOR' } as const;

@@ -55,6 +55,12 @@ export const SETTING_DEFAULTS = {
   staleSharedMaxAge: 2,
   staleWhileRevalidateSeconds: 60,
   staleIfErrorSeconds: 86_400,
+  /** A body is retired only this long after it was written (> lease + longest function timeout). */
+  orphanAgeSeconds: 3_600,
+  /** Rows read per status-index shard per sweep: bounds a run's read units. */
+  sweepPageLimit: 100,
+  /** Bodies listed per sweep (one ListObjectsV2 page); a cursor carries on from there. */
+  orphanListLimit: 500,
 } as const;
 
 /** The upstream's shared secret: which Secrets Manager secret, sent in which request header. */
@@ -111,7 +117,14 @@ export interface WorkerSettings {
   readonly idempotencyTtlSeconds: number;
 }
 
-export type FunctionKind = 'origin' | 'worker';
+/** What only the sweeper reads. */
+export interface SweeperSettings {
+  readonly orphanAgeSeconds: number;
+  readonly sweepPageLimit: number;
+  readonly orphanListLimit: number;
+}
+
+export type FunctionKind = 'origin' | 'worker' | 'sweeper';
 
 type IntegerKey =
   | 'revalidateSeconds'
@@ -124,7 +137,8 @@ type IntegerKey =
   | 'keepVersions'
   | 'functionTimeoutMs'
   | keyof OriginSettings
-  | keyof WorkerSettings;
+  | keyof WorkerSettings
+  | keyof SweeperSettings;
 
 export type SettingKey =
   keyof ServiceSettings | IntegerKey | 'upstreamSecretArn' | 'upstreamSecretHeader' | 'localMode';
@@ -165,6 +179,9 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   staleSharedMaxAge: { min: 0, max: ANY },
   staleWhileRevalidateSeconds: { min: 0, max: ANY },
   staleIfErrorSeconds: { min: 0, max: ANY },
+  orphanAgeSeconds: { min: 1, max: ANY },
+  sweepPageLimit: { min: 1, max: 1000 },
+  orphanListLimit: { min: 1, max: 1000, why: 'one ListObjectsV2 page holds at most 1000 keys' },
 };
 
 interface OwnCheck<K extends FunctionKind, S> {
@@ -173,7 +190,10 @@ interface OwnCheck<K extends FunctionKind, S> {
   readonly settings: S;
 }
 /** One function's own settings and timeout, as the function itself sees them. */
-export type FunctionCheck = OwnCheck<'origin', OriginSettings> | OwnCheck<'worker', WorkerSettings>;
+export type FunctionCheck =
+  | OwnCheck<'origin', OriginSettings>
+  | OwnCheck<'worker', WorkerSettings>
+  | OwnCheck<'sweeper', SweeperSettings>;
 
 export interface SettingsCheck {
   readonly service: ServiceSettings;
@@ -215,7 +235,9 @@ export function settingsProblems(check: SettingsCheck, nameOf: NameOf): string[]
     const own = Object.entries(fn.settings) as [IntegerKey, number][];
     const ownValid = own.map(([key, value]) => integer(key, value, fn.kind)).every(Boolean);
     const timeout = integer('functionTimeoutMs', fn.timeoutMs, fn.kind);
-    if (timeout && render && ownValid && fn.timeoutMs !== undefined) {
+    if (fn.kind === 'sweeper') {
+      if (lease && ownValid) problems.push(...orphanAgeProblems(fn.settings, service, nameOf));
+    } else if (timeout && render && ownValid && fn.timeoutMs !== undefined) {
       problems.push(...timeoutProblems(fn, fn.timeoutMs, service, nameOf));
     }
   }
@@ -256,6 +278,23 @@ function renderProblems(service: ServiceSettings, nameOf: NameOf): string[] {
   return [
     `${nameOf('renderTimeoutMs')} (${render} ms) must be below the lease ` +
       `(${nameOf('leaseSeconds')}=${lease}, ${lease * 1000} ms): the lease must be longer than the render`,
+  ];
+}
+
+/**
+ * A body younger than a lease plus the longest function run may still be published by the
+ * render that wrote it (it holds, or may refresh, its lease): the sweeper must never retire it.
+ */
+function orphanAgeProblems(
+  sweeper: SweeperSettings,
+  service: ServiceSettings,
+  nameOf: NameOf,
+): string[] {
+  const needed = service.leaseSeconds + MAX_FUNCTION_TIMEOUT_MS / 1000;
+  if (sweeper.orphanAgeSeconds > needed) return [];
+  return [
+    `${nameOf('orphanAgeSeconds', 'sweeper')} (${sweeper.orphanAgeSeconds} s) must exceed the lease ` +
+      `(${nameOf('leaseSeconds')}) plus the longest function timeout (900 s): ${needed} s`,
   ];
 }
 

@@ -132,6 +132,16 @@ const OriginEnv = /* @__PURE__ */ v.object({
   ISR_OVERLOAD_FALLBACK_PATH: optionalText,
 });
 
+const SweeperEnv = /* @__PURE__ */ v.object({
+  ...SERVICE_ENV,
+  /** A body is retired only once it is older than this (seconds), and nothing points to it. */
+  ISR_ORPHAN_AGE_SECONDS: int(D.orphanAgeSeconds),
+  /** Status-index rows read per shard per run. */
+  ISR_SWEEP_PAGE_LIMIT: int(D.sweepPageLimit),
+  /** Bodies listed per run; a cursor row carries the listing on to the next run. */
+  ISR_ORPHAN_LIST_LIMIT: int(D.orphanListLimit),
+});
+
 /** The environment variable behind each setting, for messages. */
 const ENV_NAMES: Record<string, string> = {
   renderOriginUrl: 'RENDER_ORIGIN_URL',
@@ -167,12 +177,16 @@ const ENV_NAMES: Record<string, string> = {
   staleSharedMaxAge: 'ISR_STALE_S_MAXAGE',
   staleWhileRevalidateSeconds: 'ISR_STALE_WHILE_REVALIDATE_SECONDS',
   staleIfErrorSeconds: 'ISR_STALE_IF_ERROR_SECONDS',
+  orphanAgeSeconds: 'ISR_ORPHAN_AGE_SECONDS',
+  sweepPageLimit: 'ISR_SWEEP_PAGE_LIMIT',
+  orphanListLimit: 'ISR_ORPHAN_LIST_LIMIT',
 };
 const envName: NameOf = (key) => ENV_NAMES[key] ?? key;
 
 export type ServiceConfig = ReturnType<typeof toServiceConfig>;
 export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 export type OriginConfig = ReturnType<typeof loadOriginConfig>;
+export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
 
 type Env = Record<string, string | undefined>;
 
@@ -312,4 +326,19 @@ export function loadOriginConfig(env: Env = process.env) {
     overloadFallbackPath: fallbackPathOf(parsed.ISR_OVERLOAD_FALLBACK_PATH),
     ...origin,
   };
+}
+
+export function loadSweeperConfig(env: Env = process.env) {
+  const parsed = parse(SweeperEnv, env, 'sweeper');
+  const sweeper = {
+    orphanAgeSeconds: parsed.ISR_ORPHAN_AGE_SECONDS,
+    sweepPageLimit: parsed.ISR_SWEEP_PAGE_LIMIT,
+    orphanListLimit: parsed.ISR_ORPHAN_LIST_LIMIT,
+  };
+  check(
+    parsed,
+    { kind: 'sweeper', timeoutMs: parsed.ISR_FUNCTION_TIMEOUT_MS, settings: sweeper },
+    'sweeper',
+  );
+  return { ...toServiceConfig(parsed), ...sweeper };
 }

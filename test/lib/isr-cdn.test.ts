@@ -109,7 +109,16 @@ describe('IsrService CloudFront', () => {
         SourceArn: sourceArn,
       });
     }
-    template.resourceCountIs('AWS::Lambda::Permission', 2);
+    // The only other invoke permission is EventBridge's, on the sweeper alone.
+    template.resourceCountIs('AWS::Lambda::Permission', 3);
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::Permission',
+      {
+        Principal: 'events.amazonaws.com',
+        FunctionName: getAtt(logicalIdOf(service.sweeperFunction), 'Arn'),
+      },
+      1,
+    );
   });
 
   it('serves GET/HEAD over HTTPS only, compressed, on HTTP/2 and HTTP/3', () => {

@@ -24,7 +24,7 @@ describe('IsrService functions', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' },
-      2,
+      3, // origin, worker, sweeper
     );
   });
 

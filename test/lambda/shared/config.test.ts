@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../../../lambda/core/errors.js';
-import { loadOriginConfig, loadWorkerConfig } from '../../../lambda/shared/config.js';
+import {
+  loadOriginConfig,
+  loadSweeperConfig,
+  loadWorkerConfig,
+} from '../../../lambda/shared/config.js';
 
 const base = {
   FACETHEORY_CACHE_TABLE_NAME: 'cache',
@@ -180,5 +184,31 @@ describe('configuration', () => {
     expect(loadOriginConfig({ ...base, AWS_LAMBDA_FUNCTION_NAME: 'isr-origin' }).functionName).toBe(
       'isr-origin',
     );
+  });
+
+  describe('sweeper', () => {
+    it('applies its defaults: a 1-hour safety window, bounded pages', () => {
+      expect(loadSweeperConfig(base)).toMatchObject({
+        tableName: 'cache',
+        bucket: 'bodies',
+        bodyKeyPrefix: 'pages/',
+        orphanAgeSeconds: 3_600,
+        sweepPageLimit: 100,
+        orphanListLimit: 500,
+      });
+    });
+
+    it('names the missing variable and refuses a window a render could still publish in', () => {
+      expect(messageOf(() => loadSweeperConfig({ FACETHEORY_CACHE_TABLE_NAME: 'cache' }))).toMatch(
+        /ISR_BODY_BUCKET/,
+      );
+      const message = messageOf(() =>
+        loadSweeperConfig({ ...base, ISR_LEASE_SECONDS: '120', ISR_ORPHAN_AGE_SECONDS: '1000' }),
+      );
+      expect(message).toMatch(/ISR_ORPHAN_AGE_SECONDS \(1000 s\) must exceed .* 1020 s/);
+      expect(
+        messageOf(() => loadSweeperConfig({ ...base, ISR_ORPHAN_LIST_LIMIT: '1001' })),
+      ).toMatch(/ISR_ORPHAN_LIST_LIMIT must be an integer 1\.\.1000/);
+    });
   });
 });

@@ -1,0 +1,54 @@
+import { DynamoBodyReferences } from '../adapters/dynamodb/body-references.js';
+import { DynamoStatusIndexReader } from '../adapters/dynamodb/status-index-reader.js';
+import { DynamoSweepCursor } from '../adapters/dynamodb/sweep-cursor.js';
+import { S3BodyListing } from '../adapters/s3/body-listing.js';
+import { S3BodyStore } from '../adapters/s3/body-store.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { SweepDeps } from '../core/sweep.js';
+import type { AwsClients } from '../shared/aws-clients.js';
+import type { SweeperConfig } from '../shared/config.js';
+import { createObservability } from '../shared/observability.js';
+import { createSweeperHandler } from './handler.js';
+
+export interface SweeperRuntime {
+  readonly clients: AwsClients;
+  readonly clock?: Clock | undefined;
+  readonly observability?: ReturnType<typeof createObservability> | undefined;
+  /** The pending CDN purges to submit each run (wired by the service when it has them). */
+  readonly flushPendingPurges?: (() => Promise<number>) | undefined;
+}
+
+/** The sweeper's use-case dependencies, from validated configuration and injected clients. */
+export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime): SweepDeps {
+  const { dynamodb, s3 } = runtime.clients;
+  const table = { client: dynamodb, tableName: config.tableName };
+  const clock = runtime.clock ?? systemClock;
+  return {
+    tasks: {
+      index: new DynamoStatusIndexReader(table),
+      clock,
+      pageLimit: config.sweepPageLimit,
+    },
+    orphans: {
+      listing: new S3BodyListing({
+        client: s3,
+        bucket: config.bucket,
+        prefix: config.bodyKeyPrefix,
+      }),
+      references: new DynamoBodyReferences(table),
+      bodies: new S3BodyStore({ client: s3, bucket: config.bucket }),
+      cursor: new DynamoSweepCursor(table),
+      clock,
+      bodyKeyPrefix: config.bodyKeyPrefix,
+      orphanAgeSeconds: config.orphanAgeSeconds,
+      listLimit: config.orphanListLimit,
+    },
+    flushPendingPurges: runtime.flushPendingPurges,
+  };
+}
+
+/** Builds the sweeper handler from validated configuration and injected clients. */
+export function buildSweeperHandler(config: SweeperConfig, runtime: SweeperRuntime) {
+  const { logger, metrics } = runtime.observability ?? createObservability('sweeper');
+  return createSweeperHandler({ deps: createSweeperDeps(config, runtime), logger, metrics });
+}

@@ -1,0 +1,68 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import {
+  runSweep,
+  taskLogFields,
+  MAX_LOGGED_KEYS,
+  SweeperMetric,
+  type SweepDeps,
+} from '../core/sweep.js';
+import { MetricUnit } from '../shared/observability.js';
+
+export { SweeperMetric };
+
+export interface SweeperHandlerOptions {
+  readonly deps: SweepDeps;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/**
+ * The sweeper Lambda (EventBridge, every 5 minutes): runs the sweep, emits each count as an EMF
+ * metric (zeros too, so an alarm sees data) and writes one log line with the affected keys. A
+ * part that failed is logged and rethrown after the others reported, so the Lambda counts an Error.
+ */
+export function createSweeperHandler(options: SweeperHandlerOptions) {
+  const { deps, logger, metrics } = options;
+  return middy(async (_event: ScheduledEvent, _context: Context): Promise<void> => {
+    const report = await runSweep(deps);
+    const count = (name: string, value: number) => metrics.addMetric(name, MetricUnit.Count, value);
+    const fields: Record<string, unknown> = {};
+    if (report.tasks !== undefined) {
+      const t = report.tasks;
+      count(SweeperMetric.MissingTasks, t.missing.length);
+      count(SweeperMetric.FailedTasks, t.failed.length);
+      count(SweeperMetric.AbandonedLeases, t.abandoned.length);
+      count(SweeperMetric.BrokenPages, t.broken.length);
+      count(SweeperMetric.StartedNotCompleted, t.startedOpen);
+      Object.assign(fields, taskLogFields(t));
+    }
+    if (report.orphans !== undefined) {
+      const o = report.orphans;
+      count(SweeperMetric.BodiesListed, o.listed);
+      count(SweeperMetric.OrphanBodiesRetired, o.retired.length);
+      fields.orphans = { ...o, retired: o.retired.slice(0, MAX_LOGGED_KEYS) };
+      fields.orphansRetired = o.retired.length;
+    }
+    if (report.purgesFlushed !== undefined) {
+      count(SweeperMetric.PendingPurgesFlushed, report.purgesFlushed);
+      fields.purgesFlushed = report.purgesFlushed;
+    }
+    const errors = report.errors.map(({ part, error }) => ({ part, error: String(error) }));
+    const attention =
+      errors.length > 0 ||
+      (report.tasks !== undefined &&
+        report.tasks.missing.length + report.tasks.failed.length + report.tasks.abandoned.length >
+          0);
+    if (attention) logger.warn('sweep found work that needs an operator', { ...fields, errors });
+    else logger.info('sweep', fields);
+    const first = report.errors[0];
+    if (first !== undefined) throw first.error;
+  })
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
+}

@@ -1,0 +1,105 @@
+/**
+ * One CloudWatch dashboard an on-call engineer opens first: what viewers get (requests by cache
+ * status, hit ratio), what regeneration does (renders, latency, queue age, dead letters), and
+ * the work the sweeper found stuck or failed. Metric names are the ones the functions emit.
+ */
+import { Duration } from 'aws-cdk-lib';
+import {
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  type IMetric,
+  type IWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { SweeperMetric } from '../lambda/core/sweep.js';
+import {
+  OriginMetricName,
+  originMetric,
+  serviceMetric,
+  SWEEPER_SERVICE_DIMENSION,
+  WORKER_SERVICE_DIMENSION,
+} from './isr-metrics.js';
+
+const PERIOD = Duration.minutes(5);
+
+export interface DashboardInput {
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+}
+
+const graph = (title: string, left: IMetric[], unit?: string): GraphWidget =>
+  new GraphWidget({ title, left, width: 8, height: 6, leftYAxis: { min: 0, label: unit } });
+
+export function createIsrDashboard(scope: Construct, input: DashboardInput): Dashboard {
+  const count = (name: OriginMetricName, label: string) => {
+    const metric = originMetric(name, PERIOD);
+    return metric.with({ label });
+  };
+  const worker = (name: string, statistic: string, label: string) =>
+    serviceMetric(WORKER_SERVICE_DIMENSION, name, { period: PERIOD, statistic, label });
+  const sweeper = (name: string, label: string) =>
+    serviceMetric(SWEEPER_SERVICE_DIMENSION, name, { period: PERIOD, statistic: 'Maximum', label });
+
+  const hits = count(OriginMetricName.Hits, 'HIT');
+  const stale = count(OriginMetricName.Stale, 'STALE');
+  const misses = count(OriginMetricName.Misses, 'MISS');
+  const widgets: IWidget[] = [
+    graph('Requests by cache status', [
+      hits,
+      stale,
+      misses,
+      count(OriginMetricName.Unavailable, '5xx from the origin'),
+    ]),
+    graph(
+      'Hit ratio (served from the cache, %)',
+      [
+        new MathExpression({
+          // HIT and STALE are both served from the cache; a MISS is rendered in the request.
+          expression:
+            '100 * (FILL(hits, 0) + FILL(stale, 0)) / (FILL(hits, 0) + FILL(stale, 0) + FILL(misses, 0))',
+          usingMetrics: { hits, stale, misses },
+          label: 'Hit ratio',
+          period: PERIOD,
+        }),
+      ],
+      '%',
+    ),
+    graph(
+      'Regeneration latency',
+      [worker('RegenerationDuration', 'p50', 'p50'), worker('RegenerationDuration', 'p99', 'p99')],
+      'ms',
+    ),
+    graph('Renders', [
+      worker('Regenerations', 'Sum', 'Regenerations published'),
+      misses.with({ label: 'Rendered in the request (MISS)' }),
+      worker('RenderFailures', 'Sum', 'Render failures'),
+    ]),
+    graph(
+      'Queue age (oldest intent)',
+      [input.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' })],
+      's',
+    ),
+    graph('DLQ depth', [
+      input.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: PERIOD,
+        statistic: 'Maximum',
+      }),
+    ]),
+    graph('Stuck and failed work', [
+      sweeper(SweeperMetric.MissingTasks, 'Missing tasks'),
+      sweeper(SweeperMetric.FailedTasks, 'Failed tasks'),
+      sweeper(SweeperMetric.AbandonedLeases, 'Abandoned leases'),
+      sweeper(SweeperMetric.BrokenPages, 'Broken pages'),
+      sweeper(SweeperMetric.StartedNotCompleted, 'Started, not completed'),
+    ]),
+    graph('Orphan bodies', [
+      sweeper(SweeperMetric.OrphanBodiesRetired, 'Retired'),
+      sweeper(SweeperMetric.BodiesListed, 'Listed'),
+    ]),
+  ];
+  const dashboard = new Dashboard(scope, 'Dashboard', { defaultInterval: Duration.hours(3) });
+  for (let i = 0; i < widgets.length; i += 3) dashboard.addWidgets(...widgets.slice(i, i + 3));
+  return dashboard;
+}
