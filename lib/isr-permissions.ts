@@ -32,7 +32,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { StatusIndex, SweepCursorKey } from '../lambda/core/rows.js';
+import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/rows.js';
 import type { FunctionKind } from '../lambda/core/settings.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
@@ -184,6 +184,18 @@ export function grantSweeperAccess(
       resources: [table.tableArn],
       conditions: {
         'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
+      },
+    }),
+  );
+  // Purges CloudFront refused while throttled are rows of one partition; the sweeper submits
+  // them again, records each attempt and removes the ones CloudFront accepted.
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'PendingCdnPurges',
+      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      resources: [table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PENDING_PURGES_PK] },
       },
     }),
   );

@@ -18,6 +18,7 @@ import { Construct } from 'constructs';
 import { alarmsOf, createIsrAlarms, type IsrAlarms } from './isr-alarms.js';
 import type { CdnLogDelivery } from './isr-cdn-logs.js';
 import { createIsrDashboard } from './isr-dashboard.js';
+import { wireCdnPurge } from './isr-cdn.js';
 import { createPageEdge } from './isr-edge.js';
 import { createServiceFunction } from './isr-functions.js';
 import { acknowledgeNagFindings } from './isr-nag.js';
@@ -137,6 +138,8 @@ export class IsrService extends Construct {
     this.distribution = edge.distribution;
     this.cdnLogDelivery = edge.cdnLogDelivery;
     this.tenantFunction = edge.tenantFunction;
+    // The sweeper submits again the purges CloudFront refused while throttled.
+    wireCdnPurge(this.sweeperFunction, this.distribution);
 
     this.alarms = createIsrAlarms(this, {
       ...queues,

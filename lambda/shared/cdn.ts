@@ -7,6 +7,8 @@ import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CloudFrontInvalidator, type PurgeLog } from '../adapters/cdn/cloudfront-invalidator.js';
 import { DynamoPendingPurges } from '../adapters/dynamodb/pending-purges.js';
+import { retryPendingPurges } from '../core/cdn-purge.js';
+import type { Clock } from '../core/clock.js';
 import type { CdnInvalidator } from '../core/ports.js';
 import { cdnDistributionIdOf } from './cdn-env.js';
 
@@ -40,4 +42,24 @@ export function cloudFrontInvalidatorFromEnv(
     pending: new DynamoPendingPurges({ client: options.dynamodb, tableName: options.tableName }),
     logger: options.logger,
   });
+}
+
+/**
+ * What the sweeper runs each time to submit purges CloudFront refused while throttled: the
+ * oldest pending ones, under their original identity. Undefined when no CDN is configured.
+ * @returns a flush that resolves with how many purges CloudFront accepted
+ */
+export function pendingPurgeFlusher(
+  options: CdnFromEnvOptions & { readonly clock: Clock },
+): (() => Promise<number>) | undefined {
+  const cdn = cloudFrontInvalidatorFromEnv(options);
+  if (cdn === undefined) return undefined;
+  const pending = new DynamoPendingPurges({
+    client: options.dynamodb,
+    tableName: options.tableName,
+  });
+  return async () => {
+    const sweep = await retryPendingPurges({ pending, cdn, clock: options.clock });
+    return sweep.submitted.length;
+  };
 }

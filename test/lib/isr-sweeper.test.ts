@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
-import { StatusIndex, SweepCursorKey } from '../../lambda/core/rows.js';
+import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../../lambda/core/rows.js';
 import { loadSweeperConfig } from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
 import { resolveSettings } from '../../lib/isr-settings.js';
@@ -25,7 +25,11 @@ const sweeperId = logicalIdOf(service.sweeperFunction);
 const sweeperRoleId = logicalIdOf(service.sweeperRole);
 
 /** Every statement the sweeper's role may use, keyed by what it allows, where and on what condition. */
-const EXPECTED_SWEEPER_GRANTS = (tableArn: unknown, bucketArn: unknown) => ({
+const EXPECTED_SWEEPER_GRANTS = (
+  tableArn: unknown,
+  bucketArn: unknown,
+  distributionId: string,
+) => ({
   StatusIndex: {
     actions: ['dynamodb:Query'],
     resources: [{ 'Fn::Join': ['', [tableArn, `/index/${StatusIndex.Name}`]] }],
@@ -47,15 +51,47 @@ const EXPECTED_SWEEPER_GRANTS = (tableArn: unknown, bucketArn: unknown) => ({
     actions: ['s3:DeleteObject'],
     resources: [{ 'Fn::Join': ['', [bucketArn, '/pages/*']] }],
   },
+  PendingCdnPurges: {
+    actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+    resources: [tableArn],
+    condition: {
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PENDING_PURGES_PK] },
+    },
+  },
+  /** `grantCdnInvalidation` (no Sid): this distribution only. */
+  CdnPurge: {
+    actions: ['cloudfront:CreateInvalidation'],
+    resources: [
+      {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':cloudfront::',
+            { Ref: 'AWS::AccountId' },
+            ':distribution/',
+            { Ref: distributionId },
+          ],
+        ],
+      },
+    ],
+  },
 });
 
 /** Statements of the sweeper role beyond its own logs that are not exactly the expected ones. */
 function sweeperBreaches(built: Template): PolicyStatementJson[] {
   const expected: Record<string, { actions: string[]; resources: unknown[]; condition?: unknown }> =
-    EXPECTED_SWEEPER_GRANTS(getAtt(ids.table, 'Arn'), getAtt(ids.bucket, 'Arn'));
+    EXPECTED_SWEEPER_GRANTS(
+      getAtt(ids.table, 'Arn'),
+      getAtt(ids.bucket, 'Arn'),
+      logicalIdOf(service.distribution),
+    );
   return policyStatementsOf(built, sweeperRoleId).statements.filter((statement) => {
     if (actionsOf(statement).every((action) => action.startsWith('logs:'))) return false;
-    const grant = statement.Sid === undefined ? undefined : expected[statement.Sid];
+    const purge = JSON.stringify(actionsOf(statement)) === '["cloudfront:CreateInvalidation"]';
+    const key = statement.Sid ?? (purge ? 'CdnPurge' : undefined);
+    const grant = key === undefined ? undefined : expected[key];
     return (
       grant === undefined ||
       statement.Effect !== 'Allow' ||

@@ -17,8 +17,9 @@ import {
 import type { PendingPurge, PendingPurges } from '../../core/ports.js';
 import { Guard, namesOf } from './conditions.js';
 import { keyOf, num, str, type Item } from './items.js';
+import { PENDING_PURGES_PK } from '../../core/rows.js';
 
-export const PENDING_PURGES_PK = 'CDN#PENDING';
+export { PENDING_PURGES_PK } from '../../core/rows.js';
 
 /** Sorted by when the purge was first recorded, then by its id (two in one ms). */
 export const pendingPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id'>): string =>
