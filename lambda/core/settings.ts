@@ -55,6 +55,13 @@ export const SETTING_DEFAULTS = {
   staleSharedMaxAge: 2,
   staleWhileRevalidateSeconds: 60,
   staleIfErrorSeconds: 86_400,
+  /** Paths and tags one revalidation request may name (more is a 413). */
+  revalidateMaxPaths: 100,
+  revalidateMaxTags: 100,
+  /** How far a webhook's `x-isr-timestamp` may be from the receiver's clock, either way. */
+  revalidateSkewSeconds: 300,
+  /** How long a revalidation's Idempotency-Key is remembered: webhook providers retry for days. */
+  revalidateKeyTtlSeconds: 7 * 86_400,
 } as const;
 
 /** The upstream's shared secret: which Secrets Manager secret, sent in which request header. */
@@ -111,7 +118,15 @@ export interface WorkerSettings {
   readonly idempotencyTtlSeconds: number;
 }
 
-export type FunctionKind = 'origin' | 'worker';
+/** What only the revalidate function reads. */
+export interface RevalidateSettings {
+  readonly revalidateMaxPaths: number;
+  readonly revalidateMaxTags: number;
+  readonly revalidateSkewSeconds: number;
+  readonly revalidateKeyTtlSeconds: number;
+}
+
+export type FunctionKind = 'origin' | 'worker' | 'revalidate';
 
 type IntegerKey =
   | 'revalidateSeconds'
@@ -124,7 +139,8 @@ type IntegerKey =
   | 'keepVersions'
   | 'functionTimeoutMs'
   | keyof OriginSettings
-  | keyof WorkerSettings;
+  | keyof WorkerSettings
+  | keyof RevalidateSettings;
 
 export type SettingKey =
   keyof ServiceSettings | IntegerKey | 'upstreamSecretArn' | 'upstreamSecretHeader' | 'localMode';
@@ -165,6 +181,14 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   staleSharedMaxAge: { min: 0, max: ANY },
   staleWhileRevalidateSeconds: { min: 0, max: ANY },
   staleIfErrorSeconds: { min: 0, max: ANY },
+  revalidateMaxPaths: { min: 1, max: 1000, why: 'one request is applied within one invocation' },
+  revalidateMaxTags: { min: 1, max: 1000, why: 'one request is applied within one invocation' },
+  revalidateSkewSeconds: {
+    min: 1,
+    max: 3600,
+    why: 'a wider window lets a captured webhook replay',
+  },
+  revalidateKeyTtlSeconds: { min: 60, max: ANY },
 };
 
 interface OwnCheck<K extends FunctionKind, S> {
@@ -173,7 +197,10 @@ interface OwnCheck<K extends FunctionKind, S> {
   readonly settings: S;
 }
 /** One function's own settings and timeout, as the function itself sees them. */
-export type FunctionCheck = OwnCheck<'origin', OriginSettings> | OwnCheck<'worker', WorkerSettings>;
+export type FunctionCheck =
+  | OwnCheck<'origin', OriginSettings>
+  | OwnCheck<'worker', WorkerSettings>
+  | OwnCheck<'revalidate', RevalidateSettings>;
 
 export interface SettingsCheck {
   readonly service: ServiceSettings;
@@ -269,6 +296,8 @@ function timeoutProblems(
   service: ServiceSettings,
   nameOf: NameOf,
 ): string[] {
+  // The revalidate function never renders: only its own bounds apply.
+  if (fn.kind === 'revalidate') return [];
   const render = service.renderTimeoutMs;
   const wait = fn.kind === 'origin' ? fn.settings.missWaitMs : 0;
   const longest = Math.max(render, wait);
@@ -450,7 +479,8 @@ function bodyKeyPrefixProblems(
   ];
 }
 
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;
+/** A Secrets Manager secret's ARN (the upstream secret, the revalidation webhook's key). */
+export const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;
 
 /** The secret goes to the upstream only, so it needs one; its header must be a plain name. */
 function upstreamSecretProblems(
