@@ -1,5 +1,5 @@
 /**
- * The two Lambda functions: bundled locally by esbuild (never Docker) into one ESM file each,
+ * The Lambda functions (origin, worker, revalidate): bundled locally by esbuild (never Docker) into one ESM file each,
  * configured through the environment `lambda/shared/config.ts` validates at cold start.
  */
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,13 @@ import type { FunctionKind } from '../lambda/core/settings.js';
 import type { IsrSettings } from './isr-settings.js';
 
 export type { FunctionKind };
+
+/** Construct id of each function (and the prefix of its log group's). */
+export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
+  origin: 'Origin',
+  worker: 'Worker',
+  revalidate: 'Revalidate',
+};
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -77,7 +84,7 @@ export function createServiceFunction(
   kind: FunctionKind,
   options: ServiceFunctionOptions,
 ): NodejsFunction {
-  const id = kind === 'origin' ? 'Origin' : 'Worker';
+  const id = FUNCTION_IDS[kind];
   const { settings, role, network } = options;
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: settings.logRetention,
@@ -102,7 +109,7 @@ export function createServiceFunction(
     vpcSubnets: network.vpcSubnets,
     securityGroups: network.securityGroups,
     environment: functionEnvironment(kind, settings, options.refs),
-    paramsAndSecrets: settings.upstreamSecret === undefined ? undefined : secretsExtension(),
+    paramsAndSecrets: readsSecret(kind, settings) ? secretsExtension() : undefined,
   });
 }
 
@@ -120,18 +127,63 @@ const secretsExtension = () =>
     logLevel: ParamsAndSecretsLogLevel.WARN,
   });
 
+/** The origin and worker read the upstream secret; the revalidate function its webhook key. */
+const readsSecret = (kind: FunctionKind, settings: IsrSettings): boolean =>
+  kind === 'revalidate'
+    ? settings.revalidateWebhookSecretArn !== undefined
+    : settings.upstreamSecret !== undefined;
+
 function functionSettings(kind: FunctionKind, settings: IsrSettings) {
-  return kind === 'origin'
-    ? {
+  switch (kind) {
+    case 'origin':
+      return {
         timeout: settings.originTimeout,
         memorySize: settings.originMemorySize,
         reservedConcurrency: settings.originReservedConcurrency,
-      }
-    : {
+      };
+    case 'worker':
+      return {
         timeout: settings.workerTimeout,
         memorySize: settings.workerMemorySize,
         reservedConcurrency: settings.workerReservedConcurrency,
       };
+    case 'revalidate':
+      return {
+        timeout: settings.revalidateTimeout,
+        memorySize: settings.revalidateMemorySize,
+        reservedConcurrency: undefined,
+      };
+  }
+}
+
+/** What only one function reads. */
+function ownEnvironment(
+  kind: FunctionKind,
+  settings: IsrSettings,
+  refs: FunctionRefs,
+): Record<string, string> {
+  switch (kind) {
+    case 'origin':
+      return {
+        ISR_QUEUE_URL: refs.queueUrl,
+        ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
+        ...(settings.overloadFallbackPath === undefined
+          ? {}
+          : { ISR_OVERLOAD_FALLBACK_PATH: settings.overloadFallbackPath }),
+      };
+    case 'worker':
+      return {
+        ISR_DLQ_URL: refs.deadLetterQueueUrl,
+        ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
+      };
+    case 'revalidate':
+      return {
+        ISR_QUEUE_URL: refs.queueUrl,
+        ...(settings.revalidateWebhookSecretArn === undefined
+          ? {}
+          : { ISR_REVALIDATE_SECRET_ARN: settings.revalidateWebhookSecretArn }),
+      };
+  }
 }
 
 /**
@@ -146,17 +198,8 @@ export function functionEnvironment(
 ): Record<string, string> {
   const optional = (name: string, value: string | undefined) =>
     value === undefined ? {} : { [name]: value };
-  const own: Record<string, string> =
-    kind === 'origin'
-      ? {
-          ISR_QUEUE_URL: refs.queueUrl,
-          ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
-          ...optional('ISR_OVERLOAD_FALLBACK_PATH', settings.overloadFallbackPath),
-        }
-      : {
-          ISR_DLQ_URL: refs.deadLetterQueueUrl,
-          ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
-        };
+  // The revalidate function never calls the upstream: it is not told its secret.
+  const upstreamSecret = kind === 'revalidate' ? undefined : settings.upstreamSecret;
   return {
     FACETHEORY_CACHE_TABLE_NAME: refs.tableName,
     ISR_BODY_BUCKET: refs.bucketName,
@@ -180,9 +223,9 @@ export function functionEnvironment(
     ISR_KEEP_VERSIONS: String(settings.keepVersions),
     ISR_FUNCTION_TIMEOUT_MS: String(functionSettings(kind, settings).timeout.toMilliseconds()),
     ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
-    ...optional('ISR_UPSTREAM_SECRET_ARN', settings.upstreamSecret?.arn),
-    ...optional('ISR_UPSTREAM_SECRET_HEADER', settings.upstreamSecret?.header),
-    ...own,
+    ...optional('ISR_UPSTREAM_SECRET_ARN', upstreamSecret?.arn),
+    ...optional('ISR_UPSTREAM_SECRET_HEADER', upstreamSecret?.header),
+    ...ownEnvironment(kind, settings, refs),
     POWERTOOLS_SERVICE_NAME: `isr-${kind}`,
     NODE_OPTIONS: '--enable-source-maps',
   };

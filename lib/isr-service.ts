@@ -20,7 +20,12 @@ import type { CdnLogDelivery } from './isr-cdn-logs.js';
 import { createPageEdge } from './isr-edge.js';
 import { createServiceFunction } from './isr-functions.js';
 import { acknowledgeNagFindings } from './isr-nag.js';
-import { createFunctionRole, grantOriginAccess, grantWorkerAccess } from './isr-permissions.js';
+import {
+  createFunctionRole,
+  grantOriginAccess,
+  grantRevalidateAccess,
+  grantWorkerAccess,
+} from './isr-permissions.js';
 import { consumeRegenerationQueue, createRegenerationQueues } from './isr-queues.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import { resolveSettings, type IsrSettings } from './isr-settings.js';
@@ -45,6 +50,12 @@ export class IsrService extends Construct {
   readonly originFunction: NodejsFunction;
   readonly workerFunction: NodejsFunction;
   readonly functionUrl: FunctionUrl;
+  /** On-demand revalidation by path and tag (`POST` JSON, Idempotency-Key). */
+  readonly revalidateFunction: NodejsFunction;
+  /** Its own URL: AWS_IAM (see `grantRevalidate`), or NONE with an HMAC webhook key. */
+  readonly revalidateUrl: FunctionUrl;
+  /** Execution role of the revalidate function. */
+  readonly revalidateRole: Role;
   readonly distribution: Distribution;
   readonly cachePolicy: CachePolicy;
   readonly originRequestPolicy: OriginRequestPolicy;
@@ -68,6 +79,7 @@ export class IsrService extends Construct {
     this.settings = settings;
     this.originRole = createFunctionRole(this, 'origin', props);
     this.workerRole = createFunctionRole(this, 'worker', props);
+    this.revalidateRole = createFunctionRole(this, 'revalidate', props);
 
     const storage = { ...settings, accessLogsBucket: props.accessLogsBucket };
     this.table = createCacheTable(this, storage);
@@ -84,6 +96,7 @@ export class IsrService extends Construct {
     };
     grantOriginAccess(this.originRole, resources);
     grantWorkerAccess(this.workerRole, resources);
+    grantRevalidateAccess(this.revalidateRole, resources);
     const refs = {
       tableName: this.table.tableName,
       bucketName: this.bucket.bucketName,
@@ -100,6 +113,19 @@ export class IsrService extends Construct {
       role: this.workerRole,
     });
     consumeRegenerationQueue(this.workerFunction, this.queue, settings);
+    // Not in the VPC: it reaches DynamoDB and SQS only.
+    this.revalidateFunction = createServiceFunction(this, 'revalidate', {
+      ...functions,
+      network: {},
+      role: this.revalidateRole,
+    });
+    // With a webhook key the handler itself refuses every request without a valid signature.
+    this.revalidateUrl = this.revalidateFunction.addFunctionUrl({
+      authType:
+        props.revalidateWebhookSecret === undefined
+          ? FunctionUrlAuthType.AWS_IAM
+          : FunctionUrlAuthType.NONE,
+    });
 
     this.functionUrl = this.originFunction.addFunctionUrl({
       authType: FunctionUrlAuthType.AWS_IAM,
@@ -123,6 +149,7 @@ export class IsrService extends Construct {
     const functionsAndRoles = [
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },
+      { fn: this.revalidateFunction, role: this.revalidateRole },
     ];
     acknowledgeNagFindings(
       {
@@ -144,6 +171,20 @@ export class IsrService extends Construct {
       grantee,
       actions: ['sqs:SendMessage'],
       resourceArns: [this.queue.queueArn],
+    });
+  }
+
+  /**
+   * Lets a principal (a CMS's role, a deploy job) call the revalidate URL with SigV4:
+   * lambda:InvokeFunctionUrl on this function only. Useless in HMAC mode, where the URL takes
+   * no IAM auth and the signature decides.
+   */
+  grantRevalidate(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunctionUrl'],
+      resourceArns: [this.revalidateFunction.functionArn],
+      conditions: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
     });
   }
 

@@ -54,6 +54,10 @@ export interface IsrSettings extends ServiceSettings {
   readonly rateLimitPerFiveMinutes: number | undefined;
   readonly missRenderLimit: number;
   readonly overloadFallbackPath: string | undefined;
+  readonly revalidateTimeout: Duration;
+  readonly revalidateMemorySize: number;
+  /** The webhook HMAC key's ARN: HMAC mode when set. */
+  readonly revalidateWebhookSecretArn: string | undefined;
 }
 
 /** A prop combination the service cannot run with; thrown while the construct is built. */
@@ -124,6 +128,10 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     renderFailureRateAlarmThresholdPercent: props.renderFailureRateAlarmThresholdPercent ?? 5,
     cdnErrorRateAlarmThresholdPercent: props.cdnErrorRateAlarmThresholdPercent ?? 5,
     rateLimitPerFiveMinutes: props.rateLimitPerFiveMinutes,
+    // A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room.
+    revalidateTimeout: Duration.seconds(60),
+    revalidateMemorySize: 512,
+    revalidateWebhookSecretArn: props.revalidateWebhookSecret?.secretArn,
   };
 }
 
@@ -136,7 +144,7 @@ export function resolveSettings(props: IsrServiceProps): IsrSettings {
 
 /** Construct prop names for the settings the shared rules check. */
 const propName: NameOf = (key, kind) => {
-  if (key === 'functionTimeoutMs') return kind === 'origin' ? 'originTimeout' : 'workerTimeout';
+  if (key === 'functionTimeoutMs') return `${kind ?? 'worker'}Timeout`;
   if (key === 'upstreamSecretArn' || key === 'upstreamSecret') return 'upstreamSecret';
   if (key === 'localMode') return 'local mode';
   return key;
@@ -169,6 +177,16 @@ export function lambdaProblems(settings: IsrSettings): string[] {
           settings: {
             maxReceiveCount: settings.maxReceiveCount,
             idempotencyTtlSeconds: D.idempotencyTtlSeconds,
+          },
+        },
+        {
+          kind: 'revalidate',
+          timeoutMs: settings.revalidateTimeout.toMilliseconds(),
+          settings: {
+            revalidateMaxPaths: D.revalidateMaxPaths,
+            revalidateMaxTags: D.revalidateMaxTags,
+            revalidateSkewSeconds: D.revalidateSkewSeconds,
+            revalidateKeyTtlSeconds: D.revalidateKeyTtlSeconds,
           },
         },
       ],
@@ -268,6 +286,14 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
   if (props.upstreamSecret !== undefined && props.upstreamSecret.secretFullArn === undefined) {
     problems.push(
       'upstreamSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
+    );
+  }
+  if (
+    props.revalidateWebhookSecret !== undefined &&
+    props.revalidateWebhookSecret.secretFullArn === undefined
+  ) {
+    problems.push(
+      'revalidateWebhookSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
     );
   }
   return problems;

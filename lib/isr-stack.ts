@@ -27,6 +27,8 @@ export class IsrStack extends Stack {
       BucketName: this.service.bucket.bucketName,
       QueueName: this.service.queue.queueName,
       DeadLetterQueueName: this.service.deadLetterQueue.queueName,
+      /** Where `POST` revalidation requests go (the CLI reads it from the stack outputs). */
+      RevalidateUrl: this.service.revalidateUrl.url,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }
