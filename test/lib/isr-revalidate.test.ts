@@ -131,13 +131,16 @@ describe('the revalidate endpoint in HMAC mode', () => {
       ),
     );
     expect(readers).toEqual([logicalIdOf(service.revalidateRole)]);
-    const reads = policyStatementsOf(template, readers[0]!).statements.filter((statement) =>
+    const reads = policyStatementsOf(
+      template,
+      logicalIdOf(service.revalidateRole),
+    ).statements.filter((statement) =>
       coversAction(actionsOf(statement), 'secretsmanager:GetSecretValue'),
     );
     expect(reads).toEqual([
       expect.objectContaining({
         Action: 'secretsmanager:GetSecretValue',
-        Resource: stack.resolve(secret.secretArn),
+        Resource: stack.resolve(secret.secretArn) as unknown,
       }),
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
