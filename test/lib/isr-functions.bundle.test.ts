@@ -33,6 +33,7 @@ describe('Lambda bundling', () => {
   it.each([
     ['origin', () => service.originFunction],
     ['worker', () => service.workerFunction],
+    ['revalidate', () => service.revalidateFunction],
   ])('builds the %s as one minified ESM file with a source map', (_name, fn) => {
     const bundle = bundleOf(fn());
     const code = readFileSync(bundle, 'utf8');
@@ -48,6 +49,7 @@ describe('Lambda bundling', () => {
   it.each([
     ['origin', () => service.originFunction],
     ['worker', () => service.workerFunction],
+    ['revalidate', () => service.revalidateFunction],
   ])('keeps the %s bundle within its 650 KB budget', (_name, fn) => {
     expect(statSync(bundleOf(fn())).size).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
   });
@@ -55,6 +57,7 @@ describe('Lambda bundling', () => {
   it.each([
     ['origin', () => service.originFunction],
     ['worker', () => service.workerFunction],
+    ['revalidate', () => service.revalidateFunction],
   ])('loads the %s bundle under plain node and exports handler', (_name, fn) => {
     const script = `import(${JSON.stringify(pathToFileURL(bundleOf(fn())).href)})
       .then((module) => console.log(typeof module.handler))`;

@@ -20,11 +20,11 @@ describe('IsrService functions', () => {
   const env = (id: string) =>
     resourceOf<LambdaProperties>(template, id).Properties.Environment.Variables;
 
-  it('run on nodejs22.x, arm64', () => {
+  it('run on nodejs22.x, arm64 (origin, worker, revalidate)', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' },
-      2,
+      3,
     );
   });
 
