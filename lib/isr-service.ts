@@ -149,7 +149,7 @@ export class IsrService extends Construct {
     const functionsAndRoles = [
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },
-      { fn: this.revalidateFunction, role: this.revalidateRole },
+      { fn: this.revalidateFunction, role: this.revalidateRole, bodies: false },
     ];
     acknowledgeNagFindings(
       {
