@@ -202,7 +202,8 @@ export const requestJson = (request: CanonicalRevalidation): { [field: string]: 
 
 /**
  * Where a tenant's revalidation requests live: one partition per tenant (`_` single-tenant), so
- * the same key in two tenants names two requests. Rows are `sk = REQ#<Idempotency-Key>`.
+ * the same key in two tenants names two requests. Rows are `sk = REQ#<Idempotency-Key>`, written
+ * by the revalidate function only (a claim, then its settlement) and collected by TTL.
  */
 export const revalidationPartition = (tenant: string | null): string =>
   `REVALIDATE#${tenant ?? '_'}`;
