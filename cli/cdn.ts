@@ -1,24 +1,25 @@
 /**
- * The one place the CLI gets its `CdnInvalidator` (the purge a rollback or a release makes).
- * For now: deployed stacks report "not configured" and local mode prints the purge; the real
- * CloudFront and local adapters (issue 14) plug in here.
+ * The one place the CLI gets its `CdnInvalidator` (the purge a rollback, hold or release makes).
+ * A deployed stack purges its CloudFront distribution with the operator's own credentials (a
+ * throttled purge is kept in the table, and the sweeper submits it again); `npm start` has no
+ * CDN, so the purge is printed, as the service itself prints it.
  */
-import { randomUUID } from 'node:crypto';
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import { LocalCdnInvalidator } from '../lambda/adapters/cdn/local-invalidator.js';
 import type { CdnInvalidator } from '../lambda/core/ports.js';
+import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../lambda/shared/cdn.js';
 import type { Target } from './target.js';
 
 export function cdnInvalidatorFor(
-  target: Pick<Target, 'kind'>,
+  target: Pick<Target, 'kind' | 'clients' | 'tableName' | 'distributionId' | 'region'>,
   print: (line: string) => void = (line) => console.error(line),
 ): CdnInvalidator {
-  if (target.kind === 'stack') {
-    return { invalidateTags: () => Promise.resolve({ status: 'not-configured' }) };
-  }
-  return {
-    invalidateTags: (tags) => {
-      const id = `local-${randomUUID().slice(0, 8)}`;
-      print(`CDN purge ${id} (local: printed only): ${tags.map((tag) => `#${tag}`).join(' ')}`);
-      return Promise.resolve({ status: 'submitted', invalidationIds: [id] });
-    },
-  };
+  if (target.kind === 'local') return new LocalCdnInvalidator({ print });
+  const cdn = cloudFrontInvalidatorOf({
+    distributionId: target.distributionId,
+    dynamodb: target.clients.dynamodb,
+    tableName: target.tableName,
+    cloudfront: new CloudFrontClient({ region: target.region }),
+  });
+  return cdn ?? cdnNotConfigured;
 }

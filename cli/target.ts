@@ -30,6 +30,8 @@ export interface Target {
   readonly dlqUrl: string;
   /** Undefined when the stack was deployed without the revalidation endpoint. */
   readonly revalidateUrl: string | undefined;
+  /** The CloudFront distribution a rollback purges; undefined locally (no CDN). */
+  readonly distributionId: string | undefined;
   readonly settings: OpsSettings;
 }
 
@@ -69,6 +71,7 @@ export async function localTarget(env: Record<string, string | undefined>): Prom
     queueUrl: found.queueUrl,
     dlqUrl: found.dlqUrl,
     revalidateUrl: found.revalidateUrl,
+    distributionId: undefined,
     settings: found.settings,
   };
 }
@@ -115,6 +118,7 @@ export async function stackTarget(stackName: string, cfn: CloudFormationClient):
     queueUrl: outputs.QueueUrl ?? '',
     dlqUrl: outputs.DeadLetterQueueUrl ?? '',
     revalidateUrl: outputs.RevalidateUrl,
+    distributionId: outputs.DistributionId,
     settings: parsed.output,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The Lambda functions (origin, worker, sweeper): bundled locally by esbuild (never Docker) into one ESM file each,
+ * The Lambda functions (origin, worker, revalidate, sweeper): bundled locally by esbuild (never Docker) into one ESM file each,
  * configured through the environment `lambda/shared/config.ts` validates at cold start.
  */
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,14 @@ import type { FunctionKind } from '../lambda/core/settings.js';
 import { SWEEPER_TIMEOUT, type IsrSettings } from './isr-settings.js';
 
 export type { FunctionKind };
+
+/** Construct id of each function (and the prefix of its log group's). */
+export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
+  origin: 'Origin',
+  worker: 'Worker',
+  revalidate: 'Revalidate',
+  sweeper: 'Sweeper',
+};
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -102,9 +110,7 @@ export function createServiceFunction(
     vpcSubnets: network.vpcSubnets,
     securityGroups: network.securityGroups,
     environment: functionEnvironment(kind, settings, options.refs),
-    // The sweeper never calls the upstream: no secret to read.
-    paramsAndSecrets:
-      settings.upstreamSecret === undefined || kind === 'sweeper' ? undefined : secretsExtension(),
+    paramsAndSecrets: readsSecret(kind, settings) ? secretsExtension() : undefined,
   });
 }
 
@@ -122,10 +128,12 @@ const secretsExtension = () =>
     logLevel: ParamsAndSecretsLogLevel.WARN,
   });
 
-const FUNCTION_IDS: Record<FunctionKind, string> = {
-  origin: 'Origin',
-  worker: 'Worker',
-  sweeper: 'Sweeper',
+/** The origin and worker read the upstream secret; the revalidate function its webhook key. */
+const readsSecret = (kind: FunctionKind, settings: IsrSettings): boolean => {
+  if (kind === 'sweeper') return false; // it never calls the upstream
+  return kind === 'revalidate'
+    ? settings.revalidateWebhookSecretArn !== undefined
+    : settings.upstreamSecret !== undefined;
 };
 
 /**
@@ -135,18 +143,64 @@ const FUNCTION_IDS: Record<FunctionKind, string> = {
 const SWEEPER_FUNCTION = { timeout: SWEEPER_TIMEOUT, memorySize: 256, reservedConcurrency: 1 };
 
 function functionSettings(kind: FunctionKind, settings: IsrSettings) {
-  if (kind === 'sweeper') return SWEEPER_FUNCTION;
-  return kind === 'origin'
-    ? {
+  switch (kind) {
+    case 'origin':
+      return {
         timeout: settings.originTimeout,
         memorySize: settings.originMemorySize,
         reservedConcurrency: settings.originReservedConcurrency,
-      }
-    : {
+      };
+    case 'worker':
+      return {
         timeout: settings.workerTimeout,
         memorySize: settings.workerMemorySize,
         reservedConcurrency: settings.workerReservedConcurrency,
       };
+    case 'sweeper':
+      return SWEEPER_FUNCTION;
+    case 'revalidate':
+      return {
+        timeout: settings.revalidateTimeout,
+        memorySize: settings.revalidateMemorySize,
+        reservedConcurrency: undefined,
+      };
+  }
+}
+
+/** What only one function reads. */
+function ownEnvironment(
+  kind: FunctionKind,
+  settings: IsrSettings,
+  refs: FunctionRefs,
+): Record<string, string> {
+  switch (kind) {
+    case 'origin':
+      return {
+        ISR_QUEUE_URL: refs.queueUrl,
+        ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
+        ...(settings.overloadFallbackPath === undefined
+          ? {}
+          : { ISR_OVERLOAD_FALLBACK_PATH: settings.overloadFallbackPath }),
+      };
+    case 'worker':
+      return {
+        ISR_DLQ_URL: refs.deadLetterQueueUrl,
+        ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
+      };
+    case 'sweeper':
+      return {
+        ISR_ORPHAN_AGE_SECONDS: String(settings.orphanAgeSeconds),
+        ISR_SWEEP_PAGE_LIMIT: String(settings.sweepPageLimit),
+        ISR_ORPHAN_LIST_LIMIT: String(settings.orphanListLimit),
+      };
+    case 'revalidate':
+      return {
+        ISR_QUEUE_URL: refs.queueUrl,
+        ...(settings.revalidateWebhookSecretArn === undefined
+          ? {}
+          : { ISR_REVALIDATE_SECRET_ARN: settings.revalidateWebhookSecretArn }),
+      };
+  }
 }
 
 /**
@@ -161,22 +215,9 @@ export function functionEnvironment(
 ): Record<string, string> {
   const optional = (name: string, value: string | undefined) =>
     value === undefined ? {} : { [name]: value };
-  const own: Record<FunctionKind, Record<string, string>> = {
-    origin: {
-      ISR_QUEUE_URL: refs.queueUrl,
-      ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
-      ...optional('ISR_OVERLOAD_FALLBACK_PATH', settings.overloadFallbackPath),
-    },
-    worker: {
-      ISR_DLQ_URL: refs.deadLetterQueueUrl,
-      ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
-    },
-    sweeper: {
-      ISR_ORPHAN_AGE_SECONDS: String(settings.orphanAgeSeconds),
-      ISR_SWEEP_PAGE_LIMIT: String(settings.sweepPageLimit),
-      ISR_ORPHAN_LIST_LIMIT: String(settings.orphanListLimit),
-    },
-  };
+  // Only the origin and the worker call the upstream: no other function is told its secret.
+  const upstreamSecret =
+    kind === 'origin' || kind === 'worker' ? settings.upstreamSecret : undefined;
   return {
     FACETHEORY_CACHE_TABLE_NAME: refs.tableName,
     ISR_BODY_BUCKET: refs.bucketName,
@@ -200,9 +241,9 @@ export function functionEnvironment(
     ISR_KEEP_VERSIONS: String(settings.keepVersions),
     ISR_FUNCTION_TIMEOUT_MS: String(functionSettings(kind, settings).timeout.toMilliseconds()),
     ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
-    ...optional('ISR_UPSTREAM_SECRET_ARN', settings.upstreamSecret?.arn),
-    ...optional('ISR_UPSTREAM_SECRET_HEADER', settings.upstreamSecret?.header),
-    ...own[kind],
+    ...optional('ISR_UPSTREAM_SECRET_ARN', upstreamSecret?.arn),
+    ...optional('ISR_UPSTREAM_SECRET_HEADER', upstreamSecret?.header),
+    ...ownEnvironment(kind, settings, refs),
     POWERTOOLS_SERVICE_NAME: `isr-${kind}`,
     NODE_OPTIONS: '--enable-source-maps',
   };

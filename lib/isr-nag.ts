@@ -18,19 +18,25 @@ const acknowledge = (scope: IConstruct, id: string, reason: string) =>
 export interface NagSubjects {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
-  readonly functions: readonly { readonly fn: IFunction; readonly role: IRole }[];
+  /** `bodies: false` for a function with no bucket access (the revalidate function). */
+  readonly functions: readonly {
+    readonly fn: IFunction;
+    readonly role: IRole;
+    readonly bodies?: boolean;
+  }[];
   readonly bodyKeyPrefix: string;
 }
 
 export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceProps): void {
   const { bucket, distribution } = subjects;
   const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket);
-  for (const { fn, role } of subjects.functions) {
+  for (const { fn, role, bodies = true } of subjects.functions) {
     acknowledge(
       fn,
       'AwsSolutions-L1',
       'Pinned to nodejs22.x on purpose: bundles target node22 and the code is tested on it; a runtime upgrade is a deliberate change.',
     );
+    if (!bodies) continue;
     acknowledge(
       role,
       `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${subjects.bodyKeyPrefix}*]`,

@@ -12,6 +12,8 @@
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); ListBucket under the
  *   body prefix; DeleteObject on `pages/*`. No UpdateItem/DeleteItem, no PutObject/GetObject.
+ * - revalidate: Get/Put/Update/DeleteItem and Query on the table; SendMessage to the queue;
+ *   GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -78,16 +80,64 @@ export const WORKER_BODY_ACTIONS = ['s3:PutObject', 's3:DeleteObject'] as const;
 export function createFunctionRole(
   scope: Construct,
   kind: FunctionKind,
-  props: Pick<IsrServiceProps, 'vpc' | 'upstreamSecret'>,
+  props: Pick<IsrServiceProps, 'vpc' | 'upstreamSecret' | 'revalidateWebhookSecret'>,
 ): Role {
-  const ids = { origin: 'OriginRole', worker: 'WorkerRole', sweeper: 'SweeperRole' } as const;
-  const role = new Role(scope, ids[kind], {
+  const role = new Role(scope, ROLE_IDS[kind], {
     assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
     description: `ISR ${kind} function`,
   });
+  // The revalidate function stays outside the VPC: it talks to DynamoDB and SQS only.
+  if (kind === 'revalidate') {
+    if (props.revalidateWebhookSecret !== undefined) {
+      grantSecret(role, props.revalidateWebhookSecret, 'RevalidateWebhookSecret');
+    }
+    return role;
+  }
   if (props.vpc !== undefined) grantVpcNetworking(role);
   if (props.upstreamSecret !== undefined) grantUpstreamSecret(role, props.upstreamSecret);
   return role;
+}
+
+const ROLE_IDS: Readonly<Record<FunctionKind, string>> = {
+  origin: 'OriginRole',
+  worker: 'WorkerRole',
+  revalidate: 'RevalidateRole',
+  sweeper: 'SweeperRole',
+};
+
+/**
+ * Item actions of a revalidation: GetItem/PutItem/UpdateItem/DeleteItem for its REQ# row (read,
+ * claim, settle, release) and the marks (LOCK and META updates, META deleted by `expire`, each
+ * tag's STATE put), Query for the pages under a tag (`TAG#` partitions). No Scan, no batch, no
+ * transaction: it never publishes.
+ */
+export const REVALIDATE_TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+] as const;
+
+/**
+ * The revalidate function's data access: the table items above and SendMessage to the
+ * regeneration queue (`regenerate: true`). No bucket access at all; the CDN grant is separate.
+ */
+export function grantRevalidateAccess(role: IRole, resources: ServiceResources): void {
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'RevalidationItems',
+      actions: [...REVALIDATE_TABLE_ACTIONS],
+      resources: [resources.table.tableArn],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'EnqueueRegeneration',
+      actions: ['sqs:SendMessage'],
+      resources: [resources.queue.queueArn],
+    }),
+  );
 }
 
 export interface ServiceResources {
@@ -267,9 +317,14 @@ export function grantVpcNetworking(role: IRole): void {
  * when a customer managed key encrypts it. No DescribeSecret, no other secret.
  */
 export function grantUpstreamSecret(role: IRole, secret: ISecret): void {
+  grantSecret(role, secret, 'UpstreamSecret');
+}
+
+/** GetSecretValue on one secret by its complete ARN, and Decrypt through Secrets Manager. */
+function grantSecret(role: IRole, secret: ISecret, sid: string): void {
   role.addToPrincipalPolicy(
     new PolicyStatement({
-      sid: 'UpstreamSecret',
+      sid,
       actions: ['secretsmanager:GetSecretValue'],
       resources: [secret.secretFullArn ?? secret.secretArn],
     }),

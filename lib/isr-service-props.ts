@@ -262,6 +262,14 @@ export interface IsrServiceProps {
    */
   readonly upstreamSecretHeader?: string;
   /**
+   * HMAC key for webhook senders that cannot sign SigV4 (CMS webhooks). Set, the revalidate
+   * function URL takes no IAM auth (`NONE`) and every request must carry a valid
+   * `x-isr-signature` over `x-isr-timestamp` and the raw body; the function may read this secret
+   * only, through the Parameters and Secrets extension. Needs a complete ARN.
+   * @default - the revalidate URL requires SigV4 (`AWS_IAM`); see `grantRevalidate`
+   */
+  readonly revalidateWebhookSecret?: ISecret;
+  /**
    * Alarm when the oldest queued intent is older than this (at least 60 s).
    * @default Duration.seconds(300)
    */

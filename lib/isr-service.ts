@@ -26,6 +26,7 @@ import {
   createFunctionRole,
   grantOriginAccess,
   grantSweeperAccess,
+  grantRevalidateAccess,
   grantWorkerAccess,
 } from './isr-permissions.js';
 import { consumeRegenerationQueue, createRegenerationQueues } from './isr-queues.js';
@@ -61,6 +62,12 @@ export class IsrService extends Construct {
   /** Requests, hit ratio, regeneration, queue, DLQ, stuck and failed work. */
   readonly dashboard: Dashboard;
   readonly functionUrl: FunctionUrl;
+  /** On-demand revalidation by path and tag (`POST` JSON, Idempotency-Key). */
+  readonly revalidateFunction: NodejsFunction;
+  /** Its own URL: AWS_IAM (see `grantRevalidate`), or NONE with an HMAC webhook key. */
+  readonly revalidateUrl: FunctionUrl;
+  /** Execution role of the revalidate function. */
+  readonly revalidateRole: Role;
   readonly distribution: Distribution;
   readonly cachePolicy: CachePolicy;
   readonly originRequestPolicy: OriginRequestPolicy;
@@ -88,6 +95,7 @@ export class IsrService extends Construct {
     this.workerRole = createFunctionRole(this, 'worker', props);
     // The sweeper reaches AWS APIs only: no VPC, no upstream secret.
     this.sweeperRole = createFunctionRole(this, 'sweeper', {});
+    this.revalidateRole = createFunctionRole(this, 'revalidate', props);
 
     const storage = { ...settings, accessLogsBucket: props.accessLogsBucket };
     this.table = createCacheTable(this, storage);
@@ -105,6 +113,7 @@ export class IsrService extends Construct {
     grantOriginAccess(this.originRole, resources);
     grantWorkerAccess(this.workerRole, resources);
     grantSweeperAccess(this.sweeperRole, resources);
+    grantRevalidateAccess(this.revalidateRole, resources);
     const refs = {
       tableName: this.table.tableName,
       bucketName: this.bucket.bucketName,
@@ -127,6 +136,19 @@ export class IsrService extends Construct {
       role: this.sweeperRole,
     });
     this.sweeperSchedule = scheduleSweeper(this, this.sweeperFunction);
+    // Not in the VPC: it reaches DynamoDB and SQS only.
+    this.revalidateFunction = createServiceFunction(this, 'revalidate', {
+      ...functions,
+      network: {},
+      role: this.revalidateRole,
+    });
+    // With a webhook key the handler itself refuses every request without a valid signature.
+    this.revalidateUrl = this.revalidateFunction.addFunctionUrl({
+      authType:
+        props.revalidateWebhookSecret === undefined
+          ? FunctionUrlAuthType.AWS_IAM
+          : FunctionUrlAuthType.NONE,
+    });
 
     this.functionUrl = this.originFunction.addFunctionUrl({
       authType: FunctionUrlAuthType.AWS_IAM,
@@ -138,7 +160,9 @@ export class IsrService extends Construct {
     this.distribution = edge.distribution;
     this.cdnLogDelivery = edge.cdnLogDelivery;
     this.tenantFunction = edge.tenantFunction;
-    // The sweeper submits again the purges CloudFront refused while throttled.
+    // A revalidation purges its pages by cache tag; the sweeper submits again the purges
+    // CloudFront refused while throttled. No other function may invalidate.
+    wireCdnPurge(this.revalidateFunction, this.distribution);
     wireCdnPurge(this.sweeperFunction, this.distribution);
 
     this.alarms = createIsrAlarms(this, {
@@ -155,6 +179,7 @@ export class IsrService extends Construct {
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },
       { fn: this.sweeperFunction, role: this.sweeperRole },
+      { fn: this.revalidateFunction, role: this.revalidateRole, bodies: false },
     ];
     acknowledgeNagFindings(
       {
@@ -176,6 +201,20 @@ export class IsrService extends Construct {
       grantee,
       actions: ['sqs:SendMessage'],
       resourceArns: [this.queue.queueArn],
+    });
+  }
+
+  /**
+   * Lets a principal (a CMS's role, a deploy job) call the revalidate URL with SigV4:
+   * lambda:InvokeFunctionUrl on this function only. Useless in HMAC mode, where the URL takes
+   * no IAM auth and the signature decides.
+   */
+  grantRevalidate(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunctionUrl'],
+      resourceArns: [this.revalidateFunction.functionArn],
+      conditions: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
     });
   }
 

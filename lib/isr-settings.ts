@@ -60,6 +60,10 @@ export interface IsrSettings extends ServiceSettings {
   readonly orphanAgeSeconds: number;
   readonly sweepPageLimit: number;
   readonly orphanListLimit: number;
+  readonly revalidateTimeout: Duration;
+  readonly revalidateMemorySize: number;
+  /** The webhook HMAC key's ARN: HMAC mode when set. */
+  readonly revalidateWebhookSecretArn: string | undefined;
 }
 
 /** A prop combination the service cannot run with; thrown while the construct is built. */
@@ -133,6 +137,10 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
     orphanAgeSeconds: props.orphanAgeSeconds ?? D.orphanAgeSeconds,
     sweepPageLimit: D.sweepPageLimit,
     orphanListLimit: D.orphanListLimit,
+    // A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room.
+    revalidateTimeout: Duration.seconds(60),
+    revalidateMemorySize: 512,
+    revalidateWebhookSecretArn: props.revalidateWebhookSecret?.secretArn,
   };
 }
 
@@ -187,6 +195,16 @@ export function lambdaProblems(settings: IsrSettings): string[] {
             orphanAgeSeconds: settings.orphanAgeSeconds,
             sweepPageLimit: settings.sweepPageLimit,
             orphanListLimit: settings.orphanListLimit,
+          },
+        },
+        {
+          kind: 'revalidate',
+          timeoutMs: settings.revalidateTimeout.toMilliseconds(),
+          settings: {
+            revalidateMaxPaths: D.revalidateMaxPaths,
+            revalidateMaxTags: D.revalidateMaxTags,
+            revalidateSkewSeconds: D.revalidateSkewSeconds,
+            revalidateKeyTtlSeconds: D.revalidateKeyTtlSeconds,
           },
         },
       ],
@@ -286,6 +304,14 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
   if (props.upstreamSecret !== undefined && props.upstreamSecret.secretFullArn === undefined) {
     problems.push(
       'upstreamSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
+    );
+  }
+  if (
+    props.revalidateWebhookSecret !== undefined &&
+    props.revalidateWebhookSecret.secretFullArn === undefined
+  ) {
+    problems.push(
+      'revalidateWebhookSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
     );
   }
   return problems;

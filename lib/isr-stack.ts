@@ -31,6 +31,10 @@ export class IsrStack extends Stack {
       QueueUrl: this.service.queue.queueUrl,
       DeadLetterQueueUrl: this.service.deadLetterQueue.queueUrl,
       OpsSettings: opsSettingsOf(this.service),
+      // The distribution a rollback purges by cache tag, with the operator's own credentials.
+      DistributionId: this.service.distribution.distributionId,
+      /** Where `POST` revalidation requests go (the CLI reads it from the stack outputs). */
+      RevalidateUrl: this.service.revalidateUrl.url,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }

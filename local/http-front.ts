@@ -2,11 +2,14 @@
  * The local stand-in for CloudFront in front of the origin's function URL: an HTTP server that
  * turns each request into a function URL event, forwarding only what the CDK origin request
  * policy forwards (the tenant header) plus the conditional headers CloudFront sends when it
- * revalidates. The viewer's Host never reaches the origin.
+ * revalidates. The viewer's Host never reaches the origin. `POST /_isr/revalidate` goes to the
+ * revalidate function instead, with its raw body.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIPv6, type AddressInfo } from 'node:net';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
+import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate-request.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/webhook-signature.js';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
 import { LOOPBACK } from './backends/backend.js';
 import { functionUrlEvent } from './function-url.js';
@@ -17,8 +20,19 @@ export type OriginHandler = (
   context: Context,
 ) => Promise<FunctionUrlResult>;
 
+/** Where `npm start` serves the revalidate function (its own function URL when deployed). */
+export const REVALIDATE_PATH = '/_isr/revalidate';
+
+/** Headers a revalidation request needs: its key, its signature, and what the body is. */
+const REVALIDATE_HEADERS = ['content-type', 'idempotency-key', SIGNATURE_HEADER, TIMESTAMP_HEADER];
+
 export interface HttpFrontOptions {
   readonly handler: OriginHandler;
+  /**
+   * Served at `REVALIDATE_PATH` with the raw body and the headers it needs.
+   * @default - the path goes to the origin like any other
+   */
+  readonly revalidateHandler?: OriginHandler | undefined;
   /** 0 picks a free port. */
   readonly port: number;
   /** Where to listen. @default 127.0.0.1, so nothing on the LAN reaches the local service */
@@ -69,20 +83,24 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const revalidation =
+      options.revalidateHandler !== undefined && pathOf(req.url) === REVALIDATE_PATH;
     const headers: Record<string, string> = { host: 'origin.lambda-url.localhost' };
-    for (const name of forwarded) {
+    for (const name of revalidation ? REVALIDATE_HEADERS : forwarded) {
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const event = functionUrlEvent({
-      method: req.method ?? 'GET',
-      target: req.url ?? '/',
-      headers,
-    });
-    const result = await options.handler(
-      event,
-      lambdaContext(options.functionTimeoutMs, 'isr-origin'),
-    );
+    const request = { method: req.method ?? 'GET', target: req.url ?? '/', headers };
+    const result =
+      revalidation && options.revalidateHandler !== undefined
+        ? await options.revalidateHandler(
+            { ...functionUrlEvent(request), body: await rawBodyOf(req) },
+            lambdaContext(options.functionTimeoutMs, 'isr-revalidate'),
+          )
+        : await options.handler(
+            functionUrlEvent(request),
+            lambdaContext(options.functionTimeoutMs, 'isr-origin'),
+          );
     const status = result.statusCode ?? 200;
     const responseHeaders = { ...(result.headers as Record<string, string> | undefined) };
     const body =
@@ -117,6 +135,22 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       return failedWhileClosing;
     },
   };
+}
+
+const pathOf = (target: string | undefined): string => (target ?? '/').split('?')[0] ?? '/';
+
+/** The body as sent (UTF-8), cut one byte past the endpoint's limit so the handler says 413. */
+async function rawBodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    if (size > MAX_REVALIDATE_BODY_BYTES) continue; // drain the rest without keeping it
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks)
+    .subarray(0, MAX_REVALIDATE_BODY_BYTES + 1)
+    .toString('utf8');
 }
 
 const hasHeader = (headers: Record<string, string>, name: string) =>

@@ -7,9 +7,16 @@
  */
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
+import { StaticSecretSource } from '../lambda/adapters/secrets/extension-secret.js';
+import { isLoopbackHost } from '../lambda/core/settings.js';
+import {
+  loadOriginConfig,
+  loadRevalidateConfig,
+  loadWorkerConfig,
+} from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { buildOriginHandler } from '../lambda/origin/build.js';
+import { buildRevalidateHandler } from '../lambda/revalidate/build.js';
 import { buildWorkerHandler } from '../lambda/worker/build.js';
 import {
   assertJava,
@@ -19,8 +26,9 @@ import {
   startLocalBackends,
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
+import { LocalCdnInvalidator } from '../lambda/adapters/cdn/local-invalidator.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
-import { startHttpFront } from './http-front.js';
+import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
 import { createShutdown } from './shutdown.js';
@@ -93,8 +101,21 @@ async function main(): Promise<void> {
       owner: 'local-worker',
     });
 
+    const revalidate = localRevalidation(env, host);
+    const revalidateHandler =
+      revalidate.mode === 'disabled'
+        ? undefined
+        : buildRevalidateHandler(loadRevalidateConfig(serviceEnv), {
+            clients,
+            owner: 'local-revalidate',
+            cdn: new LocalCdnInvalidator(),
+            revalidateSecret: revalidate.secret,
+            revalidateOpen: revalidate.mode === 'open',
+          });
+
     const front = await startHttpFront({
       handler: origin,
+      revalidateHandler,
       port,
       host,
       tenantHeader: originConfig.tenantHeader,
@@ -137,7 +158,7 @@ async function main(): Promise<void> {
       bucket: originConfig.bucket,
       queueUrl: queues.queueUrl,
       dlqUrl: queues.dlqUrl,
-      revalidateUrl: `${front.url}/_isr/revalidate`,
+      revalidateUrl: `${front.url}${REVALIDATE_PATH}`,
       settings: {
         allowedQueryParams: [...originConfig.keyPolicy.allowedQueryParams],
         renderPaths: [...originConfig.renderPaths],
@@ -156,11 +177,41 @@ async function main(): Promise<void> {
       `data: ${dataDir}  dynamodb: ${backends.endpoints.dynamodb}  s3: ${backends.endpoints.s3}  sqs: ${backends.endpoints.sqs}`,
     );
     console.log(`rendering with: ${renderer}`);
+    console.log(`revalidate: ${revalidate.describe(`${front.url}${REVALIDATE_PATH}`)}`);
     console.log(`ISR ready on ${front.url}  try: curl -i ${front.url}/hello`);
   } catch (error) {
     await backends.stop();
     throw error;
   }
+}
+
+/**
+ * How `POST /_isr/revalidate` is guarded locally: a signature with ISR_REVALIDATE_SECRET set
+ * (the value itself, local only); else open, but only while the server listens on loopback.
+ */
+function localRevalidation(env: Record<string, string | undefined>, host: string) {
+  const value = env.ISR_REVALIDATE_SECRET;
+  if (value !== undefined && value !== '') {
+    return {
+      mode: 'hmac' as const,
+      secret: new StaticSecretSource(value),
+      describe: (url: string) => `POST ${url} (x-isr-signature required: ISR_REVALIDATE_SECRET)`,
+    };
+  }
+  if (isLoopbackHost(host) || host === '::1') {
+    return {
+      mode: 'open' as const,
+      secret: undefined,
+      describe: (url: string) =>
+        `POST ${url} (open on loopback, no signature; set ISR_REVALIDATE_SECRET to require one)`,
+    };
+  }
+  return {
+    mode: 'disabled' as const,
+    secret: undefined,
+    describe: () =>
+      `off: listening on ${host}, not loopback; set ISR_REVALIDATE_SECRET to serve it signed`,
+  };
 }
 
 function fail(error: unknown): never {

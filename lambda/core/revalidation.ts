@@ -87,10 +87,14 @@ export async function revalidate(
   const regenerations = revalidation.regenerate
     ? await queueRegenerations(deps, revalidation, targets, marked)
     : 0;
-  const cdn = await deps.cdn.invalidateTags([
-    ...tags.map((tag) => cdnTagOf(tenant, tag)),
-    ...revalidation.keys.map((key) => cdnKeyTagOf(key)),
-  ]);
+  // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
+  const cdn = await deps.cdn.invalidateTags(
+    [
+      ...tags.map((tag) => cdnTagOf(tenant, tag)),
+      ...revalidation.keys.map((key) => cdnKeyTagOf(key)),
+    ],
+    { effectId },
+  );
   return { pages: pages.length, regenerations, cdn };
 }
 

@@ -61,6 +61,13 @@ export const SETTING_DEFAULTS = {
   sweepPageLimit: 100,
   /** Bodies listed per sweep (one ListObjectsV2 page); a cursor carries on from there. */
   orphanListLimit: 500,
+  /** Paths and tags one revalidation request may name (more is a 413). */
+  revalidateMaxPaths: 100,
+  revalidateMaxTags: 100,
+  /** How far a webhook's `x-isr-timestamp` may be from the receiver's clock, either way. */
+  revalidateSkewSeconds: 300,
+  /** How long a revalidation's Idempotency-Key is remembered: webhook providers retry for days. */
+  revalidateKeyTtlSeconds: 7 * 86_400,
 } as const;
 
 /** The upstream's shared secret: which Secrets Manager secret, sent in which request header. */
@@ -124,7 +131,15 @@ export interface SweeperSettings {
   readonly orphanListLimit: number;
 }
 
-export type FunctionKind = 'origin' | 'worker' | 'sweeper';
+/** What only the revalidate function reads. */
+export interface RevalidateSettings {
+  readonly revalidateMaxPaths: number;
+  readonly revalidateMaxTags: number;
+  readonly revalidateSkewSeconds: number;
+  readonly revalidateKeyTtlSeconds: number;
+}
+
+export type FunctionKind = 'origin' | 'worker' | 'sweeper' | 'revalidate';
 
 type IntegerKey =
   | 'revalidateSeconds'
@@ -138,7 +153,8 @@ type IntegerKey =
   | 'functionTimeoutMs'
   | keyof OriginSettings
   | keyof WorkerSettings
-  | keyof SweeperSettings;
+  | keyof SweeperSettings
+  | keyof RevalidateSettings;
 
 export type SettingKey =
   keyof ServiceSettings | IntegerKey | 'upstreamSecretArn' | 'upstreamSecretHeader' | 'localMode';
@@ -182,6 +198,14 @@ export const INTEGER_BOUNDS: Readonly<Record<IntegerKey, Bound>> = {
   orphanAgeSeconds: { min: 1, max: ANY },
   sweepPageLimit: { min: 1, max: 1000 },
   orphanListLimit: { min: 1, max: 1000, why: 'one ListObjectsV2 page holds at most 1000 keys' },
+  revalidateMaxPaths: { min: 1, max: 1000, why: 'one request is applied within one invocation' },
+  revalidateMaxTags: { min: 1, max: 1000, why: 'one request is applied within one invocation' },
+  revalidateSkewSeconds: {
+    min: 1,
+    max: 3600,
+    why: 'a wider window lets a captured webhook replay',
+  },
+  revalidateKeyTtlSeconds: { min: 60, max: ANY },
 };
 
 interface OwnCheck<K extends FunctionKind, S> {
@@ -193,7 +217,8 @@ interface OwnCheck<K extends FunctionKind, S> {
 export type FunctionCheck =
   | OwnCheck<'origin', OriginSettings>
   | OwnCheck<'worker', WorkerSettings>
-  | OwnCheck<'sweeper', SweeperSettings>;
+  | OwnCheck<'sweeper', SweeperSettings>
+  | OwnCheck<'revalidate', RevalidateSettings>;
 
 export interface SettingsCheck {
   readonly service: ServiceSettings;
@@ -308,6 +333,8 @@ function timeoutProblems(
   service: ServiceSettings,
   nameOf: NameOf,
 ): string[] {
+  // The revalidate function never renders: only its own bounds apply.
+  if (fn.kind === 'revalidate') return [];
   const render = service.renderTimeoutMs;
   const wait = fn.kind === 'origin' ? fn.settings.missWaitMs : 0;
   const longest = Math.max(render, wait);
@@ -489,7 +516,8 @@ function bodyKeyPrefixProblems(
   ];
 }
 
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;
+/** A Secrets Manager secret's ARN (the upstream secret, the revalidation webhook's key). */
+export const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;
 
 /** The secret goes to the upstream only, so it needs one; its header must be a plain name. */
 function upstreamSecretProblems(

@@ -1,7 +1,8 @@
 /**
- * The CDN purger a function uses, built once from its environment (`cdn-env.ts`): CloudFront when
- * `ISR_CDN_DISTRIBUTION_ID` is set, with pending purges kept in the cache table; otherwise purges
- * answer 'not-configured' (a stack fronted by another CDN, the local tools).
+ * The CDN purger a function uses, built once from its configuration: CloudFront when a
+ * distribution is configured (`ISR_CDN_DISTRIBUTION_ID`, read by `config.ts` through
+ * `cdn-env.ts`), with pending purges kept in the cache table; otherwise purges answer
+ * 'not-configured' (a stack fronted by another CDN, the local tools).
  */
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -10,15 +11,15 @@ import { DynamoPendingPurges } from '../adapters/dynamodb/pending-purges.js';
 import { retryPendingPurges } from '../core/cdn-purge.js';
 import type { Clock } from '../core/clock.js';
 import type { CdnInvalidator } from '../core/ports.js';
-import { cdnDistributionIdOf } from './cdn-env.js';
 
 /** Purges when no CDN is configured: nothing to invalidate, and the receipt says so. */
 export const cdnNotConfigured: CdnInvalidator = {
   invalidateTags: () => Promise.resolve({ status: 'not-configured' }),
 };
 
-export interface CdnFromEnvOptions {
-  readonly env: Record<string, string | undefined>;
+export interface CdnOptions {
+  /** The distribution purged by cache tag; undefined when none is configured. */
+  readonly distributionId: string | undefined;
   /** The cache table's client and name: pending purges are rows of it. */
   readonly dynamodb: DynamoDBClient;
   readonly tableName: string;
@@ -31,10 +32,8 @@ export interface CdnFromEnvOptions {
  * The CloudFront invalidator of the configured distribution (also what a sweeper passes to
  * `retryPendingPurges`), or undefined when none is configured.
  */
-export function cloudFrontInvalidatorFromEnv(
-  options: CdnFromEnvOptions,
-): CloudFrontInvalidator | undefined {
-  const distributionId = cdnDistributionIdOf(options.env);
+export function cloudFrontInvalidatorOf(options: CdnOptions): CloudFrontInvalidator | undefined {
+  const { distributionId } = options;
   if (distributionId === undefined) return undefined;
   return new CloudFrontInvalidator({
     client: options.cloudfront ?? new CloudFrontClient({}),
@@ -50,9 +49,9 @@ export function cloudFrontInvalidatorFromEnv(
  * @returns a flush that resolves with how many purges CloudFront accepted
  */
 export function pendingPurgeFlusher(
-  options: CdnFromEnvOptions & { readonly clock: Clock },
+  options: CdnOptions & { readonly clock: Clock },
 ): (() => Promise<number>) | undefined {
-  const cdn = cloudFrontInvalidatorFromEnv(options);
+  const cdn = cloudFrontInvalidatorOf(options);
   if (cdn === undefined) return undefined;
   const pending = new DynamoPendingPurges({
     client: options.dynamodb,

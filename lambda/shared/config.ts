@@ -7,10 +7,12 @@
  */
 import * as v from 'valibot';
 import { ConfigError } from '../core/errors.js';
+import { cdnDistributionIdOf } from './cdn-env.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
 import { DEFAULT_KEPT_HEADERS_MAX_BYTES } from '../core/response-headers.js';
 import {
   normaliseHeaderName,
+  SECRET_ARN,
   SETTING_DEFAULTS as D,
   settingsProblems,
   type FunctionCheck,
@@ -141,6 +143,20 @@ const SweeperEnv = /* @__PURE__ */ v.object({
   /** Bodies listed per run; a cursor row carries the listing on to the next run. */
   ISR_ORPHAN_LIST_LIMIT: int(D.orphanListLimit),
 });
+const RevalidateEnv = /* @__PURE__ */ v.object({
+  ...SERVICE_ENV,
+  /** Where `regenerate: true` queues its intents (the origin's queue). */
+  ISR_QUEUE_URL: url,
+  /**
+   * The webhook HMAC key's Secrets Manager secret (ARN, never the value). Set: every request
+   * must carry a valid `x-isr-signature`; unset: the function URL's AWS_IAM auth admits callers.
+   */
+  ISR_REVALIDATE_SECRET_ARN: optionalText,
+  ISR_REVALIDATE_MAX_PATHS: int(D.revalidateMaxPaths),
+  ISR_REVALIDATE_MAX_TAGS: int(D.revalidateMaxTags),
+  ISR_REVALIDATE_SKEW_SECONDS: int(D.revalidateSkewSeconds),
+  ISR_REVALIDATE_KEY_TTL_SECONDS: int(D.revalidateKeyTtlSeconds),
+});
 
 /** The environment variable behind each setting, for messages. */
 const ENV_NAMES: Record<string, string> = {
@@ -180,6 +196,10 @@ const ENV_NAMES: Record<string, string> = {
   orphanAgeSeconds: 'ISR_ORPHAN_AGE_SECONDS',
   sweepPageLimit: 'ISR_SWEEP_PAGE_LIMIT',
   orphanListLimit: 'ISR_ORPHAN_LIST_LIMIT',
+  revalidateMaxPaths: 'ISR_REVALIDATE_MAX_PATHS',
+  revalidateMaxTags: 'ISR_REVALIDATE_MAX_TAGS',
+  revalidateSkewSeconds: 'ISR_REVALIDATE_SKEW_SECONDS',
+  revalidateKeyTtlSeconds: 'ISR_REVALIDATE_KEY_TTL_SECONDS',
 };
 const envName: NameOf = (key) => ENV_NAMES[key] ?? key;
 
@@ -187,6 +207,7 @@ export type ServiceConfig = ReturnType<typeof toServiceConfig>;
 export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 export type OriginConfig = ReturnType<typeof loadOriginConfig>;
 export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
+export type RevalidateConfig = ReturnType<typeof loadRevalidateConfig>;
 
 type Env = Record<string, string | undefined>;
 
@@ -340,5 +361,44 @@ export function loadSweeperConfig(env: Env = process.env) {
     { kind: 'sweeper', timeoutMs: parsed.ISR_FUNCTION_TIMEOUT_MS, settings: sweeper },
     'sweeper',
   );
-  return { ...toServiceConfig(parsed), ...sweeper };
+  return {
+    ...toServiceConfig(parsed),
+    ...sweeper,
+    /** Whose pending purges each run submits again; unset: none to submit. */
+    cdnDistributionId: cdnDistributionIdOf(env),
+  };
+}
+
+/**
+ * The revalidate function: the origin's cache-key and tenancy settings (a path is refused where
+ * the origin would refuse it), the queue, and its own limits and webhook key.
+ */
+export function loadRevalidateConfig(env: Env = process.env) {
+  const parsed = parse(RevalidateEnv, env, 'revalidate');
+  const revalidate = {
+    revalidateMaxPaths: parsed.ISR_REVALIDATE_MAX_PATHS,
+    revalidateMaxTags: parsed.ISR_REVALIDATE_MAX_TAGS,
+    revalidateSkewSeconds: parsed.ISR_REVALIDATE_SKEW_SECONDS,
+    revalidateKeyTtlSeconds: parsed.ISR_REVALIDATE_KEY_TTL_SECONDS,
+  };
+  const secretArn = parsed.ISR_REVALIDATE_SECRET_ARN;
+  if (secretArn !== undefined && !SECRET_ARN.test(secretArn)) {
+    throw new ConfigError(
+      'revalidate configuration is invalid:\n  ISR_REVALIDATE_SECRET_ARN must be a Secrets Manager secret ARN',
+    );
+  }
+  check(
+    parsed,
+    { kind: 'revalidate', timeoutMs: parsed.ISR_FUNCTION_TIMEOUT_MS, settings: revalidate },
+    'revalidate',
+  );
+  return {
+    ...toServiceConfig(parsed),
+    queueUrl: parsed.ISR_QUEUE_URL,
+    /** The webhook key's secret ARN: HMAC mode when set. */
+    revalidateSecretArn: secretArn,
+    /** The CloudFront distribution purged by cache tag; unset: the receipt says `not-configured`. */
+    cdnDistributionId: cdnDistributionIdOf(env),
+    ...revalidate,
+  };
 }

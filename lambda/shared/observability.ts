@@ -5,7 +5,7 @@ import type { Decision } from '../core/regenerate.js';
 export const METRICS_NAMESPACE = 'FaceTheoryIsr';
 
 /** Powertools Logger and Metrics for one of the service's functions. */
-export function createObservability(serviceName: 'origin' | 'worker' | 'sweeper') {
+export function createObservability(serviceName: 'origin' | 'worker' | 'sweeper' | 'revalidate') {
   return {
     logger: new Logger({ serviceName: `isr-${serviceName}` }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `isr-${serviceName}` }),

@@ -7,7 +7,7 @@ import { HttpRenderer } from '../adapters/render/http-renderer.js';
 import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
 import { S3BodyStore } from '../adapters/s3/body-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { Renderer, SecretSource } from '../core/ports.js';
+import type { CdnInvalidator, Renderer, SecretSource } from '../core/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings.js';
 import type { LogSink, RegenerateDeps } from '../core/regenerate.js';
 import type { AwsClients } from './aws-clients.js';
@@ -29,6 +29,21 @@ export interface ServiceRuntime {
   readonly upstreamSecret?: SecretSource | undefined;
   /** The Lambda session token, for the secrets extension. @default - none */
   readonly sessionToken?: (() => string | undefined) | undefined;
+  /**
+   * Purges the CDN by cache tag after a revalidation (local mode's printer, a test's recorder).
+   * @default - `createCdnInvalidator` in `revalidate/build.ts` decides
+   */
+  readonly cdn?: CdnInvalidator | undefined;
+  /**
+   * The revalidation webhook's HMAC key, when given as is (local mode's ISR_REVALIDATE_SECRET).
+   * @default - read through the secrets extension when ISR_REVALIDATE_SECRET_ARN is set
+   */
+  readonly revalidateSecret?: SecretSource | undefined;
+  /**
+   * Local mode on loopback without a key: revalidation requests need no signature.
+   * @default false
+   */
+  readonly revalidateOpen?: boolean | undefined;
 }
 
 /** The upstream renderer when one is configured, else the demo renderer. */

@@ -14,7 +14,7 @@ export const handler = buildSweeperHandler(config, {
   clients,
   // Purges CloudFront kept refusing (throttled) are submitted again on every run.
   flushPendingPurges: pendingPurgeFlusher({
-    env: process.env,
+    distributionId: config.cdnDistributionId,
     dynamodb: clients.dynamodb,
     tableName: config.tableName,
     clock: systemClock,

@@ -44,6 +44,7 @@ beforeAll(async () => {
     queueUrl: h.queues.queueUrl,
     dlqUrl: h.queues.dlqUrl,
     revalidateUrl: undefined,
+    distributionId: undefined,
     settings: { allowedQueryParams: [], renderPaths: [], leaseSeconds: 30 },
   };
 });

@@ -5,9 +5,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
+import { cdnInvalidatorFor } from '../../cli/cdn.js';
 import { TargetError } from '../../cli/errors.js';
 import { run } from '../../cli/run.js';
 import { destroyTarget, stackTarget } from '../../cli/target.js';
+import { CloudFrontInvalidator } from '../../lambda/adapters/cdn/cloudfront-invalidator.js';
+import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 
 const cfnMock = mockClient(CloudFormationClient);
 afterEach(() => {
@@ -28,6 +31,7 @@ const outputs: Record<string, string> = {
   QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123/isr.fifo',
   DeadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123/isr-dlq.fifo',
   RevalidateUrl: 'https://abc.lambda-url.eu-west-1.on.aws/',
+  DistributionId: 'E2QWRUHAPOMQZL',
   OpsSettings: JSON.stringify(settings),
 };
 const stackWith = (values: Record<string, string>) => ({
@@ -61,6 +65,7 @@ describe('the --stack target', () => {
       queueUrl: outputs.QueueUrl,
       dlqUrl: outputs.DeadLetterQueueUrl,
       revalidateUrl: outputs.RevalidateUrl,
+      distributionId: 'E2QWRUHAPOMQZL',
       settings,
     });
     expect(await target.clients.dynamodb.config.region()).toBe('eu-west-1');
@@ -119,5 +124,34 @@ describe('the local target', () => {
     expect(err.join('\n')).toMatch(
       /no \/nonexistent\/isr-data\/endpoints\.json: is npm start running\?/,
     );
+  });
+});
+
+describe('the CDN a CLI command purges', () => {
+  const base = {
+    clients: createAwsClients({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    }),
+    tableName: 'isr-table',
+    region: 'eu-west-1',
+  };
+
+  it("is the stack's CloudFront distribution, or none when the stack names none", async () => {
+    const stack = cdnInvalidatorFor({ ...base, kind: 'stack', distributionId: 'E2QWRUHAPOMQZL' });
+    expect(stack).toBeInstanceOf(CloudFrontInvalidator);
+    const none = cdnInvalidatorFor({ ...base, kind: 'stack', distributionId: undefined });
+    await expect(none.invalidateTags(['_/a'])).resolves.toEqual({ status: 'not-configured' });
+  });
+
+  it('is printed locally, where there is no CDN', async () => {
+    const lines: string[] = [];
+    const local = cdnInvalidatorFor({ ...base, kind: 'local', distributionId: undefined }, (line) =>
+      lines.push(line),
+    );
+    await expect(local.invalidateTags(['_/key:abc'])).resolves.toMatchObject({
+      status: 'submitted',
+    });
+    expect(lines).toEqual([expect.stringContaining('#_/key:abc')]);
   });
 });

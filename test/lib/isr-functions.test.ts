@@ -20,11 +20,11 @@ describe('IsrService functions', () => {
   const env = (id: string) =>
     resourceOf<LambdaProperties>(template, id).Properties.Environment.Variables;
 
-  it('run on nodejs22.x, arm64', () => {
+  it('run on nodejs22.x, arm64 (origin, worker, sweeper, revalidate)', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' },
-      3, // origin, worker, sweeper
+      4, // origin, worker, sweeper, revalidate
     );
   });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, jest } from '@jest/globals';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
@@ -60,6 +60,17 @@ describe('cdk-nag AwsSolutions', () => {
     expect(nag.flatMap((plugin) => plugin.violations)).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
     expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('reports nothing for the revalidate endpoint in HMAC mode (URL without IAM auth)', () => {
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Webhooks');
+    const service = new IsrService(stack, 'Isr', {
+      revalidateWebhookSecret: new Secret(stack, 'WebhookKey'),
+    });
+    Template.fromStack(stack); // synthesized, as the other checks are
+    const report = new AwsSolutionsChecks().validateScope(service);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
   });
 
   it('fails the synth on a finding nobody acknowledged (negative control)', () => {

@@ -1,6 +1,6 @@
 /**
  * Synth and cold start judge the same settings the same way: what `cdk synth` accepts, both
- * functions start with; what it refuses, they would refuse. Both sides apply
+ * functions (and the revalidate function) start with; what it refuses, they would refuse. Both sides apply
  * `lambda/core/settings.ts`; the construct hands the functions `functionEnvironment(...)`.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -8,7 +8,11 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import fc from 'fast-check';
 import { MAX_BODY_BYTES } from '../../lambda/core/settings.js';
-import { loadOriginConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
+import {
+  loadOriginConfig,
+  loadRevalidateConfig,
+  loadWorkerConfig,
+} from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
 import type { IsrServiceProps } from '../../lib/isr-service-props.js';
 import { applyDefaults, resolveSettings } from '../../lib/isr-settings.js';
@@ -39,7 +43,13 @@ function verdicts(props: IsrServiceProps) {
   const settings = applyDefaults(props);
   const origin = accepts(() => loadOriginConfig(functionEnvironment('origin', settings, refs)));
   const worker = accepts(() => loadWorkerConfig(functionEnvironment('worker', settings, refs)));
-  return { synth: accepts(() => resolveSettings(props)), coldStart: origin && worker };
+  const revalidate = accepts(() =>
+    loadRevalidateConfig(functionEnvironment('revalidate', settings, refs)),
+  );
+  return {
+    synth: accepts(() => resolveSettings(props)),
+    coldStart: origin && worker && revalidate,
+  };
 }
 
 const https = 'https://ssr.example.com';

@@ -1,4 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { StaticSecretSource } from '../../lambda/adapters/secrets/extension-secret.js';
+import { signatureOf } from '../../lambda/core/webhook-signature.js';
+import { TestClock } from '../helpers/clock.js';
+import { createOriginHarness } from '../helpers/origin-harness.js';
+import { countingRenderer } from '../helpers/renderers.js';
+import { recordingCdn } from '../helpers/revalidate.js';
+import { createRevalidateHarness } from '../helpers/revalidate-harness.js';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import type { FunctionUrlResult } from '../../lambda/origin/handler.js';
 import { startHttpFront, type HttpFront, type OriginHandler } from '../../local/http-front.js';
 import { listeningAddresses } from './processes.js';
@@ -140,5 +148,118 @@ describe('startHttpFront', () => {
     expect(await closing).toEqual([]);
     // Node closes an idle keep-alive connection after 5 s; this one closed with its answer.
     expect(Date.now() - at).toBeLessThan(2_000);
+  });
+});
+
+describe('startHttpFront: POST /_isr/revalidate', () => {
+  async function withRevalidation() {
+    const seen: { origin: LambdaFunctionURLEvent[]; revalidate: LambdaFunctionURLEvent[] } = {
+      origin: [],
+      revalidate: [],
+    };
+    const started = await startHttpFront({
+      handler: (event) => {
+        seen.origin.push(event);
+        return Promise.resolve({ statusCode: 200, body: 'page' });
+      },
+      revalidateHandler: (event) => {
+        seen.revalidate.push(event);
+        return Promise.resolve({
+          statusCode: 202,
+          headers: { 'content-type': 'application/json' },
+          body: '{"status":"accepted"}',
+        });
+      },
+      port: 0,
+      tenantHeader: undefined,
+      functionTimeoutMs: 30_000,
+      onError: () => undefined,
+    });
+    fronts.push(started);
+    return { url: started.url, seen };
+  }
+
+  it('hands the revalidate handler the raw body and the headers it needs, nothing else', async () => {
+    const { url, seen } = await withRevalidation();
+    const body = '{ "paths": ["/caf\u00e9"],  "tags": ["x"] }';
+    const response = await fetch(`${url}/_isr/revalidate`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': 'evt-1',
+        'x-isr-signature': 'sha256=00',
+        'x-isr-timestamp': '1800000000',
+        cookie: 'session=1',
+        'x-forwarded-host': 'evil.example',
+      },
+      body,
+    });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('{"status":"accepted"}');
+    expect(seen.origin).toEqual([]);
+    const [event] = seen.revalidate;
+    expect(event?.body).toBe(body);
+    expect(event?.requestContext.http.method).toBe('POST');
+    expect(event?.headers).toEqual({
+      host: 'origin.lambda-url.localhost',
+      'content-type': 'application/json',
+      'idempotency-key': 'evt-1',
+      'x-isr-signature': 'sha256=00',
+      'x-isr-timestamp': '1800000000',
+    });
+  });
+
+  it('leaves every other path to the origin, and the path to the origin when not served', async () => {
+    const { url, seen } = await withRevalidation();
+    expect((await fetch(`${url}/_isr/revalidate-not`)).status).toBe(200);
+    expect(seen.origin.map((event) => event.rawPath)).toEqual(['/_isr/revalidate-not']);
+    const plain = await front(answering({ statusCode: 404 }));
+    expect((await fetch(`${plain.url}/_isr/revalidate`, { method: 'POST' })).status).toBe(404);
+  });
+});
+
+describe('startHttpFront: the revalidate handler behind it, signed (ISR_REVALIDATE_SECRET)', () => {
+  it('applies a request signed over the raw body it forwards, and refuses one that is not', async () => {
+    const clock = new TestClock();
+    const h = await createOriginHarness({ renderer: countingRenderer().renderer, clock });
+    try {
+      const cdn = recordingCdn();
+      const rv = createRevalidateHarness(h, {
+        cdn,
+        secret: new StaticSecretSource('local-key'),
+        open: false,
+      });
+      await h.invoke('/signed');
+      const started = await startHttpFront({
+        handler: () => Promise.resolve({ statusCode: 200 }),
+        revalidateHandler: rv.handler,
+        port: 0,
+        tenantHeader: undefined,
+        functionTimeoutMs: 30_000,
+        onError: () => undefined,
+      });
+      fronts.push(started);
+      // Spacing a JSON re-serialisation would lose: the signature is over these exact bytes.
+      const body = '{"paths": [ "/signed" ]}';
+      const timestamp = String(clock.seconds);
+      const post = (headers: Record<string, string>) =>
+        fetch(`${started.url}/_isr/revalidate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'local-1', ...headers },
+          body,
+        });
+      const unsigned = await post({});
+      expect(unsigned.status).toBe(401);
+      expect(await unsigned.json()).toEqual({ error: 'unauthorized', reason: 'missing-signature' });
+      const signed = await post({
+        'x-isr-timestamp': timestamp,
+        'x-isr-signature': signatureOf('local-key', timestamp, body),
+      });
+      expect(signed.status).toBe(202);
+      expect(cdn.purges).toHaveLength(1);
+      expect((await h.invoke('/signed')).cache).toBe('STALE');
+    } finally {
+      h.destroy();
+    }
   });
 });

@@ -139,5 +139,6 @@ function outcomeOf(item: Item): RecordedOutcome {
       error === undefined
         ? undefined
         : { code: str(item, 'error_code') ?? 'failed', message: error },
+    response: jsonOf(str(item, 'response')),
   };
 }

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { CloudFrontInvalidator } from '../../../lambda/adapters/cdn/cloudfront-invalidator.js';
 import { ConfigError } from '../../../lambda/core/errors.js';
-import { cdnNotConfigured, cloudFrontInvalidatorFromEnv } from '../../../lambda/shared/cdn.js';
+import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../../../lambda/shared/cdn.js';
 import { CDN_DISTRIBUTION_ID_ENV, cdnDistributionIdOf } from '../../../lambda/shared/cdn-env.js';
 
 const clients = {
@@ -29,10 +29,10 @@ describe('CDN configuration from the environment', () => {
   });
 
   it('builds the CloudFront invalidator only when a distribution is configured', async () => {
-    expect(cloudFrontInvalidatorFromEnv({ env: {}, ...clients })).toBeUndefined();
-    expect(
-      cloudFrontInvalidatorFromEnv({ env: { ISR_CDN_DISTRIBUTION_ID: 'E1' }, ...clients }),
-    ).toBeInstanceOf(CloudFrontInvalidator);
+    expect(cloudFrontInvalidatorOf({ distributionId: undefined, ...clients })).toBeUndefined();
+    expect(cloudFrontInvalidatorOf({ distributionId: 'E1', ...clients })).toBeInstanceOf(
+      CloudFrontInvalidator,
+    );
     await expect(cdnNotConfigured.invalidateTags(['_/a'])).resolves.toEqual({
       status: 'not-configured',
     });

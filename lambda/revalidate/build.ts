@@ -1,0 +1,96 @@
+import { RequestRowStore } from '../adapters/dynamodb/request-store.js';
+import { DynamoRevalidationMarks } from '../adapters/dynamodb/revalidation-marks.js';
+import { DynamoTagRevalidations } from '../adapters/dynamodb/tag-revalidations.js';
+import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
+import { SqsRegenerationQueue } from '../adapters/sqs/regeneration-queue.js';
+import { systemClock } from '../core/clock.js';
+import type { PurgeLog } from '../adapters/cdn/cloudfront-invalidator.js';
+import type { CdnInvalidator } from '../core/ports.js';
+import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
+import type { RevalidateConfig } from '../shared/config.js';
+import { createIdempotencyConfig } from '../shared/idempotency.js';
+import { createObservability } from '../shared/observability.js';
+import type { ServiceRuntime } from '../shared/service.js';
+import { createRevalidateHandler } from './handler.js';
+import type { CallerAuth, RevalidateServiceDeps } from './serve-revalidation.js';
+
+/**
+ * The one place a revalidation's CDN purger is chosen: the injected one (local mode, tests),
+ * else CloudFront when a distribution is configured, else none, and receipts say
+ * `not-configured`.
+ */
+export function createCdnInvalidator(
+  config: RevalidateConfig,
+  runtime: Pick<ServiceRuntime, 'cdn' | 'clients'>,
+  logger?: PurgeLog,
+): CdnInvalidator {
+  if (runtime.cdn !== undefined) return runtime.cdn;
+  const cloudFront = cloudFrontInvalidatorOf({
+    distributionId: config.cdnDistributionId,
+    dynamodb: runtime.clients.dynamodb,
+    tableName: config.tableName,
+    logger,
+  });
+  return cloudFront ?? cdnNotConfigured;
+}
+
+/** HMAC when a key is configured (as is, or by ARN through the extension); else IAM, or open locally. */
+function callerAuth(config: RevalidateConfig, runtime: ServiceRuntime): CallerAuth {
+  const skewSeconds = config.revalidateSkewSeconds;
+  if (runtime.revalidateSecret !== undefined) {
+    return { kind: 'hmac', secret: runtime.revalidateSecret, skewSeconds };
+  }
+  if (config.revalidateSecretArn !== undefined) {
+    const secret = new ExtensionSecretSource({
+      secretId: config.revalidateSecretArn,
+      sessionToken: runtime.sessionToken ?? (() => undefined),
+    });
+    return { kind: 'hmac', secret, skewSeconds };
+  }
+  return runtime.revalidateOpen === true ? { kind: 'open' } : { kind: 'iam' };
+}
+
+/** The revalidate function's dependencies, from validated configuration and injected clients. */
+export function createRevalidateDeps(
+  config: RevalidateConfig,
+  runtime: ServiceRuntime,
+  logger?: PurgeLog,
+): RevalidateServiceDeps {
+  const clock = runtime.clock ?? systemClock;
+  const tables = { client: runtime.clients.dynamodb, tableName: config.tableName };
+  return {
+    revalidation: {
+      marks: new DynamoRevalidationMarks(tables),
+      tagIndex: new DynamoTagRevalidations(tables),
+      queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
+      cdn: createCdnInvalidator(config, runtime, logger),
+      clock,
+      deployId: config.deployId,
+    },
+    policy: {
+      keyPolicy: config.keyPolicy,
+      tenancy: config.tenantHeader === undefined ? undefined : { tenants: config.tenants },
+      maxPaths: config.revalidateMaxPaths,
+      maxTags: config.revalidateMaxTags,
+    },
+    auth: callerAuth(config, runtime),
+    idempotency: {
+      store: new RequestRowStore({ ...tables, clock: runtime.clock }),
+      config: createIdempotencyConfig(config.revalidateKeyTtlSeconds),
+    },
+    clock,
+    retryAfterSeconds: 1,
+  };
+}
+
+export function buildRevalidateHandler(
+  config: RevalidateConfig,
+  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
+) {
+  const { logger, metrics } = runtime.observability ?? createObservability('revalidate');
+  return createRevalidateHandler({
+    deps: createRevalidateDeps(config, runtime, logger),
+    logger,
+    metrics,
+  });
+}

@@ -1,0 +1,129 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { CdnInvalidator, SecretSource } from '../../lambda/core/ports.js';
+import { buildRevalidateHandler } from '../../lambda/revalidate/build.js';
+import { loadRevalidateConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
+import { createWorkerDeps } from '../../lambda/worker/build.js';
+import { processMessage } from '../../lambda/worker/process-message.js';
+import { functionUrlEvent } from '../../local/function-url.js';
+import { lambdaContext } from '../../local/worker-poller.js';
+import type { OriginHarness } from './origin-harness.js';
+
+export interface RevalidateHarnessOptions {
+  readonly cdn: CdnInvalidator;
+  readonly env?: Record<string, string>;
+  readonly secret?: SecretSource;
+  /** Loopback without a key (local mode); else AWS_IAM is assumed. @default true */
+  readonly open?: boolean;
+}
+
+export interface RevalidateCall {
+  readonly key?: string;
+  readonly headers?: Record<string, string>;
+  readonly principal?: string;
+  readonly method?: string;
+}
+
+/**
+ * The revalidate handler on an origin harness's table and queue, and a worker on the same
+ * backends that works off what the revalidation (or a STALE hit) queued.
+ */
+export function createRevalidateHarness(h: OriginHarness, options: RevalidateHarnessOptions) {
+  const env = {
+    FACETHEORY_CACHE_TABLE_NAME: h.config.tableName,
+    ISR_BODY_BUCKET: h.config.bucket,
+    ISR_QUEUE_URL: h.queues.queueUrl,
+    ISR_DLQ_URL: h.queues.dlqUrl,
+    ISR_DEPLOY_ID: 'd1',
+    ISR_ALLOWED_QUERY_PARAMS: 'page,lang',
+    ...options.env,
+  };
+  const runtime = {
+    clients: h.clients,
+    clock: h.deps.clock,
+    renderer: h.deps.renderer,
+    cdn: options.cdn,
+    revalidateSecret: options.secret,
+    revalidateOpen: options.open ?? true,
+  };
+  const handler = buildRevalidateHandler(loadRevalidateConfig(env), runtime);
+  const workerDeps = createWorkerDeps(loadWorkerConfig(env), runtime, { warn: () => undefined });
+
+  const post = async (body: unknown, call: RevalidateCall = {}) => {
+    const headers = {
+      'content-type': 'application/json',
+      ...(call.key === undefined ? {} : { 'idempotency-key': call.key }),
+      ...call.headers,
+    };
+    const base = functionUrlEvent({
+      method: call.method ?? 'POST',
+      target: '/_isr/revalidate',
+      headers,
+    });
+    const event: LambdaFunctionURLEvent = {
+      ...base,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      requestContext: {
+        ...base.requestContext,
+        ...(call.principal === undefined
+          ? {}
+          : { authorizer: { iam: { userArn: call.principal } } as never }),
+      },
+    };
+    const result = (await handler(event, lambdaContext(30_000, 'isr-revalidate'))) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+    return { ...result, json: JSON.parse(result.body) as Record<string, unknown> };
+  };
+
+  /**
+   * Works off the whole regeneration queue (receive, process, delete, until it is empty).
+   * @returns the path of each intent processed
+   */
+  const work = async (): Promise<string[]> => {
+    workerDeps.idempotency.config.registerLambdaContext(lambdaContext(60_000));
+    const paths: string[] = [];
+    for (;;) {
+      const { Messages = [] } = await h.clients.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: h.queues.queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 30,
+        }),
+      );
+      if (Messages.length === 0) return paths;
+      for (const message of Messages) {
+        paths.push((JSON.parse(message.Body ?? '{}') as { path: string }).path);
+        await processMessage(workerDeps, {
+          messageId: message.MessageId ?? '',
+          body: message.Body ?? '',
+          receiveCount: 1,
+          groupId: undefined,
+        });
+        await h.clients.sqs.send(
+          new DeleteMessageCommand({
+            QueueUrl: h.queues.queueUrl,
+            ReceiptHandle: message.ReceiptHandle,
+          }),
+        );
+      }
+    }
+  };
+
+  const requestRow = async (pk: string, key: string) =>
+    (
+      await h.clients.dynamodb.send(
+        new GetItemCommand({
+          TableName: h.config.tableName,
+          Key: { pk: { S: pk }, sk: { S: `REQ#${key}` } },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  return { handler, post, work, requestRow };
+}
