@@ -63,10 +63,35 @@ describe('the revalidate endpoint', () => {
       'dynamodb:BatchWriteItem',
       'sqs:ReceiveMessage',
       'secretsmanager:GetSecretValue',
-      'cloudfront:CreateInvalidation',
+      'cloudfront:ListDistributions',
     ]) {
       expect(coversAction(actions, never)).toBe(false);
     }
+  });
+
+  it('may purge this distribution by cache tag, and knows which one', () => {
+    const purge = policyStatementsOf(template, roleId).statements.filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('cloudfront:')),
+    );
+    expect(purge).toHaveLength(1);
+    expect(actionsOf(purge[0]!)).toEqual(['cloudfront:CreateInvalidation']);
+    expect(resourcesOf(purge[0]!)).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':cloudfront::',
+            { Ref: 'AWS::AccountId' },
+            ':distribution/',
+            { Ref: logicalIdOf(service.distribution) },
+          ],
+        ],
+      },
+    ]);
+    const variables = resourceOf<LambdaProperties>(template, fnId).Properties.Environment.Variables;
+    expect(variables.ISR_CDN_DISTRIBUTION_ID).toEqual({ Ref: logicalIdOf(service.distribution) });
   });
 
   it('is configured with the environment its cold start accepts', () => {
