@@ -2,7 +2,7 @@
  * `isr inspect <url>`: everything the table and the bucket say about one page, read in one
  * Query of its partition (META, LOCK, REQ#, VER# share the pk) and one HeadObject.
  */
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { queryAll } from '../../lambda/adapters/dynamodb/query-all.js';
 import { HeadObjectCommand, NotFound } from '@aws-sdk/client-s3';
 import {
   itemToHolder,
@@ -107,24 +107,14 @@ export async function inspect(deps: InspectDeps, cacheKey: CacheKey): Promise<In
   };
 }
 
-async function partitionOf(deps: InspectDeps, pk: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await deps.target.clients.dynamodb.send(
-      new QueryCommand({
-        TableName: deps.target.tableName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-        ExpressionAttributeValues: { ':pk': { S: pk } },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return items;
+function partitionOf(deps: InspectDeps, pk: string): Promise<Item[]> {
+  return queryAll(deps.target.clients.dynamodb, {
+    TableName: deps.target.tableName,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': 'pk' },
+    ExpressionAttributeValues: { ':pk': { S: pk } },
+    ConsistentRead: true,
+  });
 }
 
 const requestView = (item: Item): RequestRowView => ({

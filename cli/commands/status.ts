@@ -1,12 +1,12 @@
 /**
- * `isr stuck` and `isr failed`: the work that needs an operator's eye, read from the sparse status
- * index (`core/rows.ts`) by Query on each of its shards, never by Scan: STARTED past its
- * expected completion, LOCKs past their expiry (abandoned), FAILED REQ# rows and broken pages.
+ * `isr stuck` and `isr failed`: the work that needs an operator's eye, as the sweeper sees it
+ * (`core/sweep.ts` over the sparse status index, one Query per shard, never a Scan): STARTED past
+ * its expected completion, LOCKs past their expiry (abandoned), FAILED REQ# rows and broken pages.
  */
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { num, str, type Item } from '../../lambda/adapters/dynamodb/items.js';
+import { DynamoStatusIndexReader } from '../../lambda/adapters/dynamodb/status-index-reader.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
-import { IndexedStatus, StatusIndex, statusShards } from '../../lambda/core/rows.js';
+import type { StatusRow as IndexedRow } from '../../lambda/core/ports.js';
+import { sweepTasks, type TaskReport } from '../../lambda/core/sweep.js';
 import type { Target } from '../target.js';
 
 export interface StatusRow {
@@ -32,93 +32,40 @@ export interface StatusDeps {
 
 /** STARTED past its expected completion, and LOCKs past their expiry: work nobody is finishing. */
 export async function stuck(deps: StatusDeps): Promise<StatusRow[]> {
-  const now = epochSeconds(deps.clock);
-  const [started, leases] = await Promise.all([
-    queryStatus(deps, IndexedStatus.Started, now),
-    queryStatus(deps, IndexedStatus.Lease, now),
-  ]);
+  const { report, now } = await sweep(deps);
   return [
-    ...started.map((item) => rowOf('started', item, now)),
-    ...leases.map((item) => rowOf('abandoned-lease', item, now)),
+    ...report.missing.map((row) => rowOf('started', row, now)),
+    ...report.abandoned.map((row) => rowOf('abandoned-lease', row, now)),
   ];
 }
 
 /** FAILED REQ# rows (with their error) and pages whose regenerations keep failing. */
 export async function failed(deps: StatusDeps): Promise<StatusRow[]> {
-  const now = epochSeconds(deps.clock);
-  const [failures, broken] = await Promise.all([
-    queryStatus(deps, IndexedStatus.Failed),
-    queryStatus(deps, IndexedStatus.Broken),
-  ]);
+  const { report, now } = await sweep(deps);
   return [
-    ...failures.map((item) => rowOf('failed', item, now)),
-    ...broken.map((item) => rowOf('broken', item, now)),
+    ...report.failed.map((row) => rowOf('failed', row, now)),
+    ...report.broken.map((row) => rowOf('broken', row, now)),
   ];
 }
 
-/** Every shard of `status`, oldest first; with `before`, only rows whose `status_at` is earlier. */
-async function queryStatus(
-  deps: StatusDeps,
-  status: IndexedStatus,
-  before?: number,
-): Promise<Item[]> {
-  const limit = deps.limit ?? 100;
-  const perShard = await Promise.all(
-    statusShards(status).map(async (shard) => {
-      const items: Item[] = [];
-      let start: Item | undefined;
-      do {
-        const page = await deps.target.clients.dynamodb.send(
-          new QueryCommand({
-            TableName: deps.target.tableName,
-            IndexName: StatusIndex.Name,
-            KeyConditionExpression:
-              before === undefined ? '#shard = :shard' : '#shard = :shard AND #at < :before',
-            ExpressionAttributeNames: {
-              '#shard': StatusIndex.PartitionKey,
-              ...(before === undefined ? {} : { '#at': StatusIndex.SortKey }),
-            },
-            ExpressionAttributeValues: {
-              ':shard': { S: shard },
-              ...(before === undefined ? {} : { ':before': { N: String(before) } }),
-            },
-            Limit: limit - items.length,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...(page.Items ?? []));
-        start = page.LastEvaluatedKey;
-      } while (start !== undefined && items.length < limit);
-      return items;
-    }),
-  );
-  return perShard
-    .flat()
-    .sort((a, b) => (num(a, StatusIndex.SortKey) ?? 0) - (num(b, StatusIndex.SortKey) ?? 0));
+async function sweep(deps: StatusDeps): Promise<{ report: TaskReport; now: number }> {
+  const index = new DynamoStatusIndexReader({
+    client: deps.target.clients.dynamodb,
+    tableName: deps.target.tableName,
+  });
+  const report = await sweepTasks({ index, clock: deps.clock, pageLimit: deps.limit ?? 100 });
+  return { report, now: epochSeconds(deps.clock) };
 }
 
-function rowOf(kind: StatusRow['kind'], item: Item, now: number): StatusRow {
-  const at = num(item, StatusIndex.SortKey) ?? 0;
+function rowOf(kind: StatusRow['kind'], row: IndexedRow, now: number): StatusRow {
   return {
     kind,
-    pk: str(item, 'pk') ?? '',
-    sk: str(item, 'sk') ?? '',
-    cacheKey: str(item, 'cache_key') ?? requestedKey(item),
-    at,
-    ageSeconds: now - at,
-    owner: str(item, 'locked_by') ?? str(item, 'lease_owner'),
-    error: str(item, 'error') ?? str(item, 'regen_error'),
+    pk: row.pk,
+    sk: row.sk,
+    cacheKey: row.cacheKey,
+    at: row.at,
+    ageSeconds: now - row.at,
+    owner: row.owner,
+    error: row.error,
   };
-}
-
-/** A REQ# row keeps the intent it claimed (`request`, JSON with `cacheKey`). */
-function requestedKey(item: Item): string | undefined {
-  const request = str(item, 'request');
-  if (request === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(request) as { cacheKey?: unknown };
-    return typeof parsed.cacheKey === 'string' ? parsed.cacheKey : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -401,6 +401,8 @@ export interface StatusRow {
   /** A FAILED row's reason (`error_code`, `error`). */
   readonly errorCode?: string | undefined;
   readonly error?: string | undefined;
+  /** The page, when the row names it (META's `cache_key`, the intent a REQ# row claimed). */
+  readonly cacheKey?: string | undefined;
 }
 
 /** The status index read one shard at a time, oldest `status_at` first, a bounded page each. */

@@ -27,6 +27,7 @@ import {
   synthIsrStack,
   type FixtureOptions,
   type PolicyStatementJson,
+  distributionArnOf,
 } from './stack-fixture.js';
 
 const account = '123456789012';
@@ -88,19 +89,7 @@ describe('IsrService CloudFront', () => {
   });
 
   it('lets only this distribution invoke the origin, by URL and by function', () => {
-    const sourceArn = {
-      'Fn::Join': [
-        '',
-        [
-          'arn:',
-          { Ref: 'AWS::Partition' },
-          ':cloudfront::',
-          { Ref: 'AWS::AccountId' },
-          ':distribution/',
-          { Ref: ids.distribution },
-        ],
-      ],
-    };
+    const sourceArn = distributionArnOf(ids.distribution);
     for (const action of ['lambda:InvokeFunctionUrl', 'lambda:InvokeFunction']) {
       template.hasResourceProperties('AWS::Lambda::Permission', {
         Action: action,
@@ -438,21 +427,7 @@ describe('IsrService CDN purge by cache tag', () => {
     const [purge] = purges as [PolicyStatementJson];
     expect(purge.Effect).toBe('Allow');
     expect(actionsOf(purge)).toEqual(['cloudfront:CreateInvalidation']);
-    expect(resourcesOf(purge)).toEqual([
-      {
-        'Fn::Join': [
-          '',
-          [
-            'arn:',
-            { Ref: 'AWS::Partition' },
-            ':cloudfront::',
-            { Ref: 'AWS::AccountId' },
-            ':distribution/',
-            { Ref: ids.distribution },
-          ],
-        ],
-      },
-    ]);
+    expect(resourcesOf(purge)).toEqual([distributionArnOf(ids.distribution)]);
   });
 
   it('grants no CDN action to the origin or the worker', () => {

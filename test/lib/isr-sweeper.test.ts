@@ -17,6 +17,7 @@ import {
   serviceIds,
   synthIsrStack,
   type PolicyStatementJson,
+  distributionArnOf,
 } from './stack-fixture.js';
 
 const { template, service } = synthIsrStack();
@@ -61,21 +62,7 @@ const EXPECTED_SWEEPER_GRANTS = (
   /** `grantCdnInvalidation` (no Sid): this distribution only. */
   CdnPurge: {
     actions: ['cloudfront:CreateInvalidation'],
-    resources: [
-      {
-        'Fn::Join': [
-          '',
-          [
-            'arn:',
-            { Ref: 'AWS::Partition' },
-            ':cloudfront::',
-            { Ref: 'AWS::AccountId' },
-            ':distribution/',
-            { Ref: distributionId },
-          ],
-        ],
-      },
-    ],
+    resources: [distributionArnOf(distributionId)],
   },
 });
 

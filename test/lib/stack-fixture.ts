@@ -158,3 +158,18 @@ export const serviceIds = (service: IsrService) => ({
   cachePolicy: logicalIdOf(service.cachePolicy),
   originRequestPolicy: logicalIdOf(service.originRequestPolicy),
 });
+
+/** A distribution's ARN as the template spells it, from its logical ID. */
+export const distributionArnOf = (distributionId: string) => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':cloudfront::',
+      { Ref: 'AWS::AccountId' },
+      ':distribution/',
+      { Ref: distributionId },
+    ],
+  ],
+});

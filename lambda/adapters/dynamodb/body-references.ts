@@ -1,6 +1,7 @@
-import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BodyReferences, PageReferences } from '../../core/ports.js';
 import { SortKey, VERSION_PREFIX } from '../../core/rows.js';
+import { queryAll } from './query-all.js';
 import { num, str, type Item } from './items.js';
 
 export interface DynamoBodyReferencesOptions {
@@ -45,23 +46,13 @@ export class DynamoBodyReferences implements BodyReferences {
     };
   }
 
-  async #query(pk: string, sortCondition: string, values: Item): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#tableName,
-          KeyConditionExpression: `#pk = :pk AND ${sortCondition}`,
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-          ExpressionAttributeValues: { ':pk': { S: pk }, ...values },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return items;
+  #query(pk: string, sortCondition: string, values: Item): Promise<Item[]> {
+    return queryAll(this.#client, {
+      TableName: this.#tableName,
+      KeyConditionExpression: `#pk = :pk AND ${sortCondition}`,
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+      ExpressionAttributeValues: { ':pk': { S: pk }, ...values },
+      ConsistentRead: true,
+    });
   }
 }

@@ -46,4 +46,17 @@ const statusRowOf = (item: Item): StatusRow => ({
   owner: str(item, 'locked_by') ?? str(item, 'lease_owner'),
   errorCode: str(item, 'error_code'),
   error: str(item, 'error') ?? str(item, 'regen_error'),
+  cacheKey: str(item, 'cache_key') ?? requestedKey(item),
 });
+
+/** A REQ# row keeps the intent it claimed (`request`, JSON with `cacheKey`). */
+function requestedKey(item: Item): string | undefined {
+  const request = str(item, 'request');
+  if (request === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(request) as { cacheKey?: unknown };
+    return typeof parsed.cacheKey === 'string' ? parsed.cacheKey : undefined;
+  } catch {
+    return undefined;
+  }
+}
