@@ -18,7 +18,11 @@ export function createOriginDeps(
     ...regenerateDeps,
     admission:
       config.missRenderLimit > 0
-        ? new RenderAdmission(regenerateDeps.cacheTable, { limit: config.missRenderLimit })
+        ? new RenderAdmission(
+            regenerateDeps.cacheTable,
+            { limit: config.missRenderLimit },
+            runtime.random,
+          )
         : undefined,
     overloadFallbackPath: config.overloadFallbackPath,
     keyPolicy: config.keyPolicy,

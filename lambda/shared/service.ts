@@ -20,6 +20,11 @@ export interface ServiceRuntime {
   readonly clock?: Clock | undefined;
   /** @default an HttpRenderer for RENDER_ORIGIN_URL, else the DemoRenderer */
   readonly renderer?: Renderer | undefined;
+  /**
+   * Where the origin's random choices come from (which render slots a MISS probes); the model
+   * check passes a seeded one so a run replays the same way. @default Math.random
+   */
+  readonly random?: (() => number) | undefined;
   /** Who holds leases, for operators reading LOCK rows. */
   readonly owner?: string | undefined;
   /**

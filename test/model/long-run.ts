@@ -4,7 +4,7 @@
  * `npm test` runs a bounded number of times; with a mutation it must fail, and says how soon.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -27,6 +27,8 @@ const seed = args[1] === undefined ? Date.now() ^ (Math.random() * 0x100000000) 
 /** fast-check's replay path of one failing case (printed with a failure), to rerun just that case. */
 const path = args[2];
 const directory = mkdtempSync(join(tmpdir(), 'isr-model-'));
+const logDir = process.env.ISR_MODEL_LOG_DIR;
+if (logDir !== undefined) mkdirSync(logDir, { recursive: true });
 const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
 const clients = createAwsClients({
   region: LOCAL_REGION,
@@ -47,7 +49,10 @@ const digest = createHash('sha256');
 try {
   await fc.assert(
     fc.asyncProperty(planArbitrary, async (plan) => {
-      digest.update((await runPlan(context, plan, mutation)).digest);
+      const run = await runPlan(context, plan, mutation);
+      digest.update(run.digest);
+      // ISR_MODEL_LOG_DIR=<dir>: every run's normalised log, so two replays can be diffed run by run.
+      if (logDir !== undefined) writeFileSync(join(logDir, `${done}.json`), run.log);
       done += 1;
       if (done % 100 === 0 || done === runs) {
         const perRun = (Date.now() - started) / done;

@@ -174,7 +174,7 @@ export async function runPlan(
   context: ModelContext,
   plan: Plan,
   mutation: Mutation = 'none',
-): Promise<{ readonly digest: string }> {
+): Promise<{ readonly digest: string; readonly log: string }> {
   const runId = uniqueRunId();
   const world = new World(context.endpoints, START);
   const interleaver = new Interleaver();
@@ -239,6 +239,7 @@ export async function runPlan(
           clock: world.clockFor(faults.skew),
           renderer: world.rendererFor(actor, `origin:${actor}`),
           owner: actor,
+          random: world.random,
         },
         { warn: () => undefined },
       );
@@ -434,7 +435,7 @@ export async function runPlan(
       world.log.filter((event) => event.kind === 'publish'),
       observer,
     );
-    return { digest: logDigest(world.log) };
+    return { digest: logDigest(world.log), log: normalisedLog(world.log) };
   } finally {
     for (const destroy of destroyers) destroy();
   }
@@ -450,12 +451,16 @@ const RANDOM_ID =
  * results: a seed replays the same way on any machine.
  */
 export function logDigest(log: readonly ModelEvent[]): string {
+  return createHash('sha256').update(normalisedLog(log)).digest('hex');
+}
+
+/** The event log as JSON, random names replaced (see `logDigest`): what two replays compare. */
+export function normalisedLog(log: readonly ModelEvent[]): string {
   const names = new Map<string, string>();
-  const text = JSON.stringify(log).replace(RANDOM_ID, (id) => {
+  return JSON.stringify(log).replace(RANDOM_ID, (id) => {
     if (!names.has(id)) names.set(id, `<${names.size}>`);
     return names.get(id) ?? id;
   });
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /**

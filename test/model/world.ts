@@ -82,9 +82,13 @@ export class World {
   readonly log: ModelEvent[] = [];
   readonly #endpoints: { dynamodb: string; s3: string };
 
+  /** The actors' random choices (render-slot probes), seeded alike in every run: replayable. */
+  readonly random: () => number;
+
   constructor(endpoints: { dynamodb: string; s3: string }, startTime: number) {
     this.#endpoints = endpoints;
     this.trueTime = startTime;
+    this.random = seededRandom(0x15a);
   }
 
   clockFor(skew: number): Clock {
@@ -278,3 +282,15 @@ export function sharedKeyBodies(bodies: BodyStore): BodyStore {
 }
 
 export const uniqueRunId = (): string => randomUUID().slice(0, 8);
+
+/** mulberry32: a small deterministic generator, so a run's random choices replay exactly. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
