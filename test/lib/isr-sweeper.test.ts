@@ -250,6 +250,7 @@ describe('the sweeper', () => {
       'MissingTasks',
       'FailedTasks',
       'AbandonedLeases',
+      'UnlistedVersionsDeleted',
     ])
       expect(body).toContain(`\\"${metric}\\"`);
   });
