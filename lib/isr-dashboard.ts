@@ -97,6 +97,7 @@ export function createIsrDashboard(scope: Construct, input: DashboardInput): Das
     graph('Orphan bodies', [
       sweeper(SweeperMetric.OrphanBodiesRetired, 'Retired'),
       sweeper(SweeperMetric.BodiesListed, 'Listed'),
+      sweeper(SweeperMetric.UnlistedVersionsDeleted, 'Unlisted versions deleted'),
     ]),
   ];
   const dashboard = new Dashboard(scope, 'Dashboard', { defaultInterval: Duration.hours(3) });

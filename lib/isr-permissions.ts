@@ -10,8 +10,9 @@
  * - a function that purges the CDN (the revalidate function), when granted with
  *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
- *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); ListBucket under the
- *   body prefix; DeleteObject on `pages/*`. No UpdateItem/DeleteItem, no PutObject/GetObject.
+ *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Update/DeleteItem on
+ *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
+ *   longer lists; ListBucket under the body prefix; DeleteObject on `pages/*`. No PutObject/GetObject.
  * - revalidate: Get/Put/Update/DeleteItem and Query on the table; SendMessage to the queue;
  *   GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
@@ -206,6 +207,15 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
  * row's partition key. It lists the body prefix only and retires (deletes, recoverably) bodies.
  */
 export const SWEEPER_TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
+/**
+ * Deleting the VER# rows META no longer lists: a TransactWriteItems of a ConditionCheck on META
+ * and a Delete of the row, authorised by those item actions. IAM cannot scope them by sort key
+ * and pages are any partition, so they cover the table; the condition on META is the real guard.
+ */
+export const SWEEPER_VERSION_ACTIONS = [
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
+] as const;
 export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
 
 export function grantSweeperAccess(
@@ -224,6 +234,13 @@ export function grantSweeperAccess(
     new PolicyStatement({
       sid: 'PageReferences',
       actions: [...SWEEPER_TABLE_READ_ACTIONS],
+      resources: [table.tableArn],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ForgetUnlistedVersions',
+      actions: [...SWEEPER_VERSION_ACTIONS],
       resources: [table.tableArn],
     }),
   );

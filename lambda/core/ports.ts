@@ -51,8 +51,8 @@ export interface RollbackRecord {
 
 /**
  * One kept version of a page (a `VER#` row, Recipe B): the generation attributes META had when
- * it was published. Version rows have no TTL: they go when a newer publish drops them from
- * META's list, or, when the page itself is gone, with their body (the sweeper).
+ * it was published. Version rows have no TTL: a publish deletes the ones it drops from META's
+ * list; the sweeper deletes any META no longer lists (after an `expire`, or META's TTL).
  */
 export interface PageVersion extends CacheMeta {
   readonly sk: string;
@@ -431,14 +431,24 @@ export interface BodyListing {
 
 /** What points to bodies of one page, read strongly consistent: a body named here is in use. */
 export interface PageReferences {
-  /** META's `s3_key` and every VER# row's `s3_key`. */
+  /** META's `s3_key` and the `s3_key` of every VER# row META lists (`version_sks`). */
   readonly s3Keys: ReadonlySet<string>;
+  /**
+   * VER# rows META does not list (all of them when there is no META): garbage, since a publish
+   * writes a row and the META listing it at once, unless a publish listed one after this read.
+   */
+  readonly unlisted: readonly { readonly sk: string; readonly s3Key: string | undefined }[];
   /** The page's LOCK, when there is one: a live lease may still publish the body of its token. */
   readonly lease: { readonly token: string | undefined; readonly expiresAt: number } | undefined;
 }
 
 export interface BodyReferences {
   of(pk: string): Promise<PageReferences>;
+  /**
+   * Deletes each of the page's VER# rows `sks` only while META does not list it, so a publish
+   * that lists one meanwhile keeps it. @returns the sort keys deleted
+   */
+  forgetUnlisted(pk: string, sks: readonly string[]): Promise<string[]>;
 }
 
 /** Where the orphan sweep's listing position is kept between runs (a table row). */

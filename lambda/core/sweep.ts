@@ -23,6 +23,7 @@ export const SweeperMetric = {
   StartedNotCompleted: 'StartedNotCompleted',
   BodiesListed: 'BodiesListed',
   OrphanBodiesRetired: 'OrphanBodiesRetired',
+  UnlistedVersionsDeleted: 'UnlistedVersionsDeleted',
   PendingPurgesFlushed: 'PendingPurgesFlushed',
 } as const;
 

@@ -45,6 +45,7 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
       const o = report.orphans;
       count(SweeperMetric.BodiesListed, o.listed);
       count(SweeperMetric.OrphanBodiesRetired, o.retired.length);
+      count(SweeperMetric.UnlistedVersionsDeleted, o.versionsForgotten);
       fields.orphans = { ...o, retired: o.retired.slice(0, MAX_LOGGED_KEYS) };
       fields.orphansRetired = o.retired.length;
     }

@@ -36,6 +36,11 @@ const EXPECTED_SWEEPER_GRANTS = (
     resources: [{ 'Fn::Join': ['', [tableArn, `/index/${StatusIndex.Name}`]] }],
   },
   PageReferences: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [tableArn] },
+  /** Any page's VER# rows: IAM cannot scope by sort key; the condition on META guards them. */
+  ForgetUnlistedVersions: {
+    actions: ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+    resources: [tableArn],
+  },
   SweepCursor: {
     actions: ['dynamodb:PutItem'],
     resources: [tableArn],
@@ -245,6 +250,7 @@ describe('the sweeper', () => {
       'MissingTasks',
       'FailedTasks',
       'AbandonedLeases',
+      'UnlistedVersionsDeleted',
     ])
       expect(body).toContain(`\\"${metric}\\"`);
   });

@@ -1,8 +1,9 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BodyReferences, PageReferences } from '../../core/ports.js';
 import { SortKey, VERSION_PREFIX } from '../../core/rows.js';
+import { Guard, namesOf } from './conditions.js';
 import { queryAll } from './query-all.js';
-import { num, str, type Item } from './items.js';
+import { itemToMeta, keyOf, num, str, type Item } from './items.js';
 
 export interface DynamoBodyReferencesOptions {
   readonly client: DynamoDBClient;
@@ -32,18 +33,58 @@ export class DynamoBodyReferences implements BodyReferences {
       this.#query(pk, 'begins_with(#sk, :prefix)', { ':prefix': { S: VERSION_PREFIX } }),
     ]);
     const lock = head.find((item) => str(item, 'sk') === SortKey.Lock);
+    const meta = head.find((item) => str(item, 'sk') === SortKey.Meta);
+    const listed = new Set(meta === undefined ? [] : (itemToMeta(meta).versionSks ?? []));
     const s3Keys = new Set<string>();
-    for (const item of [...head, ...versions]) {
-      const key = str(item, 's3_key');
-      if (key !== undefined) s3Keys.add(key);
+    const metaKey = meta === undefined ? undefined : str(meta, 's3_key');
+    if (metaKey !== undefined) s3Keys.add(metaKey);
+    const unlisted: { sk: string; s3Key: string | undefined }[] = [];
+    for (const item of versions) {
+      const sk = str(item, 'sk') ?? '';
+      const s3Key = str(item, 's3_key');
+      if (!listed.has(sk)) unlisted.push({ sk, s3Key });
+      else if (s3Key !== undefined) s3Keys.add(s3Key);
     }
     return {
       s3Keys,
+      unlisted,
       lease:
         lock === undefined
           ? undefined
           : { token: str(lock, 'lease_token'), expiresAt: num(lock, 'lease_expires_at') ?? 0 },
     };
+  }
+
+  /**
+   * One TransactWriteItems per row: ConditionCheck that META does not list it, then Delete. A
+   * cancellation (a publish listed the row, or touched META meanwhile) leaves the row for a later lap.
+   */
+  async forgetUnlisted(pk: string, sks: readonly string[]): Promise<string[]> {
+    const forgotten: string[] = [];
+    for (const sk of sks) {
+      try {
+        await this.#client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              {
+                ConditionCheck: {
+                  TableName: this.#tableName,
+                  Key: keyOf(pk, SortKey.Meta),
+                  ConditionExpression: Guard.versionUnlisted,
+                  ExpressionAttributeNames: namesOf(Guard.versionUnlisted),
+                  ExpressionAttributeValues: { ':sk': { S: sk } },
+                },
+              },
+              { Delete: { TableName: this.#tableName, Key: keyOf(pk, sk) } },
+            ],
+          }),
+        );
+        forgotten.push(sk);
+      } catch (error) {
+        if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+      }
+    }
+    return forgotten;
   }
 
   #query(pk: string, sortCondition: string, values: Item): Promise<Item[]> {

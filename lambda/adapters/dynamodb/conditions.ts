@@ -26,6 +26,11 @@ export const Guard = {
    * published a second time, even by a delivery that outlived its claim (seal).
    */
   requestOpen: '(#status = :started)',
+  /**
+   * On META: it is gone or does not list the version `:sk`: a VER# row is deleted as garbage
+   * only while no publish has listed it (sweeper).
+   */
+  versionUnlisted: '(attribute_not_exists(#pk) OR NOT contains(#version_sks, :sk))',
   /** META still holds the generation the caller saw (failure record, operator's restore). */
   sameGeneration: '(#generated_at = :generated_at)',
   /** META still points at the version the operator read (restore). */

@@ -41,7 +41,8 @@ export const metaToItem = (meta: CacheMeta): Item => ({
 
 /**
  * A VER# row: the generation's attributes as META had them when it was published. No TTL: a
- * kept version must outlive an idle META's TTL as long as META lists it (see `PageVersion`).
+ * kept version lives as long as META lists it; the sweeper deletes the rows META no longer lists
+ * (see `PageVersion`).
  * A gone page (404/410) is the exception: its row expires with its META (`ttl`, an hour after
  * it goes stale by default), so random paths do not leave rows behind; rolling back to a 404
  * is never wanted, rolling back from one goes to an earlier version, which has no TTL.

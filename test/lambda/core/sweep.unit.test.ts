@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { partitionKey } from '../../../lambda/core/cache-key.js';
 import { bodyOwnerOf, sweepOrphanBodies } from '../../../lambda/core/orphan-bodies.js';
 import { IndexedStatus, bodyKeyOf, statusShardOf } from '../../../lambda/core/rows.js';
@@ -124,6 +124,7 @@ describe('sweepOrphanBodies', () => {
     );
     w.references.pages.set('CACHE#h', {
       s3Keys: new Set(['pages/_/h/live', 'pages/_/h/kept']),
+      unlisted: [],
       lease: undefined,
     });
     const report = await sweepOrphanBodies(w.deps);
@@ -149,14 +150,65 @@ describe('sweepOrphanBodies', () => {
     w.listing.bodies.push({ s3Key: 'pages/_/h/tok', writtenAt: old });
     w.references.pages.set('CACHE#h', {
       s3Keys: new Set(),
+      unlisted: [],
       lease: { token: 'tok', expiresAt: now + 1 },
     });
     expect(await sweepOrphanBodies(w.deps)).toMatchObject({ leased: 1, retired: [] });
     w.references.pages.set('CACHE#h', {
       s3Keys: new Set(),
+      unlisted: [],
       lease: { token: 'tok', expiresAt: now },
     });
     expect((await sweepOrphanBodies(w.deps)).retired).toEqual(['pages/_/h/tok']);
+  });
+
+  it('deletes the versions META does not list, then retires their old bodies', async () => {
+    const w = world();
+    w.listing.bodies.push(
+      { s3Key: 'pages/_/h/live', writtenAt: old },
+      { s3Key: 'pages/_/h/before-expire', writtenAt: old },
+      { s3Key: 'pages/_/h/young-unlisted', writtenAt: now },
+    );
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(['pages/_/h/live']),
+      unlisted: [
+        { sk: 'VER#1', s3Key: 'pages/_/h/before-expire' },
+        { sk: 'VER#2', s3Key: 'pages/_/h/young-unlisted' },
+      ],
+      lease: undefined,
+    });
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.references.forgotten).toEqual(['CACHE#h VER#1', 'CACHE#h VER#2']);
+    expect(w.deleted).toEqual(['pages/_/h/before-expire']);
+    expect(report).toMatchObject({ versionsForgotten: 2, inUse: 1, young: 1 });
+  });
+
+  it('keeps a version a publish listed after the read, and its body with it', async () => {
+    const w = world();
+    w.listing.bodies.push({ s3Key: 'pages/_/h/listed-meanwhile', writtenAt: old });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(),
+      unlisted: [{ sk: 'VER#3', s3Key: 'pages/_/h/listed-meanwhile' }],
+      lease: undefined,
+    });
+    w.references.listedMeanwhile.add('CACHE#h VER#3');
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.references.forgotten).toEqual([]);
+    expect(w.deleted).toEqual([]);
+    expect(report).toMatchObject({ versionsForgotten: 0, inUse: 1, retired: [] });
+  });
+
+  it('deletes no version when every one is listed', async () => {
+    const w = world();
+    w.listing.bodies.push({ s3Key: 'pages/_/h/live', writtenAt: old });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(['pages/_/h/live']),
+      unlisted: [],
+      lease: undefined,
+    });
+    const forget = jest.spyOn(w.references, 'forgetUnlisted');
+    expect(await sweepOrphanBodies(w.deps)).toMatchObject({ versionsForgotten: 0, inUse: 1 });
+    expect(forget).not.toHaveBeenCalled();
   });
 
   it('carries the listing on across runs and starts a new lap at the end', async () => {

@@ -47,7 +47,13 @@ describe('the sweeper handler', () => {
   it('emits every count, zeros included, so the alarms always have data', async () => {
     const { handler, added, warn } = setup();
     await handler(event, fixedContext(60_000, 'isr-sweeper'));
-    for (const name of ['MissingTasks', 'FailedTasks', 'AbandonedLeases', 'StartedNotCompleted'])
+    for (const name of [
+      'MissingTasks',
+      'FailedTasks',
+      'AbandonedLeases',
+      'StartedNotCompleted',
+      SweeperMetric.UnlistedVersionsDeleted,
+    ])
       expect(added.get(name)).toBe(0);
     expect(warn).not.toHaveBeenCalled();
   });

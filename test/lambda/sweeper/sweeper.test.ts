@@ -173,8 +173,10 @@ describe('the sweeper retires orphan bodies', () => {
 
   it('negative control: without the "pointed to" check, the live and the kept body would go', async () => {
     const deps = sweeper();
+    const real = deps.orphans.references;
     const blind: BodyReferences = {
-      of: async (pk) => ({ ...(await deps.orphans.references.of(pk)), s3Keys: new Set() }),
+      of: async (pk) => ({ ...(await real.of(pk)), s3Keys: new Set() }),
+      forgetUnlisted: (pk, sks) => real.forgetUnlisted(pk, sks),
     };
     const report = await runSweep({ ...deps, orphans: { ...deps.orphans, references: blind } });
     expect(report.orphans?.retired).toEqual(expect.arrayContaining([kept, live]));
@@ -184,8 +186,10 @@ describe('the sweeper retires orphan bodies', () => {
 
   it('negative control: without the live-lease check, the body being rendered would go', async () => {
     const deps = sweeper();
+    const real = deps.orphans.references;
     const leaseBlind: BodyReferences = {
-      of: async (pk) => ({ ...(await deps.orphans.references.of(pk)), lease: undefined }),
+      of: async (pk) => ({ ...(await real.of(pk)), lease: undefined }),
+      forgetUnlisted: (pk, sks) => real.forgetUnlisted(pk, sks),
     };
     const report = await runSweep({
       ...deps,
