@@ -8,6 +8,13 @@ import type { TagRevalidations } from '../../core/ports.js';
 import { keyOf, str } from './items.js';
 import { PAGE, STATE, tagPartition } from './tag-index.js';
 
+/**
+ * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
+ * compares it with when it started, within a lease), so a week is ample; DynamoDB TTL then
+ * removes the row of a tag nobody revalidates again.
+ */
+export const TAG_STATE_TTL_SECONDS = 7 * 86_400;
+
 /** The tag index as a revalidation reads it, and where it records each tag's revalidation. */
 export class DynamoTagRevalidations implements TagRevalidations {
   readonly #client: DynamoDBClient;
@@ -55,6 +62,7 @@ export class DynamoTagRevalidations implements TagRevalidations {
           ...keyOf(tagPartition(tenant, tag), STATE),
           revalidated_at_ms: { N: String(input.atMs) },
           revalidated_by: { S: input.effectId },
+          ttl: { N: String(Math.floor(input.atMs / 1000) + TAG_STATE_TTL_SECONDS) },
         },
       }),
     );

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Guard } from '../../../lambda/adapters/dynamodb/conditions.js';
 import { DynamoRevalidationMarks } from '../../../lambda/adapters/dynamodb/revalidation-marks.js';
-import { DynamoTagRevalidations } from '../../../lambda/adapters/dynamodb/tag-revalidations.js';
+import { STATE, tagPartition } from '../../../lambda/adapters/dynamodb/tag-index.js';
+import {
+  DynamoTagRevalidations,
+  TAG_STATE_TTL_SECONDS,
+} from '../../../lambda/adapters/dynamodb/tag-revalidations.js';
 import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
 import type { CdnPurge } from '../../../lambda/core/ports.js';
 import { regenerate } from '../../../lambda/core/regenerate.js';
@@ -79,6 +84,19 @@ describe('revalidation on DynamoDB Local', () => {
       revalidateSeconds: 0,
       revalidatedAt: clock.seconds,
     });
+  });
+
+  it("records each tag's revalidation in a row that expires: a week after, by DynamoDB TTL", async () => {
+    await stale([], ['page:ttl-check']);
+    const { Item } = await h.clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: h.config.tableName,
+        Key: { pk: { S: tagPartition(undefined, 'page:ttl-check') }, sk: { S: STATE } },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Number(Item?.revalidated_at_ms?.N)).toBe(clock.now());
+    expect(Number(Item?.ttl?.N)).toBe(clock.seconds + TAG_STATE_TTL_SECONDS);
   });
 
   it('creates no row for a page that was never cached', async () => {
