@@ -33,14 +33,24 @@ export interface CdnOptions {
  * `retryPendingPurges`), or undefined when none is configured.
  */
 export function cloudFrontInvalidatorOf(options: CdnOptions): CloudFrontInvalidator | undefined {
+  return cloudFrontPurgingOf(options)?.cdn;
+}
+
+/** The invalidator and the store of its pending purges, one of each, or undefined. */
+function cloudFrontPurgingOf(options: CdnOptions) {
   const { distributionId } = options;
   if (distributionId === undefined) return undefined;
-  return new CloudFrontInvalidator({
+  const pending = new DynamoPendingPurges({
+    client: options.dynamodb,
+    tableName: options.tableName,
+  });
+  const cdn = new CloudFrontInvalidator({
     client: options.cloudfront ?? new CloudFrontClient({}),
     distributionId,
-    pending: new DynamoPendingPurges({ client: options.dynamodb, tableName: options.tableName }),
+    pending,
     logger: options.logger,
   });
+  return { cdn, pending };
 }
 
 /**
@@ -51,14 +61,10 @@ export function cloudFrontInvalidatorOf(options: CdnOptions): CloudFrontInvalida
 export function pendingPurgeFlusher(
   options: CdnOptions & { readonly clock: Clock },
 ): (() => Promise<number>) | undefined {
-  const cdn = cloudFrontInvalidatorOf(options);
-  if (cdn === undefined) return undefined;
-  const pending = new DynamoPendingPurges({
-    client: options.dynamodb,
-    tableName: options.tableName,
-  });
+  const purging = cloudFrontPurgingOf(options);
+  if (purging === undefined) return undefined;
   return async () => {
-    const sweep = await retryPendingPurges({ pending, cdn, clock: options.clock });
+    const sweep = await retryPendingPurges({ ...purging, clock: options.clock });
     return sweep.submitted.length;
   };
 }

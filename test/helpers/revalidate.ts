@@ -1,5 +1,13 @@
 import type { CdnInvalidator, CdnPurge } from '../../lambda/core/ports.js';
-import type { RevalidateHttpRequest } from '../../lambda/revalidate/serve-revalidation.js';
+import { htmlPage } from '../../lambda/adapters/render/module-renderer.js';
+import type {
+  CallerAuth,
+  RevalidateHttpRequest,
+  RevalidateServiceDeps,
+} from '../../lambda/revalidate/serve-revalidation.js';
+import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
+import { fixedContext, memoryService } from './memory-service.js';
+import { countingRenderer } from './renderers.js';
 
 /** A CDN purger that records every purge and answers with a numbered invalidation. */
 export function recordingCdn(): CdnInvalidator & { purges: string[][] } {
@@ -28,4 +36,42 @@ export function revalidateRequest(
     rawBody: typeof body === 'string' ? body : JSON.stringify(body),
     principal: init.principal,
   };
+}
+
+/**
+ * The revalidate endpoint's dependencies on the in-memory ports: open auth and the default
+ * limits unless told otherwise. The store, marks and queue are `service`'s, so a test reads back
+ * what a call did.
+ */
+export function memoryRevalidation(
+  options: { auth?: CallerAuth; policy?: Partial<RevalidateServiceDeps['policy']> } = {},
+) {
+  const service = memoryService({
+    renderer: countingRenderer((request) => htmlPage(`<p>${request.cacheKey.key}</p>`)).renderer,
+  });
+  const cdn = recordingCdn();
+  const config = createIdempotencyConfig(7 * 86_400);
+  config.registerLambdaContext(fixedContext(30_000, 'unit-revalidate'));
+  const deps: RevalidateServiceDeps = {
+    revalidation: {
+      marks: service.marks,
+      tagIndex: service.tagIndex,
+      queue: service.queue,
+      cdn,
+      clock: service.clock,
+      deployId: 'd1',
+    },
+    policy: {
+      keyPolicy: { allowedQueryParams: [] },
+      tenancy: undefined,
+      maxPaths: 10,
+      maxTags: 10,
+      ...options.policy,
+    },
+    auth: options.auth ?? { kind: 'open' },
+    idempotency: { store: service.requests, config },
+    clock: service.clock,
+    retryAfterSeconds: 1,
+  };
+  return { service, cdn, deps };
 }

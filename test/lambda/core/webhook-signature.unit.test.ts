@@ -1,14 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { StaticSecretSource } from '../../../lambda/adapters/secrets/extension-secret.js';
-import { createIdempotencyConfig } from '../../../lambda/shared/idempotency.js';
 import { signatureOf, signatureRefusal } from '../../../lambda/core/webhook-signature.js';
 import {
   serveRevalidation,
   type RevalidateServiceDeps,
 } from '../../../lambda/revalidate/serve-revalidation.js';
-import { fixedContext, memoryService } from '../../helpers/memory-service.js';
-import { recordingCdn, revalidateRequest as post } from '../../helpers/revalidate.js';
-import { countingRenderer } from '../../helpers/renderers.js';
+import { memoryRevalidation, revalidateRequest as post } from '../../helpers/revalidate.js';
 
 const SECRET = 'whsec_test';
 const NOW = 1_800_000_000;
@@ -84,36 +81,9 @@ describe('signatureRefusal', () => {
 
 describe('serveRevalidation in HMAC mode', () => {
   function setup() {
-    const service = memoryService({
-      renderer: countingRenderer(() => ({
-        status: 200,
-        contentType: 'text/html',
-        body: new Uint8Array(),
-      })).renderer,
-    });
-    const cdn = recordingCdn();
-    const config = createIdempotencyConfig(86_400);
-    config.registerLambdaContext(fixedContext(30_000));
-    const deps: RevalidateServiceDeps = {
-      revalidation: {
-        marks: service.marks,
-        tagIndex: service.tagIndex,
-        queue: service.queue,
-        cdn,
-        clock: service.clock,
-        deployId: 'd1',
-      },
-      policy: {
-        keyPolicy: { allowedQueryParams: [] },
-        tenancy: undefined,
-        maxPaths: 10,
-        maxTags: 10,
-      },
+    const { deps, cdn, service } = memoryRevalidation({
       auth: { kind: 'hmac', secret: new StaticSecretSource(SECRET), skewSeconds: 300 },
-      idempotency: { store: service.requests, config },
-      clock: service.clock,
-      retryAfterSeconds: 1,
-    };
+    });
     return { deps, cdn, service, now: service.clock.seconds };
   }
 

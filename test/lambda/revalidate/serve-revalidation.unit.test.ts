@@ -1,42 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
 import type { CdnPurge } from '../../../lambda/core/ports.js';
-import { createIdempotencyConfig } from '../../../lambda/shared/idempotency.js';
 import {
   serveRevalidation,
   type CallerAuth,
-  type RevalidateServiceDeps,
 } from '../../../lambda/revalidate/serve-revalidation.js';
-import { fixedContext, memoryService } from '../../helpers/memory-service.js';
-import { recordingCdn, revalidateRequest as post } from '../../helpers/revalidate.js';
-import { countingRenderer } from '../../helpers/renderers.js';
+import { memoryRevalidation, revalidateRequest as post } from '../../helpers/revalidate.js';
 
 function setup(auth: CallerAuth = { kind: 'open' }) {
-  const counter = countingRenderer((request) => htmlPage(`<p>${request.cacheKey.key}</p>`));
-  const service = memoryService({ renderer: counter.renderer });
-  const cdn = recordingCdn();
-  const config = createIdempotencyConfig(7 * 86_400);
-  config.registerLambdaContext(fixedContext(30_000, 'unit-revalidate'));
-  const deps: RevalidateServiceDeps = {
-    revalidation: {
-      marks: service.marks,
-      tagIndex: service.tagIndex,
-      queue: service.queue,
-      cdn,
-      clock: service.clock,
-      deployId: 'd1',
-    },
-    policy: {
-      keyPolicy: { allowedQueryParams: ['page'] },
-      tenancy: undefined,
-      maxPaths: 3,
-      maxTags: 2,
-    },
+  const { service, cdn, deps } = memoryRevalidation({
     auth,
-    idempotency: { store: service.requests, config },
-    clock: service.clock,
-    retryAfterSeconds: 1,
-  };
+    policy: { keyPolicy: { allowedQueryParams: ['page'] }, maxPaths: 3, maxTags: 2 },
+  });
   /** A cached page, fresh for a minute. */
   const cache = (path: string) => {
     const key = service.keyFor(path);

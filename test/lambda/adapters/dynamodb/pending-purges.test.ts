@@ -1,5 +1,7 @@
+import { CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mockClient } from 'aws-sdk-client-mock';
 import { Guard } from '../../../../lambda/adapters/dynamodb/conditions.js';
 import {
   DynamoPendingPurges,
@@ -8,7 +10,9 @@ import {
 } from '../../../../lambda/adapters/dynamodb/pending-purges.js';
 import type { PendingPurge } from '../../../../lambda/core/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
+import { pendingPurgeFlusher } from '../../../../lambda/shared/cdn.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
+import { TestClock } from '../../../helpers/clock.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
 
 let clients: AwsClients;
@@ -114,5 +118,41 @@ describe('DynamoPendingPurges', () => {
       restore();
     }
     expect(await rowOf(tableName, entry)).toBeDefined();
+  });
+});
+
+describe("the sweeper's flush of pending purges (shared/cdn.ts)", () => {
+  // No local CloudFront exists: its client is mocked, the pending rows are real.
+  const cloudfrontClient = new CloudFrontClient({ region: 'us-east-1' });
+  const cloudfront = mockClient(cloudfrontClient);
+  afterAll(() => cloudfront.restore());
+
+  const flusherFor = (tableName: string, distributionId: string | undefined) =>
+    pendingPurgeFlusher({
+      distributionId,
+      dynamodb: clients.dynamodb,
+      tableName,
+      cloudfront: cloudfrontClient,
+      clock: new TestClock(),
+    });
+
+  it('submits a stored purge under its identity and removes its row once CloudFront accepts it', async () => {
+    const { store, tableName } = await freshStore();
+    const entry = purge('p-flush', 1_800_000_000_000, ['_/post:42']);
+    await store.add(entry);
+    cloudfront
+      .on(CreateInvalidationCommand)
+      .resolves({ Invalidation: { Id: 'I-FLUSHED' } } as never);
+
+    await expect(flusherFor(tableName, 'E2FLUSH')?.()).resolves.toBe(1);
+
+    const sent = cloudfront.commandCalls(CreateInvalidationCommand)[0]?.args[0].input;
+    expect(sent?.DistributionId).toBe('E2FLUSH');
+    expect(sent?.InvalidationBatch?.Paths?.Items).toEqual(['#_/post:42']);
+    expect(await rowOf(tableName, entry)).toBeUndefined();
+  });
+
+  it('is not built when no distribution is configured: nothing to submit', () => {
+    expect(flusherFor('any', undefined)).toBeUndefined();
   });
 });
