@@ -88,6 +88,22 @@ export const pageCases: readonly BaselineCase[] = [
     },
   },
   {
+    name: 'the other pages answer 200 with HTML: prerendered posts, the form, the gallery',
+    async viewer({ url }) {
+      const paths = ['/posts/hello', '/posts/world', '/form', '/gallery'];
+      const answers = await Promise.all(paths.map((path) => ask(`${url}${path}`)));
+      answers.forEach((answer) => expectPage(answer));
+      // next/image asks the optimizer for these widths at q=75 (the only quality allowed).
+      expect(answers[3]?.text).toContain('/_next/image?url=%2Fphoto.png&amp;w=256&amp;q=75 1x');
+      return answers;
+    },
+    nextStart(answers) {
+      answers.forEach((answer, i) =>
+        expectNextPage(answer, 'HIT', i < 2 ? ISR_CACHE_CONTROL : STATIC_CACHE_CONTROL),
+      );
+    },
+  },
+  {
     name: 'notFound() in an ISR route answers 404 with HTML',
     viewer: async ({ url }) => [await ask(`${url}/posts/missing`)].map(expectStatus(404, HTML)),
     // Next keeps a notFound() page like the page it stands for: the 404 is cacheable.
