@@ -5,13 +5,24 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/', 'bench/results/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'cdk.out/',
+      'coverage/',
+      '.local/',
+      'bench/results/',
+      'test/fixtures/next-app/.next/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'test/helpers/*.js', 'cli/*.js'] },
+        projectService: {
+          allowDefaultProject: ['*.js', 'test/helpers/*.js', 'cli/*.js', 'test/fixtures/*/*.js'],
+        },
       },
     },
     rules: {
@@ -38,6 +49,11 @@ export default tseslint.config(
       ],
       '@typescript-eslint/unbound-method': 'off',
     },
+  },
+  {
+    // Shared expectations, run by the tests that import them (e.g. the Next.js baseline).
+    files: ['test/helpers/**/*.ts'],
+    rules: { 'jest/no-standalone-expect': 'off' },
   },
   prettier,
 );

@@ -24,6 +24,8 @@ const common = {
   // Sources import siblings as './x.js' (NodeNext); resolve those to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['<rootDir>/test/helpers/env.ts'],
+  // The fixture Next.js app's build output: thousands of files no test imports.
+  modulePathIgnorePatterns: ['<rootDir>/test/fixtures/next-app/.next/'],
 };
 
 export default {
