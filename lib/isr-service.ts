@@ -8,8 +8,11 @@ import type { Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
-import { FunctionUrlAuthType, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  FunctionUrlAuthType,
+  type Function as LambdaFunction,
+  type FunctionUrl,
+} from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
@@ -54,16 +57,16 @@ export class IsrService extends Construct {
   readonly bucket: Bucket;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
-  readonly originFunction: NodejsFunction;
-  readonly workerFunction: NodejsFunction;
+  readonly originFunction: LambdaFunction;
+  readonly workerFunction: LambdaFunction;
   /** Reports stuck and failed work and retires orphan bodies, every 5 minutes. */
-  readonly sweeperFunction: NodejsFunction;
+  readonly sweeperFunction: LambdaFunction;
   readonly sweeperSchedule: Rule;
   /** Requests, hit ratio, regeneration, queue, DLQ, stuck and failed work. */
   readonly dashboard: Dashboard;
   readonly functionUrl: FunctionUrl;
   /** On-demand revalidation by path and tag (`POST` JSON, Idempotency-Key). */
-  readonly revalidateFunction: NodejsFunction;
+  readonly revalidateFunction: LambdaFunction;
   /** Its own URL: AWS_IAM (see `grantRevalidate`), or NONE with an HMAC webhook key. */
   readonly revalidateUrl: FunctionUrl;
   /** Execution role of the revalidate function. */
