@@ -27,7 +27,7 @@ const ROOT = packageRoot();
 const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
 
 /** The README's "Use it in your CDK app" code block, as printed. */
-export function readmeSnippet(readme: string): string {
+function readmeSnippet(readme: string): string {
   const section = readme.split(/^## Use it in your CDK app$/m)[1] ?? '';
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (code === undefined) throw new Error('README has no ts block under "Use it in your CDK app"');
@@ -35,7 +35,7 @@ export function readmeSnippet(readme: string): string {
 }
 
 /** Packed files that are not what a consumer needs (tests, sources, benches, local data). */
-export function unexpectedPackageFiles(paths: readonly string[]): string[] {
+function unexpectedPackageFiles(paths: readonly string[]): string[] {
   const allowed = /^(package\.json|README\.md|CHANGELOG\.md|dist\/(esm|functions|cli)\/.+)$/;
   return paths.filter(
     (path) => !allowed.test(path) || (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)),
@@ -189,7 +189,7 @@ describe('the packed package, installed into a fresh CDK app', () => {
           const variables = (fn.Properties.Environment as { Variables: Record<string, string> })
             .Variables;
           const hash = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
-          const kind = variables.POWERTOOLS_SERVICE_NAME!.replace(/^isr-/, '');
+          const kind = variables.POWERTOOLS_SERVICE_NAME.replace(/^isr-/, '');
           return [kind, contentsOf(join(app, 'cdk.out.esm', `asset.${hash}`))];
         }),
       );
