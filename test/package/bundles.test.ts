@@ -41,7 +41,11 @@ interface UrlResult {
   readonly isBase64Encoded?: boolean;
 }
 
-/** A viewer's GET as CloudFront forwards it to the origin's function URL (OAC-signed). */
+/**
+ * A viewer's GET as CloudFront forwards it to the origin's function URL: CloudFront's own
+ * headers, and the SigV4 headers of its origin access control (the URL's IAM auth checks them
+ * before the function runs; the origin reads neither).
+ */
 function cloudFrontRequest(path: string): LambdaFunctionURLEvent {
   const event = functionUrlEvent({
     method: 'GET',
@@ -55,17 +59,10 @@ function cloudFrontRequest(path: string): LambdaFunctionURLEvent {
       'x-amz-date': '20261124T120000Z',
       'x-amz-content-sha256': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
       authorization:
-        'AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261124/us-east-1/lambda/aws4_request',
+        'AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261124/us-east-1/lambda/aws4_request, SignedHeaders=host;x-amz-date, Signature=0',
     },
   });
-  return {
-    ...event,
-    requestContext: {
-      ...event.requestContext,
-      domainName: ORIGIN_HOST,
-      authorizer: { iam: { userArn: 'arn:aws:sts::123456789012:assumed-role/cloudfront' } },
-    } as LambdaFunctionURLEvent['requestContext'],
-  };
+  return { ...event, requestContext: { ...event.requestContext, domainName: ORIGIN_HOST } };
 }
 
 /** A signed POST as the revalidate function URL hands it to the function. */
