@@ -13,6 +13,8 @@ export default tseslint.config(
       '.local/',
       'bench/results/',
       'test/fixtures/next-app/.next/',
+      'dist/',
+      'docs/api/',
     ],
   },
   js.configs.recommended,

@@ -4,7 +4,9 @@
  *   no Java, no backends, seconds (`npm run test:unit`);
  * - cdk (`test/lib`): CDK assertions and cdk-nag on the synthesized stack;
  * - integration (every other `*.test.ts`): adapters, handlers, local mode and the model check
- *   on the real local backends (DynamoDB Local, s3rver, local-aws-sqs), started once per run.
+ *   on the real local backends (DynamoDB Local, s3rver, local-aws-sqs), started once per run;
+ *   the prebuilt bundles and the packed package (`test/package`).
+ * The cdk and integration tiers first build the prebuilt Lambda bundles when they are stale.
  * Tests run as native ESM (the Lambda code is ESM, @middy/core is ESM-only), transformed by SWC
  * for speed; `npm run typecheck` type-checks the same files with tsc.
  * @type {import('jest').Config}
@@ -43,6 +45,7 @@ export default {
       roots: ['<rootDir>/test/lib'],
       testMatch: ['**/*.test.ts'],
       testPathIgnorePatterns: ['\\.unit\\.test\\.ts$'],
+      globalSetup: '<rootDir>/test/helpers/build-setup.js',
     },
     {
       ...common,

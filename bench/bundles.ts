@@ -1,18 +1,18 @@
 /**
- * Bundle size and module init time of each Lambda, built with the CDK construct's own esbuild
- * options (lib/isr-functions.ts), against a function that only creates the three SDK clients.
- * Init time is the time to import the bundle in a fresh Node process (median of several), on
- * this machine's Node.
+ * Bundle size and module init time of the Lambdas the construct deploys: the prebuilt bundles
+ * in `dist/functions` (built first when stale), against a function that only creates the three
+ * SDK clients, built with the same esbuild options (scripts/bundle-options.ts). Init time is the
+ * time to import the bundle in a fresh Node process (median of several), on this machine's Node.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
-import { BUNDLING } from '../lib/isr-functions.js';
+import { buildTargets, functionBundleDir, ROOT } from '../scripts/build-targets.js';
+import { BUNDLE_FILE, LAMBDA_BUNDLE } from '../scripts/bundle-options.js';
 import { median, progress, round } from './stats.js';
 
 export interface BundleResult {
@@ -25,11 +25,8 @@ export interface BundleResult {
 }
 
 const BASELINE = 'sdk clients only (baseline)';
-const ENTRIES = {
-  origin: 'lambda/origin/index.ts',
-  worker: 'lambda/worker/index.ts',
-  'sdk clients only (baseline)': 'bench/sdk-only-entry.ts',
-} as const;
+/** The deployed bundles measured, by name. */
+const DEPLOYED = ['origin', 'worker'] as const;
 
 /** Dummy configuration: enough for the handlers to pass validation at import. */
 const ENV = {
@@ -43,30 +40,23 @@ const ENV = {
 };
 
 export async function bundles(samples: number): Promise<BundleResult[]> {
+  await buildTargets(['functions']);
   const directory = mkdtempSync(join(tmpdir(), 'isr-bundles-'));
   try {
-    const built: { name: string; outfile: string }[] = [];
-    for (const [name, entry] of Object.entries(ENTRIES)) {
-      const outfile = join(directory, name.split(' ')[0] ?? name, 'index.mjs');
-      await build({
-        entryPoints: [entry],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: BUNDLING.target ?? 'node22',
-        minify: BUNDLING.minify ?? true,
-        keepNames: BUNDLING.keepNames ?? false,
-        sourcemap: BUNDLING.sourceMap === true ? 'external' : false,
-        sourcesContent: BUNDLING.sourcesContent ?? false,
-        mainFields: BUNDLING.mainFields ?? ['module', 'main'],
-        banner: { js: BUNDLING.banner ?? '' },
-        legalComments:
-          BUNDLING.esbuildArgs?.['--legal-comments'] === 'external' ? 'external' : 'eof',
-        logLevel: 'silent',
-      });
-      built.push({ name, outfile });
-    }
+    const baseline = join(directory, 'baseline', BUNDLE_FILE);
+    await build({
+      ...LAMBDA_BUNDLE,
+      absWorkingDir: ROOT,
+      entryPoints: ['bench/sdk-only-entry.ts'],
+      outfile: baseline,
+    });
+    const built = [
+      ...DEPLOYED.map((name) => ({
+        name,
+        outfile: join(ROOT, functionBundleDir(name), BUNDLE_FILE),
+      })),
+      { name: BASELINE, outfile: baseline },
+    ];
     // Samples are interleaved (origin, worker, baseline, origin...), so a slow moment of the
     // machine weighs on every bundle alike and the ratios hold.
     const times = new Map(built.map(({ name }) => [name, [] as number[]]));
@@ -74,7 +64,7 @@ export async function bundles(samples: number): Promise<BundleResult[]> {
       for (const { name, outfile } of built) times.get(name)?.push(importTime(outfile));
       progress('module init time', i + 1, samples);
     }
-    const baseline = median(times.get(BASELINE) ?? []);
+    const baselineMs = median(times.get(BASELINE) ?? []);
     return built.map(({ name, outfile }) => {
       const initMs = median(times.get(name) ?? []);
       return {
@@ -82,7 +72,7 @@ export async function bundles(samples: number): Promise<BundleResult[]> {
         bytes: statSync(outfile).size,
         gzipBytes: gzipSync(readFileSync(outfile)).length,
         initMs: round(initMs, 1),
-        initRatio: round(initMs / baseline, 2),
+        initRatio: round(initMs / baselineMs, 2),
       };
     });
   } finally {

@@ -259,7 +259,7 @@ try {
       run: () => bundles(settings.initSamples),
       print: (bundleResults: Awaited<ReturnType<typeof bundles>>) => {
         console.log(
-          '\nBundles (esbuild options of lib/isr-functions.ts; budget 650,000 bytes) and module init',
+          '\nBundles (the prebuilt dist/functions; budget 650,000 bytes) and module init',
         );
         console.log(
           table([

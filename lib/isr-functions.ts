@@ -1,22 +1,23 @@
 /**
- * The Lambda functions (origin, worker, revalidate, sweeper): bundled locally by esbuild (never Docker) into one ESM file each,
- * configured through the environment `lambda/shared/config.ts` validates at cold start.
+ * The Lambda functions (origin, worker, revalidate, sweeper): each runs its prebuilt bundle
+ * (one ESM file, see isr-function-code.ts), configured through the environment
+ * `lambda/shared/config.ts` validates at cold start.
  */
-import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
+  Function as LambdaFunction,
   ParamsAndSecretsLayerVersion,
   ParamsAndSecretsLogLevel,
   ParamsAndSecretsVersions,
   Runtime,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { FunctionKind } from '../lambda/core/settings.js';
+import { BUNDLE_HANDLER, functionCode } from './isr-function-code.js';
 import { SWEEPER_TIMEOUT, type IsrSettings } from './isr-settings.js';
 
 export type { FunctionKind };
@@ -27,31 +28,6 @@ export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
   worker: 'Worker',
   revalidate: 'Revalidate',
   sweeper: 'Sweeper',
-};
-
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/**
- * One minified ESM file per function, AWS SDK included so its version is the one the tests ran.
- * `require` is defined for CommonJS dependencies inside the ESM bundle. Names are not kept
- * (about 50 KB less per bundle, and less to parse at cold start): every error class the code
- * tells apart by name names itself in a string (ours in core/errors.ts; the SDK's and
- * Powertools' do the same). Source maps carry mappings only (no sources), so they stay small;
- * NODE_OPTIONS turns them on for stack traces.
- */
-export const BUNDLING: BundlingOptions = {
-  forceDockerBundling: false,
-  format: OutputFormat.ESM,
-  target: 'node22',
-  minify: true,
-  keepNames: false,
-  sourceMap: true,
-  sourcesContent: false,
-  mainFields: ['module', 'main'],
-  bundleAwsSDK: true,
-  banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-  // Licence notices go to index.mjs.LEGAL.txt beside the bundle, in the same asset.
-  esbuildArgs: { '--legal-comments': 'external' },
 };
 
 /** The resources a function is told about, by name or URL (CloudFormation references at synth). */
@@ -84,7 +60,7 @@ export function createServiceFunction(
   scope: Construct,
   kind: FunctionKind,
   options: ServiceFunctionOptions,
-): NodejsFunction {
+): LambdaFunction {
   const id = FUNCTION_IDS[kind];
   const { settings, role, network } = options;
   const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -93,11 +69,9 @@ export function createServiceFunction(
   });
   logGroup.grantWrite(role);
   const own = functionSettings(kind, settings);
-  return new NodejsFunction(scope, id, {
-    entry: fileURLToPath(new URL(`../lambda/${kind}/index.ts`, import.meta.url)),
-    handler: 'handler',
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+  return new LambdaFunction(scope, id, {
+    code: functionCode(kind),
+    handler: BUNDLE_HANDLER,
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
     timeout: own.timeout,
@@ -105,7 +79,6 @@ export function createServiceFunction(
     reservedConcurrentExecutions: own.reservedConcurrency,
     role,
     logGroup,
-    bundling: BUNDLING,
     vpc: network.vpc,
     vpcSubnets: network.vpcSubnets,
     securityGroups: network.securityGroups,

@@ -6,7 +6,7 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import type { IsrServiceProps } from './isr-service-props.js';
@@ -16,7 +16,9 @@ const acknowledge = (scope: IConstruct, id: string, reason: string) =>
 
 /** The constructs findings are acknowledged on. */
 export interface NagSubjects {
-  readonly bucket: Bucket;
+  readonly bucket: IBucket;
+  /** False for a bucket the user brought: its own findings are the user's to answer. */
+  readonly ownBucket: boolean;
   readonly distribution: Distribution;
   /** `bodies: false` for a function with no bucket access (the revalidate function). */
   readonly functions: readonly {
@@ -29,7 +31,9 @@ export interface NagSubjects {
 
 export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceProps): void {
   const { bucket, distribution } = subjects;
-  const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket);
+  const bodyObjects = flattenReference(
+    Stack.of(bucket).resolve(bucket.arnForObjects(`${subjects.bodyKeyPrefix}*`)),
+  );
   for (const { fn, role, bodies = true } of subjects.functions) {
     acknowledge(
       fn,
@@ -39,7 +43,7 @@ export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceP
     if (!bodies) continue;
     acknowledge(
       role,
-      `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${subjects.bodyKeyPrefix}*]`,
+      `AwsSolutions-IAM5[Resource::${bodyObjects}]`,
       `Object actions on page bodies of this bucket only: every render writes a new, unpredictable key under ${subjects.bodyKeyPrefix}.`,
     );
     if (props.vpc !== undefined) {
@@ -51,11 +55,14 @@ export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceP
     }
   }
   if (props.accessLogsBucket === undefined) {
-    acknowledge(
-      bucket,
-      'AwsSolutions-S1',
-      'Server access logs are opt-in via accessLogsBucket (they cost storage per request). Without them, reads and writes of bodies are not recorded: CloudTrail logs S3 object-level operations only when a trail enables data events. Only the two service roles can reach the bucket (public access blocked, TLS only).',
-    );
+    // A bucket the user brought is theirs to log or not.
+    if (subjects.ownBucket) {
+      acknowledge(
+        bucket,
+        'AwsSolutions-S1',
+        'Server access logs are opt-in via accessLogsBucket (they cost storage per request). Without them, reads and writes of bodies are not recorded: CloudTrail logs S3 object-level operations only when a trail enables data events. Only the two service roles can reach the bucket (public access blocked, TLS only).',
+      );
+    }
     if (props.cdnLogs === undefined) {
       acknowledge(
         distribution,
@@ -92,4 +99,27 @@ export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceP
       'Public pages are served worldwide by default; restrict countries via geoRestriction.',
     );
   }
+}
+
+/**
+ * A resolved CloudFormation value as cdk-nag spells it in a finding's id (its
+ * flattenCfnReference): `<Id.Arn>` for a GetAtt, `<Id>` for a Ref, joins joined. An imported
+ * bucket's ARN is a literal with the partition: `arn:<AWS::Partition>:s3:::name/pages/*`.
+ */
+export function flattenReference(value: unknown): string {
+  if (typeof value === 'string') return value.replace(/\$\{/g, '<').replace(/}/g, '>');
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const node = value as Record<string, unknown>;
+  if (Array.isArray(node['Fn::Join'])) {
+    const [delimiter, items] = node['Fn::Join'] as [string, unknown[]];
+    return items.map(flattenReference).join(delimiter);
+  }
+  if ('Fn::Sub' in node) return flattenReference(node['Fn::Sub']);
+  if (Array.isArray(node['Fn::GetAtt'])) {
+    const [resource, attribute] = node['Fn::GetAtt'] as unknown[];
+    return `<${flattenReference(resource)}.${flattenReference(attribute)}>`;
+  }
+  if ('Fn::ImportValue' in node) return flattenReference(node['Fn::ImportValue']);
+  if ('Ref' in node) return `<${flattenReference(node.Ref)}>`;
+  return JSON.stringify(value);
 }

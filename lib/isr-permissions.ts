@@ -19,7 +19,7 @@
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
 import { Stack } from 'aws-cdk-lib';
-import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   Effect,
@@ -142,7 +142,7 @@ export function grantRevalidateAccess(role: IRole, resources: ServiceResources):
 }
 
 export interface ServiceResources {
-  readonly table: ITableV2;
+  readonly table: ITable;
   readonly bucket: IBucket;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
@@ -283,7 +283,7 @@ export function grantSweeperAccess(
   );
 }
 
-function cacheTableStatement(table: ITableV2): PolicyStatement {
+function cacheTableStatement(table: ITable): PolicyStatement {
   return new PolicyStatement({
     sid: 'CacheTableItems',
     actions: [...CACHE_TABLE_ACTIONS],

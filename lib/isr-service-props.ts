@@ -6,6 +6,7 @@
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { ILogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -223,8 +224,27 @@ export interface IsrServiceProps {
    */
   readonly supersededBodyExpirationDays?: number;
   /**
-   * What happens to the cache table, body bucket and log groups when they leave the stack. A
-   * non-empty bucket is never emptied for you (no auto-delete custom resource).
+   * An existing cache table instead of a new one (shared with FaceTheory or TableTheory
+   * services, or managed elsewhere). It needs string keys `pk`/`sk`, TTL on `ttl` and the sparse
+   * index `status-index` (`status_shard` string, `status_at` number, all attributes): synth
+   * checks a table of this app and fails naming what is missing; an imported one gets a
+   * warning. A customer managed key is granted to the functions. `removalPolicy` does not
+   * apply to it. See docs/DEPLOY.md.
+   * @default - a new TableV2: on demand, point-in-time recovery, deletion protection
+   */
+  readonly table?: ITable;
+  /**
+   * An existing bucket for page bodies instead of a new one. It must be versioned (synth checks
+   * a bucket of this app): a retired body is kept as a noncurrent version. A bucket of this app
+   * also gets rules expiring noncurrent bodies under `bodyKeyPrefix` after
+   * `supersededBodyExpirationDays`; an imported one must have them. Only objects under
+   * `bodyKeyPrefix` are touched. A customer managed key is granted to the origin and worker.
+   * @default - a new private, versioned, SSE-S3 bucket, TLS only
+   */
+  readonly bucket?: IBucket;
+  /**
+   * What happens to the cache table, body bucket and log groups the service created when they
+   * leave the stack. A non-empty bucket is never emptied for you (no auto-delete custom resource).
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;

@@ -6,11 +6,14 @@
 import type { CachePolicy, Distribution, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import type { Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
-import { FunctionUrlAuthType, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import {
+  FunctionUrlAuthType,
+  type Function as LambdaFunction,
+  type FunctionUrl,
+} from 'aws-cdk-lib/aws-lambda';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Function as CloudFrontFunction } from 'aws-cdk-lib/aws-cloudfront';
@@ -32,7 +35,7 @@ import {
 import { consumeRegenerationQueue, createRegenerationQueues } from './isr-queues.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import { resolveSettings, type IsrSettings } from './isr-settings.js';
-import { createBodyBucket, createCacheTable } from './isr-storage.js';
+import { bodyBucketOf, cacheTableOf, grantStorageKeys } from './isr-storage.js';
 import { scheduleSweeper } from './isr-sweeper.js';
 import type { Rule } from 'aws-cdk-lib/aws-events';
 
@@ -50,20 +53,22 @@ export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js
  * invoke the origin (OAC, SigV4).
  */
 export class IsrService extends Construct {
-  readonly table: TableV2;
-  readonly bucket: Bucket;
+  /** The cache table: `props.table`, or the one the service created. */
+  readonly table: ITable;
+  /** The body bucket: `props.bucket`, or the one the service created. */
+  readonly bucket: IBucket;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
-  readonly originFunction: NodejsFunction;
-  readonly workerFunction: NodejsFunction;
+  readonly originFunction: LambdaFunction;
+  readonly workerFunction: LambdaFunction;
   /** Reports stuck and failed work and retires orphan bodies, every 5 minutes. */
-  readonly sweeperFunction: NodejsFunction;
+  readonly sweeperFunction: LambdaFunction;
   readonly sweeperSchedule: Rule;
   /** Requests, hit ratio, regeneration, queue, DLQ, stuck and failed work. */
   readonly dashboard: Dashboard;
   readonly functionUrl: FunctionUrl;
   /** On-demand revalidation by path and tag (`POST` JSON, Idempotency-Key). */
-  readonly revalidateFunction: NodejsFunction;
+  readonly revalidateFunction: LambdaFunction;
   /** Its own URL: AWS_IAM (see `grantRevalidate`), or NONE with an HMAC webhook key. */
   readonly revalidateUrl: FunctionUrl;
   /** Execution role of the revalidate function. */
@@ -97,9 +102,19 @@ export class IsrService extends Construct {
     this.sweeperRole = createFunctionRole(this, 'sweeper', {});
     this.revalidateRole = createFunctionRole(this, 'revalidate', props);
 
-    const storage = { ...settings, accessLogsBucket: props.accessLogsBucket };
-    this.table = createCacheTable(this, storage);
-    this.bucket = createBodyBucket(this, storage);
+    const storage = {
+      ...settings,
+      accessLogsBucket: props.accessLogsBucket,
+      table: props.table,
+      bucket: props.bucket,
+    };
+    this.table = cacheTableOf(this, storage);
+    this.bucket = bodyBucketOf(this, storage);
+    grantStorageKeys(this.table, this.bucket, {
+      table: [this.originRole, this.workerRole, this.sweeperRole, this.revalidateRole],
+      readWrite: [this.originRole],
+      writeOnly: [this.workerRole],
+    });
     const queues = createRegenerationQueues(this, settings);
     this.queue = queues.queue;
     this.deadLetterQueue = queues.deadLetterQueue;
@@ -184,6 +199,7 @@ export class IsrService extends Construct {
     acknowledgeNagFindings(
       {
         bucket: this.bucket,
+        ownBucket: props.bucket === undefined,
         distribution: this.distribution,
         functions: functionsAndRoles,
         bodyKeyPrefix: settings.bodyKeyPrefix,

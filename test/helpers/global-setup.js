@@ -4,13 +4,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
+import buildSetup from './build-setup.js';
 
 /**
  * Starts the real local backends once per test run: DynamoDB Local, s3rver and local-aws-sqs.
  * Test files reach them through the endpoints exported here (workers inherit the environment).
- * A backend that cannot start fails the whole run, loudly.
+ * A backend that cannot start fails the whole run, loudly. The prebuilt Lambda bundles are
+ * built first when stale (test/package invokes them).
  */
 export default async function globalSetup() {
+  await buildSetup();
   const { startLocalBackends } = await tsImport('../../local/backends/index.ts', import.meta.url);
   const directory = mkdtempSync(join(tmpdir(), 'isr-test-'));
   const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });

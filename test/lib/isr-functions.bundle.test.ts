@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { functionBundleDirectory } from '../../lib/isr-function-code.js';
 import { logicalIdOf, resourceOf, synthIsrStack } from './stack-fixture.js';
 
 /** The environment a deployed function gets, with the CloudFormation references filled in. */
@@ -28,24 +30,45 @@ const BUNDLE_BUDGET_BYTES = 650_000;
  */
 const PURGING_BUNDLE_BUDGET_BYTES = 800_000;
 
-describe('Lambda bundling', () => {
-  // One real esbuild run (the other CDK tests skip bundling); local esbuild, never Docker.
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+/** Each file of a directory with its content hash. */
+const contentsOf = (directory: string) =>
+  Object.fromEntries(readdirSync(directory).map((name) => [name, sha256(join(directory, name))]));
+
+describe('Lambda bundles (prebuilt into dist/functions by npm run build)', () => {
+  // The synth `cdk synth` runs: assets staged into the assembly, as they are uploaded.
   const outdir = mkdtempSync(join(tmpdir(), 'isr-bundle-'));
-  const { template, service } = synthIsrStack({ bundle: true, outdir });
-  const bundleOf = (fn: typeof service.originFunction) => {
-    const resource = resourceOf<{ Code: { S3Key: string } }>(template, logicalIdOf(fn));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  const { template, service } = synthIsrStack({ outdir });
+  const functions = {
+    origin: service.originFunction,
+    worker: service.workerFunction,
+    sweeper: service.sweeperFunction,
+    revalidate: service.revalidateFunction,
+  };
+  const kinds = Object.keys(functions) as (keyof typeof functions)[];
+  const bundleOf = (kind: keyof typeof functions) =>
+    join(functionBundleDirectory(kind), 'index.mjs');
+
+  it.each(kinds)('deploys the prebuilt %s bundle, byte for byte', (kind) => {
+    const resource = resourceOf<{ Code: { S3Key: string }; Handler: string }>(
+      template,
+      logicalIdOf(functions[kind]),
+    );
     // Asset directories are named after the asset hash, which is also the S3 key.
     const hash = resource.Properties.Code.S3Key.replace(/\.zip$/, '');
-    return join(outdir, `asset.${hash}`, 'index.mjs');
-  };
+    const staged = contentsOf(join(outdir, `asset.${hash}`));
+    expect(staged).toEqual(contentsOf(functionBundleDirectory(kind)));
+    expect(Object.keys(staged).sort()).toEqual([
+      'index.mjs',
+      'index.mjs.LEGAL.txt',
+      'index.mjs.map',
+    ]);
+    expect(resource.Properties.Handler).toBe('index.handler');
+  });
 
-  it.each([
-    ['origin', () => service.originFunction],
-    ['worker', () => service.workerFunction],
-    ['sweeper', () => service.sweeperFunction],
-    ['revalidate', () => service.revalidateFunction],
-  ])('builds the %s as one minified ESM file with a source map', (_name, fn) => {
-    const bundle = bundleOf(fn());
+  it.each(kinds)('builds the %s as one minified ESM file with a source map', (kind) => {
+    const bundle = bundleOf(kind);
     const code = readFileSync(bundle, 'utf8');
     expect(code.startsWith("import { createRequire } from 'module';")).toBe(true);
     expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
@@ -57,21 +80,16 @@ describe('Lambda bundling', () => {
   // Size is deterministic, so the budget is a test (time is a benchmark: `npm run bench`).
   // The three SDK clients alone are about 497 KB; this leaves the service about 150 KB.
   it.each([
-    ['origin', () => service.originFunction, BUNDLE_BUDGET_BYTES],
-    ['worker', () => service.workerFunction, BUNDLE_BUDGET_BYTES],
-    ['sweeper', () => service.sweeperFunction, PURGING_BUNDLE_BUDGET_BYTES],
-    ['revalidate', () => service.revalidateFunction, PURGING_BUNDLE_BUDGET_BYTES],
-  ])('keeps the %s bundle within its budget', (_name, fn, budget) => {
-    expect(statSync(bundleOf(fn())).size).toBeLessThanOrEqual(budget);
+    ['origin', BUNDLE_BUDGET_BYTES],
+    ['worker', BUNDLE_BUDGET_BYTES],
+    ['sweeper', PURGING_BUNDLE_BUDGET_BYTES],
+    ['revalidate', PURGING_BUNDLE_BUDGET_BYTES],
+  ] as const)('keeps the %s bundle within its budget', (kind, budget) => {
+    expect(statSync(bundleOf(kind)).size).toBeLessThanOrEqual(budget);
   });
 
-  it.each([
-    ['origin', () => service.originFunction],
-    ['worker', () => service.workerFunction],
-    ['sweeper', () => service.sweeperFunction],
-    ['revalidate', () => service.revalidateFunction],
-  ])('loads the %s bundle under plain node and exports handler', (_name, fn) => {
-    const script = `import(${JSON.stringify(pathToFileURL(bundleOf(fn())).href)})
+  it.each(kinds)('loads the %s bundle under plain node and exports handler', (kind) => {
+    const script = `import(${JSON.stringify(pathToFileURL(bundleOf(kind)).href)})
       .then((module) => console.log(typeof module.handler))`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       env: { PATH: process.env.PATH, ...deployedEnv },

@@ -1,6 +1,7 @@
 /**
- * Builds the stack the way `cdk synth` does (the feature flags of cdk.json), without running
- * esbuild unless asked, and reads IAM policies out of the template for boundary assertions.
+ * Builds the stack the way `cdk synth` does (the feature flags of cdk.json), with the prebuilt
+ * function bundles (copied into the assembly only when a test names an `outdir`), and reads IAM
+ * policies out of the template for boundary assertions.
  */
 import { readFileSync } from 'node:fs';
 import { App, Stack, type Environment } from 'aws-cdk-lib';
@@ -11,20 +12,27 @@ import type { IsrService } from '../../lib/isr-service.js';
 import type { IsrServiceProps } from '../../lib/isr-service-props.js';
 import { IsrStack } from '../../lib/isr-stack.js';
 
-/** The context `cdk synth` would pass: the feature flags in cdk.json. */
-export const cdkJsonContext = (): Record<string, unknown> =>
-  (
+/**
+ * The context `cdk synth --no-staging` would pass: the feature flags in cdk.json, and assets
+ * left where they are (the prebuilt bundles are not copied into every test's assembly).
+ */
+export const cdkJsonContext = (): Record<string, unknown> => ({
+  ...(
     JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
       context: Record<string, unknown>;
     }
-  ).context;
+  ).context,
+  'aws:cdk:disable-asset-staging': true,
+});
 
 export interface FixtureOptions {
   readonly service?: IsrServiceProps;
   /** Extra context, e.g. `{ tenantHeader: 'x-tenant' }` as `-c` would set it. */
   readonly context?: Record<string, unknown>;
-  /** Run esbuild for real. @default false (`aws:cdk:bundling-stacks` is empty) */
-  readonly bundle?: boolean;
+  /**
+   * Where the assembly goes, assets staged (copied) into it as `cdk synth` does.
+   * @default - a temporary directory, and assets are not copied (8 MB less per synth)
+   */
   readonly outdir?: string;
   /** Changes made to the built service before it is synthesized (e.g. a negative control). */
   readonly alter?: (service: IsrService) => void;
@@ -39,7 +47,7 @@ export function synthIsrStack(options: FixtureOptions = {}) {
     outdir: options.outdir,
     context: {
       ...cdkJsonContext(),
-      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+      'aws:cdk:disable-asset-staging': options.outdir === undefined,
       ...options.context,
     },
   });

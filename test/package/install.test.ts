@@ -1,0 +1,203 @@
+/**
+ * A CDK app that never saw this repository: the package is packed (`npm pack`, which builds
+ * it), installed from the tarball with aws-cdk-lib and constructs only into a temporary app
+ * outside the repository, and the README's "Use it in your CDK app" snippet synthesizes there,
+ * type-checked, as an ES module and as CommonJS (what `cdk init app --language typescript`
+ * makes). Its Lambda assets must be the packed bundles, which test/package/bundles.test.ts runs.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { packageRoot } from '../../lib/isr-function-code.js';
+
+const run = promisify(execFile);
+const ROOT = packageRoot();
+const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
+
+/** The README's "Use it in your CDK app" code block, as printed. */
+function readmeSnippet(readme: string): string {
+  const section = readme.split(/^## Use it in your CDK app$/m)[1] ?? '';
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (code === undefined) throw new Error('README has no ts block under "Use it in your CDK app"');
+  return code;
+}
+
+/** Packed files that are not what a consumer needs (tests, sources, benches, local data). */
+function unexpectedPackageFiles(paths: readonly string[]): string[] {
+  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|dist\/(esm|functions|cli)\/.+)$/;
+  return paths.filter(
+    (path) => !allowed.test(path) || (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)),
+  );
+}
+
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const contentsOf = (directory: string) =>
+  Object.fromEntries(readdirSync(directory).map((name) => [name, sha256(join(directory, name))]));
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+type TemplateJson = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+
+const work = mkdtempSync(join(tmpdir(), 'isr-consumer-'));
+const app = join(work, 'app');
+let packed: { filename: string; files: { path: string; mode: number }[] };
+const synthesized: Record<'esm' | 'cjs', TemplateJson> = {} as never;
+
+beforeAll(async () => {
+  // npm pack runs prepack (npm run build): the tarball holds what the build just checked.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
+  const devDependencies = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    }
+  ).devDependencies;
+  mkdirSync(join(app, 'bin'), { recursive: true });
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({
+      name: 'isr-consumer',
+      private: true,
+      dependencies: {
+        'facetheory-isr': `file:${join(work, packed.filename)}`,
+        'aws-cdk-lib': devDependencies['aws-cdk-lib'],
+        constructs: devDependencies.constructs,
+      },
+    }),
+  );
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], {
+    cwd: app,
+  });
+  // The snippet as an ES module and as CommonJS (a `cdk init` app), type-checked by tsc.
+  const snippet = readmeSnippet(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  writeFileSync(join(app, 'bin', 'app.mts'), snippet);
+  writeFileSync(join(app, 'bin', 'app.cts'), snippet);
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        types: [],
+      },
+      files: ['bin/app.mts', 'bin/app.cts'],
+    }),
+  );
+  await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app]);
+  // As `cdk synth` runs an app: CDK_OUTDIR set, the app synthesizes when it ends.
+  const synth = async (kind: 'esm' | 'cjs', file: string) => {
+    await run(process.execPath, [join('bin', file)], {
+      cwd: app,
+      env: { PATH: process.env.PATH, CDK_OUTDIR: join(app, `cdk.out.${kind}`) },
+    });
+    synthesized[kind] = JSON.parse(
+      readFileSync(join(app, `cdk.out.${kind}`, 'MySite.template.json'), 'utf8'),
+    ) as TemplateJson;
+  };
+  await Promise.all([synth('esm', 'app.mjs'), synth('cjs', 'app.cjs')]);
+}, 600_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed package, installed into a fresh CDK app', () => {
+  it('packs only what a consumer needs, the four bundles and the compiled CLI included', () => {
+    const paths = packed.files.map((file) => file.path);
+    expect(unexpectedPackageFiles(paths)).toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'dist/esm/lib/index.js',
+        'dist/esm/lib/index.d.ts',
+        'dist/cli/isr.mjs',
+        ...FUNCTIONS.map((name) => `dist/functions/${name}/index.mjs`),
+      ]),
+    );
+  });
+
+  it('flags tests, sources, benches and local data in a package (negative control)', () => {
+    const offenders = [
+      'test/x.test.ts',
+      'lambda/origin/index.ts',
+      'bench/run.ts',
+      '.local/x',
+      'dist/esm/lib/a.ts',
+    ];
+    expect(unexpectedPackageFiles(['dist/esm/lib/a.d.ts', ...offenders])).toEqual(offenders);
+  });
+
+  it('installs without esbuild, TypeScript or tsx, and its isr bin runs on plain node', async () => {
+    for (const tool of ['esbuild', 'typescript', 'tsx']) {
+      expect(existsSync(join(app, 'node_modules', tool))).toBe(false);
+    }
+    const { stdout } = await run(join(app, 'node_modules', '.bin', 'isr'), ['--help']);
+    expect(stdout).toMatch(/^usage: isr <command>/);
+  });
+
+  it('synthesizes the README snippet: the service with its own distribution, props applied', () => {
+    const resources = Object.values(synthesized.esm.Resources);
+    const count = (type: string) => resources.filter((resource) => resource.Type === type).length;
+    expect(count('AWS::Lambda::Function')).toBe(4);
+    expect(count('AWS::CloudFront::Distribution')).toBe(1);
+    expect(count('AWS::DynamoDB::GlobalTable')).toBe(1);
+    expect(count('AWS::S3::Bucket')).toBe(1);
+    expect(count('AWS::SQS::Queue')).toBe(2);
+    const functions = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function');
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
+      expect(fn.Properties.Environment).toMatchObject({
+        Variables: {
+          RENDER_ORIGIN_URL: 'https://ssr.example.com',
+          ISR_ALLOWED_QUERY_PARAMS: 'page',
+        },
+      });
+    }
+    expect(Object.keys(synthesized.esm.Outputs ?? {})).toContain('Url');
+  });
+
+  it('synthesizes the same template from a CommonJS app (require of the ES module)', () => {
+    expect(synthesized.cjs).toEqual(synthesized.esm);
+  });
+
+  it('deploys the packed bundles, the same files the bundle tests ran', () => {
+    const unpacked = join(work, 'unpacked');
+    mkdirSync(unpacked);
+    return run('tar', ['-xzf', join(work, packed.filename), '-C', unpacked]).then(() => {
+      const functions = Object.values(synthesized.esm.Resources).filter(
+        (resource) => resource.Type === 'AWS::Lambda::Function',
+      );
+      const deployed = Object.fromEntries(
+        functions.map((fn) => {
+          const variables = (fn.Properties.Environment as { Variables: Record<string, string> })
+            .Variables;
+          const hash = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+          const kind = variables.POWERTOOLS_SERVICE_NAME.replace(/^isr-/, '');
+          return [kind, contentsOf(join(app, 'cdk.out.esm', `asset.${hash}`))];
+        }),
+      );
+      for (const kind of FUNCTIONS) {
+        const packedBundle = contentsOf(join(unpacked, 'package', 'dist', 'functions', kind));
+        expect(deployed[kind]).toEqual(packedBundle);
+        expect(contentsOf(join(ROOT, 'dist', 'functions', kind))).toEqual(packedBundle);
+      }
+    });
+  });
+});
