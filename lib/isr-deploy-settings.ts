@@ -41,6 +41,7 @@ export const DEPLOY_SETTINGS = {
   /**
    * Worker timeout; the queue's visibility timeout is six times this.
    * @default Duration.seconds(30)
+   * @bounds 1 s..900 s, and room for a render and its publish
    */
   workerTimeout: value(Duration.seconds(30)),
   /**
@@ -63,12 +64,14 @@ export const DEPLOY_SETTINGS = {
    * regenerations need; at least `workerMaxConcurrency`. `0` reserves nothing (use it where the
    * account's limit is low: Lambda keeps 10 unreserved, so a new 10-slot account cannot reserve).
    * @default - `workerMaxConcurrency`, exactly what its event source can use
+   * @bounds at least `workerMaxConcurrency`
    */
   workerReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
   /**
    * Origin timeout; a miss renders in the request, so it must fit a render and its publish.
    * CloudFront waits as long, up to its default 60 s origin response quota.
    * @default Duration.seconds(30)
+   * @bounds 1 s..900 s, and room for a render (or a wait) and its publish
    */
   originTimeout: value(Duration.seconds(30)),
   /**
@@ -81,6 +84,7 @@ export const DEPLOY_SETTINGS = {
    * render load a flood of misses puts on the upstream; throttles raise an alarm. `0` reserves
    * nothing and leaves the origin uncapped (for accounts whose limit is too low to reserve).
    * @default 100
+   * @bounds above `missRenderLimit`
    */
   originReservedConcurrency: count(100, 0, ANY, '0 reserves none'),
   /**
@@ -112,6 +116,7 @@ export const DEPLOY_SETTINGS = {
   /**
    * Alarm when the oldest queued intent is older than this (at least 60 s).
    * @default Duration.seconds(300)
+   * @bounds at least 60 s
    */
   queueAgeAlarmThreshold: {
     ...value(Duration.seconds(300)),
@@ -138,17 +143,20 @@ export const DEPLOY_SETTINGS = {
   /**
    * Alarm when more than this percentage of page requests are misses, for 15 minutes.
    * @default 50
+   * @bounds a percentage, 0..100
    */
   missRateAlarmThresholdPercent: percent(50),
   /**
    * Alarm when more than this percentage of page requests fail (5xx from the origin), for 10
    * minutes.
    * @default 5
+   * @bounds a percentage, 0..100
    */
   renderFailureRateAlarmThresholdPercent: percent(5),
   /**
    * Alarm when CloudFront answers more than this percentage of requests with 5xx, for 10 minutes.
    * @default 5
+   * @bounds a percentage, 0..100
    */
   cdnErrorRateAlarmThresholdPercent: percent(5),
   /**
@@ -163,12 +171,12 @@ type Deploy = typeof DEPLOY_SETTINGS;
 export type DeployKey = keyof Deploy;
 type DeployValue<K extends DeployKey> = Deploy[K] extends DeploySetting<infer T> ? T : never;
 
-/** The construct props of the deploy settings, each documented by its entry. */
-export type DeploySettingProps = { readonly [K in DeployKey]?: DeployValue<K> };
+/** The construct props of the deploy settings, each documented by its entry (homomorphic). */
+export type DeploySettingProps = { readonly [K in keyof Deploy]?: DeployValue<K> };
 
 /** Each deploy setting with its default applied (undefined where it has none). */
 export type DeployValues = {
-  readonly [K in DeployKey]: Deploy[K]['default'] extends undefined
+  readonly [K in keyof Deploy]: Deploy[K]['default'] extends undefined
     ? DeployValue<K> | undefined
     : DeployValue<K>;
 };

@@ -22,6 +22,7 @@ export {
   type SettingValues,
 } from './settings/table.js';
 export {
+  PRESET,
   presetOf,
   readSettings,
   valueProblems,
@@ -29,4 +30,6 @@ export {
   environmentOf,
   type Env,
   type NameOf,
+  type SettingRule,
+  type SettingsTable,
 } from './settings/engine.js';

@@ -9,11 +9,13 @@ import { ConfigError } from '../core/errors.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
 import { DEFAULT_KEPT_HEADERS_MAX_BYTES } from '../core/response-headers.js';
 import {
+  PRESET,
   presetOf,
   readSettings,
   SETTINGS,
   TABLE,
   type Reader,
+  type SettingsTable,
   type SettingValues,
 } from '../core/settings.js';
 
@@ -154,10 +156,11 @@ export function loadLocalConfig(env: Env) {
  * `npm start`'s defaults (a shorter freshness, a local deploy id…) for what `env` leaves unset
  * and its preset does not set, as environment variables its functions read.
  */
-export function localDefaults(env: Env): Record<string, string> {
-  const preset = presetOf(TABLE, env[SETTINGS.preset.env]?.trim());
+export function localDefaults(env: Env, table: SettingsTable = TABLE): Record<string, string> {
+  const presetSetting = table.settings[PRESET];
+  const preset = presetOf(table, presetSetting && env[presetSetting.env]?.trim());
   const defaults: Record<string, string> = {};
-  for (const [key, spec] of Object.entries(TABLE.settings)) {
+  for (const [key, spec] of Object.entries(table.settings)) {
     if (spec.local === undefined || env[spec.env] !== undefined || Object.hasOwn(preset, key)) {
       continue;
     }

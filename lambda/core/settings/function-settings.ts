@@ -25,35 +25,56 @@ const RENDERERS: readonly Reader[] = ['origin', 'worker'];
 const LOCAL: readonly Reader[] = ['local'];
 
 export const FUNCTION_SETTINGS = {
-  /** The cache table (FaceTheory's canonical variable). */
+  /**
+   * The cache table (FaceTheory's canonical variable).
+   * @bounds at least 3 characters
+   */
   tableName: text('FACETHEORY_CACHE_TABLE_NAME', 'ref', ALL, undefined, {
     required: true,
     local: 'isr-cache',
     check: minLength3,
   }),
-  /** The body bucket. */
+  /**
+   * The body bucket.
+   * @bounds at least 3 characters
+   */
   bodyBucket: text('ISR_BODY_BUCKET', 'ref', ALL, undefined, {
     required: true,
     local: 'isr-bodies',
     check: minLength3,
   }),
-  /** The regeneration queue (FIFO): the origin queues stale pages, `regenerate: true` too. */
+  /**
+   * The regeneration queue (FIFO): the origin queues stale pages, `regenerate: true` too.
+   * @bounds a URL
+   */
   queueUrl: text('ISR_QUEUE_URL', 'ref', ['origin', 'revalidate'], undefined, {
     required: true,
     check: url,
   }),
-  /** The dead-letter queue, where the worker sends a message it gives up on, with the reason. */
+  /**
+   * The dead-letter queue, where the worker sends a message it gives up on, with the reason.
+   * @bounds a URL
+   */
   dlqUrl: text('ISR_DLQ_URL', 'ref', ['worker'], undefined, { required: true, check: url }),
-  /** The CloudFront distribution purged by cache tag; unset: receipts say `not-configured`. */
+  /**
+   * The CloudFront distribution purged by cache tag; unset: receipts say `not-configured`.
+   * @bounds upper-case letters and digits
+   */
   cdnDistributionId: text('ISR_CDN_DISTRIBUTION_ID', 'ref', ['revalidate', 'sweeper'], undefined, {
     check: (id, name) =>
       DISTRIBUTION_ID.test(id) ? [] : [`${name} is not a CloudFront distribution id: ${id}`],
   }),
-  /** This function's own timeout, so the timeout rule holds at cold start too. */
+  /**
+   * This function's own timeout, so the timeout rule holds at cold start too.
+   * @bounds and room for a render and its publish (origin, worker)
+   */
   functionTimeoutMs: int('ISR_FUNCTION_TIMEOUT_MS', 'ref', ALL, undefined, 1_000, 900_000, {
     prop: '<function>Timeout',
   }),
-  /** The upstream's shared secret (its ARN, never the value): origin and worker only. */
+  /**
+   * The upstream's shared secret (its ARN, never the value): origin and worker only.
+   * @bounds a Secrets Manager secret ARN
+   */
   upstreamSecretArn: text('ISR_UPSTREAM_SECRET_ARN', 'ref', RENDERERS, undefined, {
     prop: 'upstreamSecret',
     check: secretArn,
@@ -62,6 +83,7 @@ export const FUNCTION_SETTINGS = {
   /**
    * Header the upstream secret is sent in.
    * @default 'x-isr-origin-secret'
+   * @bounds not the tenant header
    */
   upstreamSecretHeader: header(
     'ISR_UPSTREAM_SECRET_HEADER',
@@ -72,12 +94,18 @@ export const FUNCTION_SETTINGS = {
       requires: { upstreamSecretArn: '' },
     },
   ),
-  /** The revalidation webhook's HMAC key (its ARN): HMAC mode when set, else SigV4. */
+  /**
+   * The revalidation webhook's HMAC key (its ARN): HMAC mode when set, else SigV4.
+   * @bounds a Secrets Manager secret ARN
+   */
   revalidateSecretArn: text('ISR_REVALIDATE_SECRET_ARN', 'ref', ['revalidate'], undefined, {
     prop: 'revalidateWebhookSecret',
     check: secretArn,
   }),
-  /** `1` allows a plain-http upstream on any host (a development machine). */
+  /**
+   * `1` allows a plain-http upstream on any host (a development machine).
+   * @bounds `0` or `1`
+   */
   localMode: flag('ISR_LOCAL_MODE', 'env', ALL, false),
   /** Set by the Lambda runtime; names the lease owner in LOCK rows. */
   functionName: text('AWS_LAMBDA_FUNCTION_NAME', 'env', ALL, undefined),
@@ -94,6 +122,7 @@ export const FUNCTION_SETTINGS = {
   /**
    * A cached page served, as a 503 nobody caches, when the MISS cap is reached (e.g. `/busy`).
    * @default - a plain 503 with Retry-After
+   * @bounds a path starting with `/`
    */
   overloadFallbackPath: text('ISR_OVERLOAD_FALLBACK_PATH', 'prop', ['origin'], undefined, {
     check: (path, name) =>
@@ -137,6 +166,7 @@ export const FUNCTION_SETTINGS = {
    * lease plus the longest function timeout (900 s), so the render that wrote it cannot still
    * publish it.
    * @default 3_600 (1 hour)
+   * @bounds and more than the lease plus 900 s
    */
   orphanAgeSeconds: int('ISR_ORPHAN_AGE_SECONDS', 'prop', ['sweeper'], 3_600, 1),
   /** Status-index rows read per shard per sweep: bounds a run's read units. */
@@ -169,7 +199,10 @@ export const FUNCTION_SETTINGS = {
 
   /** Where `npm start` listens. */
   port: int('PORT', 'env', LOCAL, 3000, 1, 65_535),
-  /** The address `npm start` listens on (`0.0.0.0` opens it to the LAN). */
+  /**
+   * The address `npm start` listens on (`0.0.0.0` opens it to the LAN).
+   * @bounds an IP address
+   */
   localBindAddress: text('ISR_LOCAL_BIND_ADDRESS', 'env', LOCAL, '127.0.0.1', {
     check: (address, name) =>
       isIpAddress(address) ? [] : [`${name} must be an IP address, got "${address}"`],

@@ -23,12 +23,14 @@ export const SERVICE_SETTINGS = {
    * Upstream SSR origin pages are rendered from. https only; plain http is refused except for
    * loopback hosts (localhost, 127.0.0.0/8, ::1) and local mode.
    * @default - the built-in demo renderer
+   * @bounds a URL: https, or http on a loopback host or in local mode; no credentials
    */
   renderOriginUrl: text('RENDER_ORIGIN_URL', 'prop', ALL, undefined),
   /**
    * Query parameters that are part of the cache key. CloudFront caches on and forwards only
    * these; every other parameter is dropped at the edge.
    * @default [] - no query string reaches the origin
+   * @bounds names without spaces, `,`, `&`, `=` or `#`
    */
   allowedQueryParams: list('ISR_ALLOWED_QUERY_PARAMS', 'prop', ALL_AND_DEPLOY, [], trim, true, {
     check: eachEntry((param) => /^[^\s,&=#]+$/.test(param), 'is not a query parameter name'),
@@ -38,6 +40,7 @@ export const SERVICE_SETTINGS = {
    * any other path is a 404 that costs no read, render or row. Turn it on when the site's paths
    * are known, so a crawler looping over random URLs cannot fill the cache.
    * @default [] - every path may be rendered
+   * @bounds path globs starting with `/`
    */
   renderPaths: list('ISR_RENDER_PATHS', 'prop', ALL, [], trim, false, {
     check: (patterns, name) =>
@@ -56,6 +59,7 @@ export const SERVICE_SETTINGS = {
    * @default ['content-security-policy', 'content-security-policy-report-only',
    * 'strict-transport-security', 'x-frame-options', 'x-content-type-options', 'referrer-policy',
    * 'permissions-policy', 'cross-origin-*', 'link', 'content-language', 'x-robots-tag']
+   * @bounds lower-case names, or a prefix ending in `*`; never `set-cookie`
    */
   keptHeaders: list('ISR_KEPT_HEADERS', 'prop', ALL, DEFAULT_KEPT_HEADERS, lower, false, {
     check: eachEntry(
@@ -74,6 +78,7 @@ export const SERVICE_SETTINGS = {
    * lifecycle rule are scoped to it. Set it to the prefix another writer (FaceTheory) uses to
    * share its bodies.
    * @default 'pages/'
+   * @bounds path segments of letters, digits and `!_.'()-`, ending in `/`
    */
   bodyKeyPrefix: text('ISR_BODY_PREFIX', 'prop', ALL_AND_DEPLOY, BODY_KEY_PREFIX, {
     check: (prefix, name) =>
@@ -105,6 +110,7 @@ export const SERVICE_SETTINGS = {
    * accepts (1-64 of `A-Za-z0-9._-`, starting alphanumeric). Set but naming nobody is refused
    * (fail closed), never read as "any tenant".
    * @default - any well-formed tenant
+   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric
    */
   tenants: list('ISR_TENANTS', 'prop', ALL_AND_DEPLOY, undefined, trim, true, {
     requires: { tenantHeader: 'multi-tenant mode' },
@@ -119,6 +125,7 @@ export const SERVICE_SETTINGS = {
   /**
    * Bump when rendering changes, so intents of the old deploy never dedupe new ones.
    * @default 'unversioned'
+   * @bounds 1 to 128 characters
    */
   deployId: text('ISR_DEPLOY_ID', 'prop', ALL, 'unversioned', {
     local: 'local',
@@ -140,11 +147,13 @@ export const SERVICE_SETTINGS = {
    * Largest clock difference assumed between two functions: a render starts only while the lease
    * has more than this left, so nobody else can have taken it over yet. Below `leaseSeconds`.
    * @default 2
+   * @bounds and below the lease
    */
   clockSkewMarginSeconds: int('ISR_CLOCK_SKEW_MARGIN_SECONDS', 'prop', ALL, 2, 0),
   /**
    * Longest render; below the lease, and leaving room in both function timeouts.
    * @default 10_000
+   * @bounds and below the lease
    */
   renderTimeoutMs: int('ISR_RENDER_TIMEOUT_MS', 'prop', ALL, 10_000, 1, 900_000),
   /**

@@ -40,18 +40,20 @@ export const TABLE: SettingsTable = { settings: SETTINGS, presets: PRESETS, rule
 
 type Table = typeof SETTINGS;
 export type SettingKey = keyof Table;
+// `[K in keyof Table …]` is written out (not `SettingKey`), so the mapped types stay homomorphic
+// and carry each entry's TSDoc to the construct's props.
 type ValueOf<S> = S extends SettingSpec<infer T, Source> ? T : never;
 
 /** Each setting as a function reads it: its default's type says whether it can be unset. */
 export type SettingValues = {
-  readonly [K in SettingKey]: Table[K]['default'] extends undefined
+  readonly [K in keyof Table]: Table[K]['default'] extends undefined
     ? ValueOf<Table[K]> | undefined
     : ValueOf<Table[K]>;
 };
 
 /** The construct props the table defines: one per `prop` setting, documented by its entry. */
 export type SettingProps = {
-  readonly [K in SettingKey as Table[K]['source'] extends 'prop' ? K : never]?: ValueOf<Table[K]>;
+  readonly [K in keyof Table as Table[K]['source'] extends 'prop' ? K : never]?: ValueOf<Table[K]>;
 };
 
 /** Every default, in the units the functions read them. */
