@@ -205,6 +205,32 @@ export function lambdaProblems(settings: IsrSettings): string[] {
   return [...new Set([...problems, ...deploy.problems])];
 }
 
+/** Lambda allows 4 KB of environment per function, names and values together. */
+const ENVIRONMENT_LIMIT_BYTES = 4096;
+/** Kept for what is added beside the settings: the secrets extension, the CDN, Powertools, Node. */
+const ENVIRONMENT_RESERVE_BYTES = 640;
+/** A value known only at deploy (a resource's name or URL, an ARN), as its likely length. */
+const DEPLOY_TIME_VALUE_BYTES = 160;
+
+/** Settings that would not fit a function's environment: the deploy would fail, so synth does. */
+function environmentProblems(settings: IsrSettings): string[] {
+  return FUNCTION_KINDS.flatMap((kind) => {
+    const env = settingsEnvironment(kind, settings, DEPLOY_TIME_REFS);
+    const sizes = Object.entries(env).map(([name, text]) => {
+      const value = Token.isUnresolved(text) ? DEPLOY_TIME_VALUE_BYTES : Buffer.byteLength(text);
+      return [name, Buffer.byteLength(name) + value] as const;
+    });
+    const bytes = sizes.reduce((sum, [, size]) => sum + size, 0);
+    if (bytes + ENVIRONMENT_RESERVE_BYTES <= ENVIRONMENT_LIMIT_BYTES) return [];
+    const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 3);
+    return [
+      `the ${kind} function's settings take about ${bytes} bytes of environment, over the ` +
+        `${ENVIRONMENT_LIMIT_BYTES - ENVIRONMENT_RESERVE_BYTES} Lambda leaves them ` +
+        `(4 KB in all): the largest are ${largest.map(([name, size]) => `${name} (${size})`).join(', ')}`,
+    ];
+  });
+}
+
 /** Rules of the deployment itself: what CloudFront, SQS, Lambda and WAF accept. */
 function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[] {
   const s = settings;
@@ -212,7 +238,7 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
     const value = (props as Record<string, unknown>)[key] ?? spec.default;
     return value === undefined ? [] : valueProblems(spec, value, key);
   });
-  problems.push(...tenancyProblems(s, props));
+  problems.push(...environmentProblems(s), ...tenancyProblems(s, props));
   if (s.maxReceiveCount < MIN_REDRIVE_RECEIVES && Number.isInteger(s.maxReceiveCount)) {
     problems.push(
       `maxReceiveCount must be an integer ${MIN_REDRIVE_RECEIVES}..1000 (AWS advises 5 at least), ` +
