@@ -77,10 +77,70 @@ export function valueProblems(
   return spec.check?.(value, name) ?? [];
 }
 
+/** A reading under way: values so far, which were given, which no rule may judge. */
+interface Pass {
+  readonly read: [string, SettingSpec][];
+  readonly values: Record<string, unknown>;
+  readonly given: Set<string>;
+  /** Invalid, or known only at deploy. */
+  readonly unjudged: Set<string>;
+  readonly problems: string[];
+  readonly nameOf: NameOf;
+}
+
+/** Decodes what `env` gives; a text known only at deploy is read if it can be, never judged. */
+function decodeGiven(pass: Pass, env: Env, deployTime: (text: string) => boolean): void {
+  for (const [key, spec] of pass.read) {
+    const text = env[spec.env];
+    if (text === undefined || readsAsUnset(spec.codec, text)) continue;
+    pass.given.add(key);
+    const deferred = deployTime(text);
+    if (deferred) pass.unjudged.add(key);
+    try {
+      pass.values[key] = spec.codec.decode(text);
+    } catch (error) {
+      pass.unjudged.add(key);
+      if (!deferred) pass.problems.push(`${pass.nameOf(key)} ${(error as Error).message}`);
+    }
+  }
+}
+
+/** Fills what is not given from the preset, else the default; a required one left unset is a problem. */
+function fillDefaults(pass: Pass, table: SettingsTable): void {
+  const preset = presetOf(table, pass.values[PRESET]);
+  for (const [key, spec] of pass.read) {
+    if (pass.given.has(key)) continue;
+    pass.values[key] = Object.hasOwn(preset, key) ? preset[key] : spec.default;
+    if (pass.values[key] === undefined && spec.required === true) {
+      pass.problems.push(`${pass.nameOf(key)} is required`);
+      pass.unjudged.add(key);
+    }
+  }
+}
+
+/** Each value on its own, then each given setting's needs. */
+function checkValues(pass: Pass): void {
+  const { values, nameOf } = pass;
+  for (const [key, spec] of pass.read) {
+    if (pass.unjudged.has(key) || values[key] === undefined) continue;
+    const found = valueProblems(spec, values[key], nameOf(key));
+    if (found.length > 0) pass.unjudged.add(key);
+    pass.problems.push(...found);
+  }
+  for (const [key, spec] of pass.read) {
+    if (!pass.given.has(key)) continue;
+    for (const [needed, why] of Object.entries(spec.requires ?? {})) {
+      if (pass.given.has(needed) || values[needed] !== undefined) continue;
+      const reason = why === '' ? '' : ` (${why})`;
+      pass.problems.push(`${nameOf(key)} needs ${nameOf(needed)}${reason}`);
+    }
+  }
+}
+
 /**
  * What `reader` reads from `env` (every setting when undefined: the construct's own view), with
  * every problem: text that does not decode, a required setting unset, a value out of bounds, a
- * setting given without one it needs, a broken rule.
+ * setting given without one it needs, a broken rule (judged only between valid values).
  */
 export function readSettings(
   table: SettingsTable,
@@ -88,56 +148,23 @@ export function readSettings(
   env: Env,
   options: ReadOptions,
 ): Reading {
-  const { nameOf } = options;
-  const deployTime = options.isDeployTime ?? (() => false);
-  const read = settingsOf(table, reader);
-  const values: Record<string, unknown> = {};
-  const given = new Set<string>();
-  /** Invalid, or known only at deploy: no rule judges it. */
-  const unjudged = new Set<string>();
-  const problems: string[] = [];
-  for (const [key, spec] of read) {
-    const text = env[spec.env];
-    if (text === undefined || readsAsUnset(spec.codec, text)) continue;
-    given.add(key);
-    const deferred = deployTime(text);
-    if (deferred) unjudged.add(key);
-    try {
-      values[key] = spec.codec.decode(text);
-    } catch (error) {
-      unjudged.add(key);
-      if (!deferred) problems.push(`${nameOf(key)} ${(error as Error).message}`);
-    }
-  }
-  const preset = presetOf(table, values[PRESET]);
-  for (const [key, spec] of read) {
-    if (given.has(key)) continue;
-    values[key] = Object.hasOwn(preset, key) ? preset[key] : spec.default;
-    if (values[key] === undefined && spec.required === true) {
-      problems.push(`${nameOf(key)} is required`);
-      unjudged.add(key);
-    }
-  }
-  for (const [key, spec] of read) {
-    if (unjudged.has(key) || values[key] === undefined) continue;
-    const found = valueProblems(spec, values[key], nameOf(key));
-    if (found.length > 0) unjudged.add(key);
-    problems.push(...found);
-  }
-  for (const [key, spec] of read) {
-    if (!given.has(key)) continue;
-    for (const [needed, why] of Object.entries(spec.requires ?? {})) {
-      if (given.has(needed) || values[needed] !== undefined) continue;
-      problems.push(`${nameOf(key)} needs ${nameOf(needed)}${why === '' ? '' : ` (${why})`}`);
-    }
-  }
+  const pass: Pass = {
+    read: settingsOf(table, reader),
+    values: {},
+    given: new Set(),
+    unjudged: new Set(),
+    problems: [],
+    nameOf: options.nameOf,
+  };
+  decodeGiven(pass, env, options.isDeployTime ?? (() => false));
+  fillDefaults(pass, table);
+  checkValues(pass);
   for (const rule of table.rules) {
     const applies = rule.readers === undefined || (reader && rule.readers.includes(reader));
-    if (applies !== true) continue;
-    if (rule.keys.some((key) => unjudged.has(key))) continue;
-    problems.push(...rule.check(values, nameOf));
+    if (applies !== true || rule.keys.some((key) => pass.unjudged.has(key))) continue;
+    pass.problems.push(...rule.check(pass.values, options.nameOf));
   }
-  return { values, problems };
+  return { values: pass.values, problems: pass.problems };
 }
 
 /**
