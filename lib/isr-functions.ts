@@ -18,9 +18,14 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { FunctionKind } from '../lambda/core/settings.js';
 import { BUNDLE_HANDLER, functionCode } from './isr-function-code.js';
-import { SWEEPER_TIMEOUT, type IsrSettings } from './isr-settings.js';
+import {
+  functionTimeout,
+  settingsEnvironment,
+  type FunctionRefs,
+  type IsrSettings,
+} from './isr-settings.js';
 
-export type { FunctionKind };
+export type { FunctionKind, FunctionRefs };
 
 /** Construct id of each function (and the prefix of its log group's). */
 export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
@@ -29,14 +34,6 @@ export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
   revalidate: 'Revalidate',
   sweeper: 'Sweeper',
 };
-
-/** The resources a function is told about, by name or URL (CloudFormation references at synth). */
-export interface FunctionRefs {
-  readonly tableName: string;
-  readonly bucketName: string;
-  readonly queueUrl: string;
-  readonly deadLetterQueueUrl: string;
-}
 
 /** Where both functions run when they must reach a private upstream. */
 export interface FunctionNetwork {
@@ -110,113 +107,49 @@ const readsSecret = (kind: FunctionKind, settings: IsrSettings): boolean => {
 };
 
 /**
- * The sweeper runs alone (one reserved instance): a run that outlived the 5-minute schedule
- * never overlaps the next, which would list the same page of bodies twice.
+ * Each function's size and reserved concurrency. The sweeper runs alone (one reserved
+ * instance): a run that outlived the 5-minute schedule never overlaps the next, which would
+ * list the same page of bodies twice. The revalidate function is capped: with a webhook key its
+ * URL is open to anyone.
  */
-const SWEEPER_FUNCTION = { timeout: SWEEPER_TIMEOUT, memorySize: 256, reservedConcurrency: 1 };
-
 function functionSettings(kind: FunctionKind, settings: IsrSettings) {
+  const timeout = functionTimeout(kind, settings);
   switch (kind) {
     case 'origin':
       return {
-        timeout: settings.originTimeout,
+        timeout,
         memorySize: settings.originMemorySize,
         reservedConcurrency: settings.originReservedConcurrency,
       };
     case 'worker':
       return {
-        timeout: settings.workerTimeout,
+        timeout,
         memorySize: settings.workerMemorySize,
         reservedConcurrency: settings.workerReservedConcurrency,
       };
     case 'sweeper':
-      return SWEEPER_FUNCTION;
+      return { timeout, memorySize: 256, reservedConcurrency: 1 };
     case 'revalidate':
       return {
-        timeout: settings.revalidateTimeout,
+        timeout,
         memorySize: settings.revalidateMemorySize,
-        reservedConcurrency: undefined,
-      };
-  }
-}
-
-/** What only one function reads. */
-function ownEnvironment(
-  kind: FunctionKind,
-  settings: IsrSettings,
-  refs: FunctionRefs,
-): Record<string, string> {
-  switch (kind) {
-    case 'origin':
-      return {
-        ISR_QUEUE_URL: refs.queueUrl,
-        ISR_MISS_RENDER_LIMIT: String(settings.missRenderLimit),
-        ...(settings.overloadFallbackPath === undefined
-          ? {}
-          : { ISR_OVERLOAD_FALLBACK_PATH: settings.overloadFallbackPath }),
-      };
-    case 'worker':
-      return {
-        ISR_DLQ_URL: refs.deadLetterQueueUrl,
-        ISR_MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
-      };
-    case 'sweeper':
-      return {
-        ISR_ORPHAN_AGE_SECONDS: String(settings.orphanAgeSeconds),
-        ISR_SWEEP_PAGE_LIMIT: String(settings.sweepPageLimit),
-        ISR_ORPHAN_LIST_LIMIT: String(settings.orphanListLimit),
-      };
-    case 'revalidate':
-      return {
-        ISR_QUEUE_URL: refs.queueUrl,
-        ...(settings.revalidateWebhookSecretArn === undefined
-          ? {}
-          : { ISR_REVALIDATE_SECRET_ARN: settings.revalidateWebhookSecretArn }),
+        reservedConcurrency: settings.revalidateReservedConcurrency,
       };
   }
 }
 
 /**
- * Everything a function reads, named exactly as `lambda/shared/config.ts` reads it. Pure, so
- * a test can feed the same settings to synth and to the cold-start config and compare verdicts.
- * The upstream secret travels as its ARN only; the function fetches the value itself.
+ * Everything a function reads, named exactly as `lambda/shared/config.ts` reads it: the settings
+ * it reads (from the settings table, `settingsEnvironment`), and the names Powertools and Node
+ * read. Pure, so a test can feed the same settings to synth and to each cold start.
  */
 export function functionEnvironment(
   kind: FunctionKind,
   settings: IsrSettings,
   refs: FunctionRefs,
 ): Record<string, string> {
-  const optional = (name: string, value: string | undefined) =>
-    value === undefined ? {} : { [name]: value };
-  // Only the origin and the worker call the upstream: no other function is told its secret.
-  const upstreamSecret =
-    kind === 'origin' || kind === 'worker' ? settings.upstreamSecret : undefined;
   return {
-    FACETHEORY_CACHE_TABLE_NAME: refs.tableName,
-    ISR_BODY_BUCKET: refs.bucketName,
-    ISR_ALLOWED_QUERY_PARAMS: settings.allowedQueryParams.join(','),
-    ...optional('ISR_RENDER_PATHS', settings.renderPaths.join(',') || undefined),
-    ISR_KEPT_HEADERS: settings.keptHeaders.join(','),
-    ISR_SET_COOKIE: settings.setCookie,
-    ISR_BODY_PREFIX: settings.bodyKeyPrefix,
-    ISR_CACHE_TAG_HEADER: settings.cacheTagHeader,
-    ISR_UPSTREAM_TAG_HEADER: settings.upstreamTagHeader,
-    ...optional('ISR_TENANT_HEADER', settings.tenantHeader),
-    ...optional('ISR_TENANTS', settings.tenants?.join(',')),
-    ISR_DEPLOY_ID: settings.deployId,
-    ISR_LEASE_SECONDS: String(settings.leaseSeconds),
-    ISR_CLOCK_SKEW_MARGIN_SECONDS: String(settings.clockSkewMarginSeconds),
-    ISR_RENDER_TIMEOUT_MS: String(settings.renderTimeoutMs),
-    ISR_REVALIDATE_SECONDS: String(settings.revalidateSeconds),
-    ISR_MAX_BODY_BYTES: String(settings.maxBodyBytes),
-    ...optional('ISR_META_TTL_SECONDS', settings.metaTtlSeconds?.toString()),
-    ...optional('ISR_GONE_TTL_SECONDS', settings.goneTtlSeconds?.toString()),
-    ISR_KEEP_VERSIONS: String(settings.keepVersions),
-    ISR_FUNCTION_TIMEOUT_MS: String(functionSettings(kind, settings).timeout.toMilliseconds()),
-    ...optional('RENDER_ORIGIN_URL', settings.renderOriginUrl),
-    ...optional('ISR_UPSTREAM_SECRET_ARN', upstreamSecret?.arn),
-    ...optional('ISR_UPSTREAM_SECRET_HEADER', upstreamSecret?.header),
-    ...ownEnvironment(kind, settings, refs),
+    ...settingsEnvironment(kind, settings, refs),
     POWERTOOLS_SERVICE_NAME: `isr-${kind}`,
     NODE_OPTIONS: '--enable-source-maps',
   };

@@ -1,20 +1,26 @@
 /**
- * Defaults and synth-time checks of `IsrServiceProps`. What the Lambdas read is checked with
- * `lambda/core/settings.ts`, the module their cold start applies too, so synth refuses exactly
- * the settings a cold start would; only values known at deploy (CDK tokens) are left to the cold
- * start. Deploy-only rules come on top: memory, batching, concurrency, the redrive minimum of 5
- * receives (the worker alone accepts fewer), alarms and the edge.
+ * `IsrServiceProps` resolved and checked at synth. What the functions read comes from the one
+ * settings table (`lambda/core/settings/table.ts`): the props are written into the environment
+ * each function gets, and that environment is checked with the reader its cold start runs, so
+ * synth refuses exactly what a cold start would, in the same words (props named for variables).
+ * Only values known at deploy (CDK tokens) are left to the cold start. Deploy-only settings
+ * (`isr-deploy-settings.ts`) and the rules of the deployment itself come on top.
  */
-import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Duration, Lazy, Token } from 'aws-cdk-lib';
 import {
-  normaliseHeaderName,
-  SETTING_DEFAULTS as D,
-  settingsProblems,
-  type NameOf,
-  type ServiceSettings,
+  environmentOf,
+  FUNCTION_KINDS,
+  readSettings,
+  SETTINGS,
+  TABLE,
+  valueProblems,
+  writeSettings,
+  type FunctionKind,
+  type Reader,
+  type SettingValues,
 } from '../lambda/core/settings.js';
-import { tenantTableProblems } from './edge/tenant-function.js';
+import { DEPLOY_SETTINGS, type DeployValues } from './isr-deploy-settings.js';
+import { resourceProblems, tenancyProblems } from './isr-prop-rules.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /** Visibility timeout per unit of worker timeout, as AWS advises for SQS event sources. */
@@ -24,46 +30,41 @@ export const MAX_FIFO_BATCH_SIZE = 10;
 /** AWS advises a redrive of at least 5 receives, so a throttled batch is not dead-lettered. */
 export const MIN_REDRIVE_RECEIVES = 5;
 /** Default reservation of the origin: see `originReservedConcurrency`. */
-export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY = 100;
-/** WAF rate-based rules count between 10 and 2e9 requests per window. */
-const RATE_LIMIT_RANGE = [10, 2_000_000_000] as const;
-
+export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY =
+  DEPLOY_SETTINGS.originReservedConcurrency.default;
 /** A sweep reads a bounded amount (see core/sweep.ts); two minutes leave it ample room. */
 export const SWEEPER_TIMEOUT = Duration.minutes(2);
+/** A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room. */
+export const REVALIDATE_TIMEOUT = Duration.seconds(60);
+
+/** The settings of the functions, without the resources the construct creates for them. */
+type FunctionValues = Omit<
+  SettingValues,
+  'tableName' | 'bodyBucket' | 'queueUrl' | 'dlqUrl' | 'cdnDistributionId' | 'functionTimeoutMs'
+>;
 
 /** Props with every default applied and every rule checked. */
-export interface IsrSettings extends ServiceSettings {
-  readonly workerTimeout: Duration;
-  readonly workerMemorySize: number;
-  readonly workerBatchSize: number;
-  readonly workerMaxConcurrency: number;
+export interface IsrSettings
+  extends
+    FunctionValues,
+    Omit<
+      DeployValues,
+      'workerReservedConcurrency' | 'originReservedConcurrency' | 'revalidateReservedConcurrency'
+    > {
   /** Undefined when nothing is reserved. */
   readonly workerReservedConcurrency: number | undefined;
-  readonly originTimeout: Duration;
-  readonly originMemorySize: number;
   /** Undefined when nothing is reserved. */
   readonly originReservedConcurrency: number | undefined;
-  readonly maxReceiveCount: number;
-  readonly supersededBodyExpirationDays: number;
-  readonly removalPolicy: RemovalPolicy;
-  readonly logRetention: RetentionDays;
-  readonly queueAgeAlarmThreshold: Duration;
-  readonly deadLetterAlarmThreshold: number;
-  readonly workerErrorsAlarmThreshold: number;
-  readonly originErrorsAlarmThreshold: number;
-  readonly missRateAlarmThresholdPercent: number;
-  readonly renderFailureRateAlarmThresholdPercent: number;
-  readonly cdnErrorRateAlarmThresholdPercent: number;
-  readonly rateLimitPerFiveMinutes: number | undefined;
-  readonly missRenderLimit: number;
-  readonly overloadFallbackPath: string | undefined;
-  readonly orphanAgeSeconds: number;
-  readonly sweepPageLimit: number;
-  readonly orphanListLimit: number;
-  readonly revalidateTimeout: Duration;
-  readonly revalidateMemorySize: number;
+  /** Undefined when nothing is reserved. */
+  readonly revalidateReservedConcurrency: number | undefined;
+  /** The upstream's shared secret: which secret (ARN), sent in which header. */
+  readonly upstreamSecret: { readonly arn: string; readonly header: string } | undefined;
   /** The webhook HMAC key's ARN: HMAC mode when set. */
   readonly revalidateWebhookSecretArn: string | undefined;
+  readonly revalidateTimeout: Duration;
+  readonly revalidateMemorySize: number;
+  /** Each setting the construct sets, as its environment variable's text. */
+  readonly environment: Readonly<Record<string, string>>;
 }
 
 /** A prop combination the service cannot run with; thrown while the construct is built. */
@@ -71,76 +72,51 @@ export class IsrServiceConfigError extends Error {
   override readonly name = 'IsrServiceConfigError';
 }
 
-/** Props with defaults applied and nothing checked yet (the property test feeds this to both sides). */
+/** The table's inputs from the props: its props as given, and the values refs stand for. */
+function settingInputs(props: IsrServiceProps): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(SETTINGS)) {
+    if (spec.source === 'prop') inputs[key] = (props as Record<string, unknown>)[key];
+  }
+  const byHost = props.tenantsByHost === undefined ? undefined : Object.values(props.tenantsByHost);
+  inputs.tenants = props.tenants ?? byHost;
+  inputs.upstreamSecretArn = props.upstreamSecret?.secretArn;
+  inputs.revalidateSecretArn = props.revalidateWebhookSecret?.secretArn;
+  return inputs;
+}
+
+/** Props with defaults applied and nothing checked yet. */
 export function applyDefaults(props: IsrServiceProps): IsrSettings {
-  const workerMaxConcurrency = props.workerMaxConcurrency ?? 10;
+  const environment = writeSettings(TABLE, settingInputs(props));
+  const values = readSettings(TABLE, undefined, environment, {
+    nameOf: (key) => key,
+    isDeployTime: (text) => Token.isUnresolved(text),
+  }).values as SettingValues;
+  const deploy = Object.fromEntries(
+    Object.entries(DEPLOY_SETTINGS).map(([key, spec]) => [
+      key,
+      (props as Record<string, unknown>)[key] ?? spec.default,
+    ]),
+  ) as DeployValues;
   const reserved = (value: number | undefined, fallback: number) =>
     value === 0 ? undefined : (value ?? fallback);
   return {
-    renderOriginUrl: props.renderOriginUrl,
-    allowedQueryParams: [...new Set(props.allowedQueryParams ?? [])].sort(),
-    tenantHeader:
-      props.tenantHeader === undefined ? undefined : normaliseHeaderName(props.tenantHeader),
-    tenants:
-      props.tenants === undefined
-        ? props.tenantsByHost === undefined
-          ? undefined
-          : [...new Set(Object.values(props.tenantsByHost))].sort()
-        : [...new Set(props.tenants)],
-    deployId: props.deployId ?? D.deployId,
-    revalidateSeconds: props.revalidateSeconds ?? D.revalidateSeconds,
-    leaseSeconds: props.leaseSeconds ?? D.leaseSeconds,
-    clockSkewMarginSeconds: props.clockSkewMarginSeconds ?? D.clockSkewMarginSeconds,
-    renderTimeoutMs: props.renderTimeoutMs ?? D.renderTimeoutMs,
-    maxBodyBytes: props.maxBodyBytes ?? D.maxBodyBytes,
-    metaTtlSeconds: props.metaTtlSeconds ?? D.metaTtlSeconds,
-    goneTtlSeconds: props.goneTtlSeconds ?? D.goneTtlSeconds,
-    keepVersions: props.keepVersions ?? D.keepVersions,
-    renderPaths: [...(props.renderPaths ?? [])],
-    keptHeaders: (props.keptHeaders ?? D.keptHeaders).map((header) => header.toLowerCase()),
-    setCookie: props.setCookie ?? D.setCookie,
-    bodyKeyPrefix: props.bodyKeyPrefix ?? D.bodyKeyPrefix,
-    cacheTagHeader: normaliseHeaderName(props.cacheTagHeader ?? D.cacheTagHeader),
-    upstreamTagHeader: normaliseHeaderName(props.upstreamTagHeader ?? D.upstreamTagHeader),
-    missRenderLimit: props.missRenderLimit ?? D.missRenderLimit,
-    overloadFallbackPath: props.overloadFallbackPath,
-    upstreamSecret:
-      props.upstreamSecret === undefined
-        ? undefined
-        : {
-            arn: props.upstreamSecret.secretArn,
-            header: normaliseHeaderName(props.upstreamSecretHeader ?? D.upstreamSecretHeader),
-          },
-    workerTimeout: props.workerTimeout ?? Duration.millis(D.functionTimeoutMs),
-    workerMemorySize: props.workerMemorySize ?? 1024,
-    workerBatchSize: props.workerBatchSize ?? 10,
-    workerMaxConcurrency,
-    workerReservedConcurrency: reserved(props.workerReservedConcurrency, workerMaxConcurrency),
-    originTimeout: props.originTimeout ?? Duration.millis(D.functionTimeoutMs),
-    originMemorySize: props.originMemorySize ?? 1024,
-    originReservedConcurrency: reserved(
-      props.originReservedConcurrency,
-      DEFAULT_ORIGIN_RESERVED_CONCURRENCY,
+    ...values,
+    ...deploy,
+    workerReservedConcurrency: reserved(
+      deploy.workerReservedConcurrency,
+      deploy.workerMaxConcurrency,
     ),
-    maxReceiveCount: props.maxReceiveCount ?? D.maxReceiveCount,
-    supersededBodyExpirationDays: props.supersededBodyExpirationDays ?? 7,
-    removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-    logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
-    queueAgeAlarmThreshold: props.queueAgeAlarmThreshold ?? Duration.seconds(300),
-    deadLetterAlarmThreshold: props.deadLetterAlarmThreshold ?? 0,
-    workerErrorsAlarmThreshold: props.workerErrorsAlarmThreshold ?? 0,
-    originErrorsAlarmThreshold: props.originErrorsAlarmThreshold ?? 0,
-    missRateAlarmThresholdPercent: props.missRateAlarmThresholdPercent ?? 50,
-    renderFailureRateAlarmThresholdPercent: props.renderFailureRateAlarmThresholdPercent ?? 5,
-    cdnErrorRateAlarmThresholdPercent: props.cdnErrorRateAlarmThresholdPercent ?? 5,
-    rateLimitPerFiveMinutes: props.rateLimitPerFiveMinutes,
-    orphanAgeSeconds: props.orphanAgeSeconds ?? D.orphanAgeSeconds,
-    sweepPageLimit: D.sweepPageLimit,
-    orphanListLimit: D.orphanListLimit,
-    // A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room.
-    revalidateTimeout: Duration.seconds(60),
+    originReservedConcurrency: reserved(deploy.originReservedConcurrency, 0),
+    revalidateReservedConcurrency: reserved(deploy.revalidateReservedConcurrency, 0),
+    upstreamSecret:
+      values.upstreamSecretArn === undefined
+        ? undefined
+        : { arn: values.upstreamSecretArn, header: values.upstreamSecretHeader },
+    revalidateWebhookSecretArn: values.revalidateSecretArn,
+    revalidateTimeout: REVALIDATE_TIMEOUT,
     revalidateMemorySize: 512,
-    revalidateWebhookSecretArn: props.revalidateWebhookSecret?.secretArn,
+    environment,
   };
 }
 
@@ -151,93 +127,123 @@ export function resolveSettings(props: IsrServiceProps): IsrSettings {
   return settings;
 }
 
-/** Construct prop names for the settings the shared rules check. */
-const propName: NameOf = (key, kind) => {
-  if (key === 'functionTimeoutMs') return `${kind ?? 'worker'}Timeout`;
-  if (key === 'upstreamSecretArn' || key === 'upstreamSecret') return 'upstreamSecret';
-  if (key === 'localMode') return 'local mode';
-  return key;
+/** Each function's timeout. */
+export function functionTimeout(kind: FunctionKind, settings: IsrSettings): Duration {
+  if (kind === 'origin') return settings.originTimeout;
+  if (kind === 'worker') return settings.workerTimeout;
+  return kind === 'sweeper' ? SWEEPER_TIMEOUT : settings.revalidateTimeout;
+}
+
+/** The resources a function is told about, by name or URL (CloudFormation references at synth). */
+export interface FunctionRefs {
+  readonly tableName: string;
+  readonly bucketName: string;
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/**
+ * The settings part of what `kind` reads, named as its cold start reads them: the props'
+ * settings, the resources, and its own timeout. The upstream secret goes to the functions that
+ * call the upstream only, as its ARN: each function gets exactly the settings it reads.
+ */
+export function settingsEnvironment(
+  kind: FunctionKind,
+  settings: IsrSettings,
+  refs: FunctionRefs,
+): Record<string, string> {
+  const texts = {
+    ...settings.environment,
+    [SETTINGS.tableName.env]: refs.tableName,
+    [SETTINGS.bodyBucket.env]: refs.bucketName,
+    [SETTINGS.queueUrl.env]: refs.queueUrl,
+    [SETTINGS.dlqUrl.env]: refs.deadLetterQueueUrl,
+    [SETTINGS.functionTimeoutMs.env]: String(functionTimeout(kind, settings).toMilliseconds()),
+  };
+  return environmentOf(TABLE, kind, texts);
+}
+
+/** Resources the construct has not created yet: known at deploy, never judged at synth. */
+const DEPLOY_TIME_REFS: FunctionRefs = {
+  tableName: Lazy.string({ produce: () => 'table' }),
+  bucketName: Lazy.string({ produce: () => 'bucket' }),
+  queueUrl: Lazy.string({ produce: () => 'queue' }),
+  deadLetterQueueUrl: Lazy.string({ produce: () => 'dlq' }),
 };
 
-/** The rules every cold start applies (`lambda/shared/config.ts`), applied to the same values. */
+/** A setting as the construct's user knows it: its prop, or the name of what sets it. */
+export const propNameOf =
+  (reader: Reader) =>
+  (key: string): string => {
+    const spec = (SETTINGS as Record<string, { source: string; prop?: string }>)[key];
+    if (spec === undefined || spec.source === 'prop') return key;
+    return spec.prop?.replace('<function>', reader) ?? key;
+  };
+
+/**
+ * The problems each function's cold start would find in the environment the construct gives it
+ * (and the construct's own reading of the settings it uses), named by prop, each once.
+ */
 export function lambdaProblems(settings: IsrSettings): string[] {
-  return settingsProblems(
-    {
-      service: settings,
-      localMode: false,
-      isDeployTime: (text) => Token.isUnresolved(text),
-      functions: [
-        {
-          kind: 'origin',
-          timeoutMs: settings.originTimeout.toMilliseconds(),
-          settings: {
-            dedupeWindowSeconds: D.dedupeWindowSeconds,
-            missRenderLimit: settings.missRenderLimit,
-            missWaitMs: D.missWaitMs,
-            retryAfterSeconds: D.retryAfterSeconds,
-            staleSharedMaxAge: D.staleSharedMaxAge,
-            staleWhileRevalidateSeconds: D.staleWhileRevalidateSeconds,
-            staleIfErrorSeconds: D.staleIfErrorSeconds,
-          },
-        },
-        {
-          kind: 'worker',
-          timeoutMs: settings.workerTimeout.toMilliseconds(),
-          settings: {
-            maxReceiveCount: settings.maxReceiveCount,
-            idempotencyTtlSeconds: D.idempotencyTtlSeconds,
-          },
-        },
-        {
-          kind: 'sweeper',
-          timeoutMs: SWEEPER_TIMEOUT.toMilliseconds(),
-          settings: {
-            orphanAgeSeconds: settings.orphanAgeSeconds,
-            sweepPageLimit: settings.sweepPageLimit,
-            orphanListLimit: settings.orphanListLimit,
-          },
-        },
-        {
-          kind: 'revalidate',
-          timeoutMs: settings.revalidateTimeout.toMilliseconds(),
-          settings: {
-            revalidateMaxPaths: D.revalidateMaxPaths,
-            revalidateMaxTags: D.revalidateMaxTags,
-            revalidateSkewSeconds: D.revalidateSkewSeconds,
-            revalidateKeyTtlSeconds: D.revalidateKeyTtlSeconds,
-          },
-        },
-      ],
-    },
-    propName,
+  const isDeployTime = (text: string) => Token.isUnresolved(text);
+  const problems = FUNCTION_KINDS.flatMap(
+    (kind) =>
+      readSettings(TABLE, kind, settingsEnvironment(kind, settings, DEPLOY_TIME_REFS), {
+        nameOf: propNameOf(kind),
+        isDeployTime,
+      }).problems,
   );
+  const deploy = readSettings(
+    TABLE,
+    'deploy',
+    environmentOf(TABLE, 'deploy', settings.environment),
+    {
+      nameOf: propNameOf('deploy'),
+      isDeployTime,
+    },
+  );
+  return [...new Set([...problems, ...deploy.problems])];
+}
+
+/** Lambda allows 4 KB of environment per function, names and values together. */
+const ENVIRONMENT_LIMIT_BYTES = 4096;
+/** Kept for what is added beside the settings: the secrets extension, the CDN, Powertools, Node. */
+const ENVIRONMENT_RESERVE_BYTES = 640;
+/** A value known only at deploy (a resource's name or URL, an ARN), as its likely length. */
+const DEPLOY_TIME_VALUE_BYTES = 160;
+
+/** Settings that would not fit a function's environment: the deploy would fail, so synth does. */
+function environmentProblems(settings: IsrSettings): string[] {
+  return FUNCTION_KINDS.flatMap((kind) => {
+    const env = settingsEnvironment(kind, settings, DEPLOY_TIME_REFS);
+    const sizes = Object.entries(env).map(([name, text]) => {
+      const value = Token.isUnresolved(text) ? DEPLOY_TIME_VALUE_BYTES : Buffer.byteLength(text);
+      return [name, Buffer.byteLength(name) + value] as const;
+    });
+    const bytes = sizes.reduce((sum, [, size]) => sum + size, 0);
+    if (bytes + ENVIRONMENT_RESERVE_BYTES <= ENVIRONMENT_LIMIT_BYTES) return [];
+    const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 3);
+    return [
+      `the ${kind} function's settings take about ${bytes} bytes of environment, over the ` +
+        `${ENVIRONMENT_LIMIT_BYTES - ENVIRONMENT_RESERVE_BYTES} Lambda leaves them ` +
+        `(4 KB in all): the largest are ${largest.map(([name, size]) => `${name} (${size})`).join(', ')}`,
+    ];
+  });
 }
 
 /** Rules of the deployment itself: what CloudFront, SQS, Lambda and WAF accept. */
 function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[] {
-  const problems: string[] = [];
-  const integer = (name: string, value: number | undefined, min: number, max = Infinity) => {
-    if (value === undefined || (Number.isInteger(value) && value >= min && value <= max)) return;
-    const range = max === Infinity ? `>= ${min}` : `${min}..${max}`;
-    problems.push(`${name} must be an integer ${range}, got ${value}`);
-  };
   const s = settings;
-  if (props.tenantsByHost !== undefined) {
-    if (s.tenantHeader === undefined) problems.push('tenantsByHost needs tenantHeader');
-    else {
-      problems.push(
-        ...tenantTableProblems({
-          tenantHeader: s.tenantHeader,
-          tenantsByHost: props.tenantsByHost,
-        }),
-      );
-      const unserved = Object.values(props.tenantsByHost).filter(
-        (tenant) => !(s.tenants ?? []).includes(tenant),
-      );
-      if (unserved.length > 0) {
-        problems.push(`tenantsByHost names tenants outside tenants: ${unserved.join(', ')}`);
-      }
-    }
+  const problems = Object.entries(DEPLOY_SETTINGS).flatMap(([key, spec]) => {
+    const value = (props as Record<string, unknown>)[key] ?? spec.default;
+    return value === undefined ? [] : valueProblems(spec, value, key);
+  });
+  problems.push(...environmentProblems(s), ...tenancyProblems(s, props));
+  if (s.maxReceiveCount < MIN_REDRIVE_RECEIVES && Number.isInteger(s.maxReceiveCount)) {
+    problems.push(
+      `maxReceiveCount must be an integer ${MIN_REDRIVE_RECEIVES}..1000 (AWS advises 5 at least), ` +
+        `got ${s.maxReceiveCount}`,
+    );
   }
   if (
     s.originReservedConcurrency !== undefined &&
@@ -248,26 +254,6 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
         `(${s.originReservedConcurrency}), so cached pages are still served while misses render`,
     );
   }
-  integer('workerMemorySize', s.workerMemorySize, 128, 10_240);
-  integer('originMemorySize', s.originMemorySize, 128, 10_240);
-  integer('workerBatchSize', s.workerBatchSize, 1, MAX_FIFO_BATCH_SIZE);
-  integer('workerMaxConcurrency', s.workerMaxConcurrency, 2, 1000);
-  integer('maxReceiveCount', s.maxReceiveCount, MIN_REDRIVE_RECEIVES, 1000);
-  integer('supersededBodyExpirationDays', s.supersededBodyExpirationDays, 1);
-  integer('deadLetterAlarmThreshold', s.deadLetterAlarmThreshold, 0);
-  integer('workerErrorsAlarmThreshold', s.workerErrorsAlarmThreshold, 0);
-  integer('originErrorsAlarmThreshold', s.originErrorsAlarmThreshold, 0);
-  integer('workerReservedConcurrency', s.workerReservedConcurrency, 1);
-  integer('originReservedConcurrency', s.originReservedConcurrency, 1);
-  integer('rateLimitPerFiveMinutes', s.rateLimitPerFiveMinutes, ...RATE_LIMIT_RANGE);
-  for (const [name, value] of [
-    ['missRateAlarmThresholdPercent', s.missRateAlarmThresholdPercent],
-    ['renderFailureRateAlarmThresholdPercent', s.renderFailureRateAlarmThresholdPercent],
-    ['cdnErrorRateAlarmThresholdPercent', s.cdnErrorRateAlarmThresholdPercent],
-  ] as const) {
-    if (!(value >= 0 && value <= 100))
-      problems.push(`${name} must be a percentage 0..100, got ${value}`);
-  }
   const reserved = s.workerReservedConcurrency;
   if (reserved !== undefined && reserved < s.workerMaxConcurrency) {
     problems.push(
@@ -275,44 +261,6 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
         `(${s.workerMaxConcurrency}), or 0 to reserve none: its event source would be throttled`,
     );
   }
-  const queueAge = s.queueAgeAlarmThreshold.toSeconds();
-  if (queueAge < 60) {
-    problems.push(
-      `queueAgeAlarmThreshold (${queueAge} s) must be at least 60 s (SQS reports per minute)`,
-    );
-  }
-  if (props.webAclId !== undefined && props.rateLimitPerFiveMinutes !== undefined) {
-    problems.push(
-      'rateLimitPerFiveMinutes creates a web ACL; it cannot be combined with webAclId (add a rate-based rule to that web ACL instead)',
-    );
-  }
-  if (
-    props.cdnLogs !== undefined &&
-    (props.cdnLogs.logGroup === undefined) === (props.cdnLogs.bucket === undefined)
-  ) {
-    problems.push('cdnLogs needs exactly one of logGroup or bucket');
-  }
-  if (
-    props.vpc === undefined &&
-    (props.vpcSubnets !== undefined || props.securityGroups !== undefined)
-  ) {
-    problems.push('vpcSubnets and securityGroups need vpc');
-  }
-  if (props.upstreamSecretHeader !== undefined && props.upstreamSecret === undefined) {
-    problems.push('upstreamSecretHeader needs upstreamSecret');
-  }
-  if (props.upstreamSecret !== undefined && props.upstreamSecret.secretFullArn === undefined) {
-    problems.push(
-      'upstreamSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
-    );
-  }
-  if (
-    props.revalidateWebhookSecret !== undefined &&
-    props.revalidateWebhookSecret.secretFullArn === undefined
-  ) {
-    problems.push(
-      'revalidateWebhookSecret needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret',
-    );
-  }
+  problems.push(...resourceProblems(props));
   return problems;
 }

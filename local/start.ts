@@ -5,14 +5,15 @@
  * poller that feeds SQS batches to the worker handler. Everything listens on 127.0.0.1; set
  * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
-import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { StaticSecretSource } from '../lambda/adapters/secrets/extension-secret.js';
 import { isLoopbackHost } from '../lambda/core/settings.js';
 import {
+  loadLocalConfig,
   loadOriginConfig,
   loadRevalidateConfig,
   loadWorkerConfig,
+  localDefaults,
 } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { buildOriginHandler } from '../lambda/origin/build.js';
@@ -22,7 +23,6 @@ import {
   assertJava,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
-  LOOPBACK,
   startLocalBackends,
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
@@ -37,14 +37,10 @@ import { WorkerPoller } from './worker-poller.js';
 const WORKER_TIMEOUT_MS = 60_000;
 const ORIGIN_TIMEOUT_MS = 30_000;
 
-/** Local defaults; anything set in the environment wins. */
+/** Local defaults (the settings table's `local` values); anything set in the environment wins. */
 function localEnvironment(): Record<string, string | undefined> {
   return {
-    FACETHEORY_CACHE_TABLE_NAME: 'isr-cache',
-    ISR_BODY_BUCKET: 'isr-bodies',
-    ISR_REVALIDATE_SECONDS: '10',
-    ISR_DEDUPE_WINDOW_SECONDS: '5',
-    ISR_DEPLOY_ID: 'local',
+    ...localDefaults(process.env),
     POWERTOOLS_LOG_LEVEL: 'INFO',
     // EMF metric blobs are for CloudWatch; locally the decision log lines say the same.
     POWERTOOLS_METRICS_DISABLED: 'true',
@@ -56,13 +52,9 @@ function localEnvironment(): Record<string, string | undefined> {
 async function main(): Promise<void> {
   const env = localEnvironment();
   Object.assign(process.env, env); // Powertools reads its settings from the environment
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port <= 0 || port > 65_535)
-    throw new Error(`PORT must be a port number, got "${env.PORT}"`);
-  const host = env.ISR_LOCAL_BIND_ADDRESS ?? LOOPBACK;
-  if (isIP(host) === 0)
-    throw new Error(`ISR_LOCAL_BIND_ADDRESS must be an IP address, got "${host}"`);
-  const dataDir = resolve(env.ISR_LOCAL_DATA_DIR ?? '.local');
+  const local = loadLocalConfig(env);
+  const { port, host } = local;
+  const dataDir = resolve(local.dataDir);
 
   assertJava();
   await assertPortFree(port, 'the ISR server; set PORT to use another', host);
@@ -82,7 +74,7 @@ async function main(): Promise<void> {
       credentials: LOCAL_CREDENTIALS,
       endpoints: backends.endpoints,
     });
-    const workerMaxReceives = Number(env.ISR_MAX_RECEIVE_COUNT ?? 5);
+    const workerMaxReceives = local.maxReceiveCount;
     const tableName = env.FACETHEORY_CACHE_TABLE_NAME ?? 'isr-cache';
     await ensureCacheTable(clients.dynamodb, tableName);
     await ensureBucket(clients.s3, env.ISR_BODY_BUCKET ?? 'isr-bodies');
@@ -101,7 +93,7 @@ async function main(): Promise<void> {
       owner: 'local-worker',
     });
 
-    const revalidate = localRevalidation(env, host);
+    const revalidate = localRevalidation(local.revalidateSecret, host);
     const revalidateHandler =
       revalidate.mode === 'disabled'
         ? undefined
@@ -189,9 +181,8 @@ async function main(): Promise<void> {
  * How `POST /_isr/revalidate` is guarded locally: a signature with ISR_REVALIDATE_SECRET set
  * (the value itself, local only); else open, but only while the server listens on loopback.
  */
-function localRevalidation(env: Record<string, string | undefined>, host: string) {
-  const value = env.ISR_REVALIDATE_SECRET;
-  if (value !== undefined && value !== '') {
+function localRevalidation(value: string | undefined, host: string) {
+  if (value !== undefined) {
     return {
       mode: 'hmac' as const,
       secret: new StaticSecretSource(value),

@@ -33,7 +33,7 @@ describe('IsrService functions', () => {
       expect(env(fn)).toMatchObject({
         FACETHEORY_CACHE_TABLE_NAME: { Ref: ids.table },
         ISR_BODY_BUCKET: { Ref: ids.bucket },
-        ISR_ALLOWED_QUERY_PARAMS: '',
+        ISR_ALLOWED_QUERY_PARAMS: '[]', // lists travel as JSON: any item round-trips
         ISR_DEPLOY_ID: 'unversioned',
         ISR_LEASE_SECONDS: '30',
         ISR_RENDER_TIMEOUT_MS: '10000',
@@ -133,7 +133,7 @@ describe('IsrService functions', () => {
       expect(
         resourceOf<LambdaProperties>(tenanted, logicalIdOf(fn)).Properties.Environment.Variables,
       ).toMatchObject({
-        ISR_TENANTS: 'acme,globex.eu',
+        ISR_TENANTS: '["acme","globex.eu"]',
         ISR_UPSTREAM_SECRET_ARN: secretArn,
         ISR_UPSTREAM_SECRET_HEADER: 'x-origin-key',
         ISR_CLOCK_SKEW_MARGIN_SECONDS: '5',

@@ -163,6 +163,28 @@ describe('the revalidate endpoint in HMAC mode', () => {
     });
   });
 
+  it('is capped by reserved concurrency, since anyone may call its URL (issue 19, item 12)', () => {
+    const reservedOf = (built: ReturnType<typeof synthIsrStack>) =>
+      resourceOf<{ ReservedConcurrentExecutions?: number }>(
+        built.template,
+        logicalIdOf(built.service.revalidateFunction),
+      ).Properties.ReservedConcurrentExecutions;
+    const { template, service } = withWebhookSecret();
+    expect(
+      resourceOf<{ ReservedConcurrentExecutions?: number }>(
+        template,
+        logicalIdOf(service.revalidateFunction),
+      ).Properties.ReservedConcurrentExecutions,
+    ).toBe(10);
+    expect(reservedOf(synthIsrStack({ service: { revalidateReservedConcurrency: 3 } }))).toBe(3);
+    expect(
+      reservedOf(synthIsrStack({ service: { revalidateReservedConcurrency: 0 } })),
+    ).toBeUndefined();
+    expect(() => resolveSettings({ revalidateReservedConcurrency: -1 })).toThrow(
+      /revalidateReservedConcurrency must be an integer >= 0/,
+    );
+  });
+
   it('refuses a secret without a complete ARN', () => {
     const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Partial');

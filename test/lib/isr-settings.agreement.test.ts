@@ -1,21 +1,40 @@
 /**
- * Synth and cold start judge the same settings the same way: what `cdk synth` accepts, both
- * functions (and the revalidate function) start with; what it refuses, they would refuse. Both sides apply
- * `lambda/core/settings.ts`; the construct hands the functions `functionEnvironment(...)`.
+ * Synth and cold start judge the same settings the same way: what `cdk synth` refuses, some
+ * function's cold start refuses, in the same words (props named for variables); what it accepts,
+ * every function starts with, reading back exactly the values synth resolved. Both sides read the
+ * settings table; the construct hands each function `functionEnvironment(...)`.
  */
 import { describe, expect, it } from '@jest/globals';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import fc from 'fast-check';
-import { MAX_BODY_BYTES } from '../../lambda/core/settings.js';
+import { ConfigError } from '../../lambda/core/errors.js';
+import {
+  FUNCTION_KINDS,
+  MAX_BODY_BYTES,
+  SETTINGS,
+  type FunctionKind,
+} from '../../lambda/core/settings.js';
 import {
   loadOriginConfig,
   loadRevalidateConfig,
+  loadSweeperConfig,
   loadWorkerConfig,
 } from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
 import type { IsrServiceProps } from '../../lib/isr-service-props.js';
-import { applyDefaults, resolveSettings } from '../../lib/isr-settings.js';
+import {
+  applyDefaults,
+  lambdaProblems,
+  propNameOf,
+  resolveSettings,
+  type IsrSettings,
+} from '../../lib/isr-settings.js';
+import {
+  mostlyValidProps,
+  propArbitraries,
+  secretArbitraries,
+} from '../helpers/settings-arbitraries.js';
 
 const refs = {
   tableName: 'isr-cache',
@@ -29,27 +48,75 @@ const secret = Secret.fromSecretCompleteArn(
   'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf',
 );
 
-const accepts = (run: () => unknown): boolean => {
-  try {
-    run();
-    return true;
-  } catch {
-    return false;
-  }
-};
+const LOADERS = {
+  origin: loadOriginConfig,
+  worker: loadWorkerConfig,
+  revalidate: loadRevalidateConfig,
+  sweeper: loadSweeperConfig,
+} as const;
 
-/** Whether synth accepts the props, and whether both cold starts accept what it would pass. */
-function verdicts(props: IsrServiceProps) {
+const ENTRIES = Object.entries(SETTINGS);
+
+/** A cold start's message in the construct's words: each variable named by its prop. */
+function inPropWords(kind: FunctionKind, problem: string): string {
+  const propOf = new Map(ENTRIES.map(([key, spec]) => [spec.env, propNameOf(kind)(key)]));
+  return problem.replace(/\b[A-Z][A-Z0-9_]*[A-Z0-9]\b/g, (name) => propOf.get(name) ?? name);
+}
+
+interface ColdStart {
+  readonly problems: string[];
+  readonly settings?: Record<string, unknown>;
+}
+
+type Env = Record<string, string>;
+/** What happens to the environment between synth and the cold start: nothing, but for controls. */
+type Transit = (env: Env) => Env;
+const untouched: Transit = (env) => env;
+
+/** What `kind`'s cold start makes of the environment synth gives it. */
+function coldStart(kind: FunctionKind, settings: IsrSettings, transit: Transit): ColdStart {
+  try {
+    const config = LOADERS[kind](transit(functionEnvironment(kind, settings, refs)));
+    return { problems: [], settings: config.settings };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const [, ...lines] = error.message.split('\n');
+    return { problems: lines.map((line) => inPropWords(kind, line.trim())) };
+  }
+}
+
+/** Synth's problems (the Lambdas' rules) and every cold start's, each once. */
+function verdicts(props: IsrServiceProps, transit = untouched) {
   const settings = applyDefaults(props);
-  const origin = accepts(() => loadOriginConfig(functionEnvironment('origin', settings, refs)));
-  const worker = accepts(() => loadWorkerConfig(functionEnvironment('worker', settings, refs)));
-  const revalidate = accepts(() =>
-    loadRevalidateConfig(functionEnvironment('revalidate', settings, refs)),
-  );
+  const starts = FUNCTION_KINDS.map((kind) => [kind, coldStart(kind, settings, transit)] as const);
+  const sorted = (problems: Iterable<string>) => [...new Set(problems)].sort();
   return {
-    synth: accepts(() => resolveSettings(props)),
-    coldStart: origin && worker && revalidate,
+    settings,
+    starts,
+    synth: sorted(lambdaProblems(settings)),
+    coldStart: sorted(starts.flatMap(([, start]) => start.problems)),
   };
+}
+
+/**
+ * Synth and every cold start agree: the same problems, and the same values where all accept.
+ * Says whether all accepted.
+ */
+function expectAgreement(props: IsrServiceProps, transit = untouched): boolean {
+  const { settings, starts, synth, coldStart: cold } = verdicts(props, transit);
+  expect(synth).toEqual(cold);
+  if (synth.length > 0) return false;
+  for (const [kind, start] of starts) {
+    for (const [key, spec] of ENTRIES) {
+      if (!spec.readers.includes(kind) || spec.source === 'ref' || spec.source === 'env') continue;
+      expect([kind, key, start.settings?.[key]]).toEqual([
+        kind,
+        key,
+        (settings as unknown as Record<string, unknown>)[key],
+      ]);
+    }
+  }
+  return true;
 }
 
 const https = 'https://ssr.example.com';
@@ -73,6 +140,7 @@ describe('settings: synth and cold start agree', () => {
     ['an empty tenant list', { tenantHeader: 'x-tenant', tenants: [] }],
     ['Host as tenant header', { tenantHeader: 'Host' }],
     ['an upstream secret without an upstream', { upstreamSecret: secret }],
+    ['a secret header without a secret', { upstreamSecretHeader: 'x-origin-key' }],
     [
       'the secret in the Authorization header',
       { renderOriginUrl: https, upstreamSecret: secret, upstreamSecretHeader: 'Authorization' },
@@ -81,8 +149,14 @@ describe('settings: synth and cold start agree', () => {
     ['a fractional lease', { leaseSeconds: 30.5 }],
     ['a deploy ID over 128 characters', { deployId: 'x'.repeat(129) }],
     ['a query parameter with a space', { allowedQueryParams: ['a b'] }],
-  ])('both refuse %s', (_what, props) => {
-    expect(verdicts(props)).toEqual({ synth: false, coldStart: false });
+    ['a query parameter with a comma', { allowedQueryParams: ['a,b'] }],
+    ['an empty query parameter', { allowedQueryParams: [''] }],
+    ['an overload fallback that is not a path', { overloadFallbackPath: 'busy' }],
+  ])('both refuse %s, in the same words', (_what, props) => {
+    const { synth, coldStart: cold } = verdicts(props);
+    expect(synth).not.toEqual([]);
+    expect(synth).toEqual(cold);
+    expect(() => resolveSettings(props)).toThrow();
   });
 
   it.each<[string, IsrServiceProps]>([
@@ -98,52 +172,71 @@ describe('settings: synth and cold start agree', () => {
     ['an IPv6 loopback upstream', { renderOriginUrl: 'http://[::1]:3001' }],
     ['an https upstream with its secret', { renderOriginUrl: https, upstreamSecret: secret }],
     ['a tenant allow-list', { tenantHeader: 'X-Tenant', tenants: ['acme', 'globex.eu'] }],
-  ])('both accept %s', (_what, props) => {
-    expect(verdicts(props)).toEqual({ synth: true, coldStart: true });
+    ['a render path with a comma', { renderPaths: ['/tags/a,b', "/q/'x'", '/a;b=c'] }],
+    ['a deploy id with spaces, quotes and commas', { deployId: 'r 1, "two" – café' }],
+  ])('both accept %s, and read back what synth resolved', (_what, props) => {
+    expect(verdicts(props).synth).toEqual([]);
+    expect(() => resolveSettings(props)).not.toThrow();
+    expectAgreement(props);
   });
 
-  it('agree on random settings (synth accepts exactly when both cold starts do)', () => {
-    const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined });
-    const seconds = fc.integer({ min: 0, max: 70 }).map((value) => Duration.seconds(value));
-    const props = fc.record(
-      {
-        leaseSeconds: maybe(fc.oneof(fc.integer({ min: -1, max: 40 }), fc.constant(2.5))),
-        clockSkewMarginSeconds: maybe(fc.integer({ min: -1, max: 40 })),
-        renderTimeoutMs: maybe(fc.integer({ min: 0, max: 45_000 })),
-        revalidateSeconds: maybe(fc.integer({ min: -1, max: 120 })),
-        maxBodyBytes: maybe(fc.constantFrom(0, 1, MAX_BODY_BYTES, MAX_BODY_BYTES + 1)),
-        workerTimeout: maybe(seconds),
-        originTimeout: maybe(seconds),
-        renderOriginUrl: maybe(
-          fc.constantFrom(
-            https,
-            'http://localhost:3001',
-            'http://127.0.0.1',
-            'http://ssr.internal',
-            'ftp://x.example',
-            'https://u:p@x.example',
-            'nonsense',
-          ),
-        ),
-        tenantHeader: maybe(fc.constantFrom('x-tenant', 'X-Site', 'host', 'bad header')),
-        tenants: maybe(
-          fc.array(fc.constantFrom('acme', 'globex.eu', 'a#b', '-x'), { maxLength: 3 }),
-        ),
-        deployId: maybe(fc.constantFrom('', 'v1', 'x'.repeat(128), 'x'.repeat(129))),
-        upstream: maybe(fc.constantFrom('x-origin-key', 'X-Tenant', 'authorization')),
-      },
-      { requiredKeys: [] },
+  it('reads a render path with a comma back whole in every function (issue 19, item 11)', () => {
+    const { starts } = verdicts({ renderPaths: ['/tags/a,b'] });
+    for (const [, start] of starts.filter(([kind]) =>
+      SETTINGS.renderPaths.readers.includes(kind),
+    )) {
+      expect(start.settings?.renderPaths).toEqual(['/tags/a,b']);
+    }
+  });
+
+  it('refuses an overload fallback at synth in the words the origin uses (issue 19, item 11)', () => {
+    expect(() => resolveSettings({ overloadFallbackPath: 'busy' })).toThrow(
+      'overloadFallbackPath must be a path starting with "/", got busy',
     );
+    const { starts } = verdicts({ overloadFallbackPath: 'busy' });
+    expect(Object.fromEntries(starts)).toMatchObject({
+      origin: { problems: ['overloadFallbackPath must be a path starting with "/", got busy'] },
+    });
+  });
+
+  it('agree on props drawn at random, strings with commas, quotes and spaces included', () => {
+    let accepted = 0;
     fc.assert(
-      fc.property(props, ({ upstream, ...rest }) => {
-        const withSecret: IsrServiceProps =
-          upstream === undefined
-            ? rest
-            : { ...rest, upstreamSecret: secret, upstreamSecretHeader: upstream };
-        const { synth, coldStart } = verdicts(withSecret);
-        expect(synth).toBe(coldStart);
+      fc.property(mostlyValidProps(secret), (drawn) => {
+        if (expectAgreement(drawn)) accepted += 1;
       }),
-      { numRuns: 400 },
+      { numRuns: 300 },
+    );
+    // Values are compared only where every function starts: make sure that is often.
+    expect(accepted).toBeGreaterThan(60);
+  });
+
+  it('catch a list encoding that loses commas, and a setting synth checks but never writes (negative controls)', () => {
+    const commaJoined: Transit = (env) =>
+      Object.fromEntries(
+        Object.entries(env).map(([name, text]) => [
+          name,
+          text.startsWith('[') ? (JSON.parse(text) as string[]).join(',') : text,
+        ]),
+      );
+    const unwritten: Transit = ({ ISR_OVERLOAD_FALLBACK_PATH: _dropped, ...env }) => env;
+    expect(() => expectAgreement({ renderPaths: ['/tags/a,b'] }, commaJoined)).toThrow();
+    expect(() => expectAgreement({ overloadFallbackPath: 'busy' }, unwritten)).toThrow();
+    for (const transit of [commaJoined, unwritten]) {
+      const property = fc.property(mostlyValidProps(secret), (drawn) => {
+        expectAgreement(drawn, transit);
+      });
+      expect(() => fc.assert(property, { numRuns: 300 })).toThrow();
+    }
+  });
+
+  it('agree on props drawn to break every reader at once', () => {
+    const awkward = { ...propArbitraries('awkward'), ...secretArbitraries(secret, 'awkward') };
+    fc.assert(
+      fc.property(fc.record(awkward, { requiredKeys: [] }), (drawn) => {
+        expectAgreement(drawn);
+      }),
+      { numRuns: 200 },
     );
   });
 });

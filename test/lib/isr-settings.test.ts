@@ -130,6 +130,14 @@ describe('IsrService settings', () => {
     expect(refusal({ tenants: ['acme'] })).toMatch(/tenants needs tenantHeader/);
   });
 
+  it("refuses settings that would not fit a function's 4 KB environment (the deploy would fail)", () => {
+    const paths = (count: number) => Array.from({ length: count }, (_, n) => `/section-${n}/**`);
+    expect(() => resolveSettings({ renderPaths: paths(60) })).not.toThrow();
+    expect(refusal({ renderPaths: paths(200) })).toMatch(
+      /the origin function's settings take about \d+ bytes of environment.*ISR_RENDER_PATHS/,
+    );
+  });
+
   it('fails the synth, not the deploy, on a bad combination', () => {
     expect(() => synthIsrStack({ context: { allowedQueryParams: 'page, bad name' } })).toThrow(
       IsrServiceConfigError,

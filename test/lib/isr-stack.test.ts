@@ -44,7 +44,8 @@ describe('IsrStack', () => {
       Environment: {
         Variables: Match.objectLike({
           ISR_TENANT_HEADER: 'x-tenant',
-          ISR_ALLOWED_QUERY_PARAMS: 'lang,page',
+          // Lists travel as JSON, so an item may hold a comma (issue 19, item 11).
+          ISR_ALLOWED_QUERY_PARAMS: '["lang","page"]',
           ISR_DEPLOY_ID: 'release-42',
           RENDER_ORIGIN_URL: 'https://render.example.com',
         }),

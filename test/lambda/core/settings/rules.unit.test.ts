@@ -1,60 +1,29 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidCacheKeyError } from '../../../lambda/core/errors.js';
-import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
-import { TENANT_PATTERN } from '../../../lambda/core/rows.js';
+import { InvalidCacheKeyError } from '../../../../lambda/core/errors.js';
+import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { TENANT_PATTERN } from '../../../../lambda/core/rows.js';
 import {
   isLoopbackHost,
   MAX_BODY_BYTES,
+  readSettings,
   SETTING_DEFAULTS,
-  settingsProblems,
-  type FunctionCheck,
-  type ServiceSettings,
-} from '../../../lambda/core/settings.js';
+  TABLE,
+  writeSettings,
+  type Reader,
+} from '../../../../lambda/core/settings.js';
 
-const service: ServiceSettings = {
-  renderOriginUrl: undefined,
-  allowedQueryParams: [],
-  tenantHeader: undefined,
-  tenants: undefined,
-  deployId: SETTING_DEFAULTS.deployId,
-  revalidateSeconds: SETTING_DEFAULTS.revalidateSeconds,
-  leaseSeconds: SETTING_DEFAULTS.leaseSeconds,
-  clockSkewMarginSeconds: SETTING_DEFAULTS.clockSkewMarginSeconds,
-  renderTimeoutMs: SETTING_DEFAULTS.renderTimeoutMs,
-  maxBodyBytes: SETTING_DEFAULTS.maxBodyBytes,
-  metaTtlSeconds: undefined,
-  goneTtlSeconds: undefined,
-  keepVersions: SETTING_DEFAULTS.keepVersions,
-  renderPaths: [],
-  keptHeaders: ['content-security-policy'],
-  setCookie: 'strip',
-  bodyKeyPrefix: 'pages/',
-  cacheTagHeader: 'x-isr-cache-tags',
-  upstreamTagHeader: 'cache-tag',
-  upstreamSecret: undefined,
+/** The resources every function is told about. */
+const REFS = {
+  FACETHEORY_CACHE_TABLE_NAME: 'cache',
+  ISR_BODY_BUCKET: 'bodies',
+  ISR_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/q.fifo',
+  ISR_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/1/d.fifo',
 };
 
-const worker = (timeoutMs: number | undefined): FunctionCheck => ({
-  kind: 'worker',
-  timeoutMs,
-  settings: { maxReceiveCount: 5, idempotencyTtlSeconds: 86_400 },
-});
-const origin = (
-  timeoutMs: number | undefined,
-  missWaitMs = 5_000,
-): Extract<FunctionCheck, { kind: 'origin' }> => ({
-  kind: 'origin',
-  timeoutMs,
-  settings: {
-    dedupeWindowSeconds: 30,
-    missRenderLimit: 25,
-    missWaitMs,
-    retryAfterSeconds: 2,
-    staleSharedMaxAge: 2,
-    staleWhileRevalidateSeconds: 60,
-    staleIfErrorSeconds: 86_400,
-  },
-});
+/** The problems `reader` finds in the environment the construct would write for `inputs`. */
+const problems = (inputs: Record<string, unknown>, reader: Reader = 'origin') =>
+  readSettings(TABLE, reader, { ...writeSettings(TABLE, inputs), ...REFS }, { nameOf: (k) => k })
+    .problems;
 
 /** Whether the cache key takes this tenant; any other error than a refusal is a failure. */
 function cacheKeyAccepts(tenant: string): boolean {
@@ -67,18 +36,11 @@ function cacheKeyAccepts(tenant: string): boolean {
   }
 }
 
-const problems = (
-  overrides: Partial<ServiceSettings>,
-  functions: FunctionCheck[] = [],
-  localMode = false,
-) =>
-  settingsProblems({ service: { ...service, ...overrides }, functions, localMode }, (key, kind) =>
-    kind === undefined ? key : `${kind}.${key}`,
-  );
-
 describe('settings rules', () => {
   it('accept the defaults, with a body limit a function URL response can carry', () => {
-    expect(problems({}, [worker(30_000), origin(30_000)])).toEqual([]);
+    for (const reader of ['origin', 'worker', 'revalidate', 'sweeper'] as const) {
+      expect(problems({ functionTimeoutMs: 30_000 }, reader)).toEqual([]);
+    }
     expect(SETTING_DEFAULTS.maxBodyBytes).toBe(4 * 1024 * 1024);
     expect(problems({ maxBodyBytes: MAX_BODY_BYTES + 1 })).toEqual([
       expect.stringMatching(/^maxBodyBytes must be an integer 1\.\.4194304/),
@@ -99,31 +61,48 @@ describe('settings rules', () => {
   });
 
   it('refuse a function timeout with no room for the render and its publish', () => {
-    expect(problems({}, [worker(14_999)])).toEqual([
-      expect.stringMatching(/^worker\.functionTimeoutMs \(14999 ms\).*renderTimeoutMs \+ 5000/),
+    expect(problems({ functionTimeoutMs: 14_999 }, 'worker')).toEqual([
+      expect.stringMatching(/^functionTimeoutMs \(14999 ms\).*renderTimeoutMs \+ 5000/),
     ]);
-    expect(problems({}, [worker(15_000)])).toEqual([]);
-    expect(problems({}, [worker(901_000)])[0]).toMatch(/1000\.\.900000/);
+    expect(problems({ functionTimeoutMs: 15_000 }, 'worker')).toEqual([]);
+    expect(problems({ functionTimeoutMs: 901_000 }, 'worker')[0]).toMatch(/1000\.\.900000/);
     // an unknown timeout (local mode, tests) is not checked
-    expect(problems({}, [worker(undefined)])).toEqual([]);
+    expect(problems({}, 'worker')).toEqual([]);
+    // the revalidate function and the sweeper never render
+    expect(problems({ functionTimeoutMs: 1_000 }, 'revalidate')).toEqual([]);
+    expect(problems({ functionTimeoutMs: 1_000 }, 'sweeper')).toEqual([]);
   });
 
   it('make the origin timeout fit the wait for another holder too', () => {
-    expect(problems({}, [origin(20_000, 20_000)])).toEqual([
-      expect.stringMatching(/origin\.missWaitMs \+ 5000 ms = 25000 ms/),
+    expect(problems({ functionTimeoutMs: 20_000, missWaitMs: 20_000 })).toEqual([
+      expect.stringMatching(/missWaitMs \+ 5000 ms = 25000 ms/),
     ]);
   });
 
   it('refuse a dedupe window SQS would outlast', () => {
-    const fn = origin(30_000);
-    const tooLong = { ...fn, settings: { ...fn.settings, dedupeWindowSeconds: 300 } } as const;
-    expect(problems({}, [tooLong])).toEqual([expect.stringMatching(/SQS dedupe lasts 5 minutes/)]);
+    expect(problems({ dedupeWindowSeconds: 300 })).toEqual([
+      expect.stringMatching(/SQS dedupe lasts 5 minutes/),
+    ]);
   });
 
   it('check a cross-field rule only between valid values', () => {
     expect(problems({ leaseSeconds: 1.5 })).toEqual([
       expect.stringMatching(/^leaseSeconds must be an integer >= 2, got 1\.5$/),
     ]);
+  });
+
+  it('refuse an orphan age a render could still publish within (sweeper)', () => {
+    expect(problems({ orphanAgeSeconds: 930 }, 'sweeper')).toEqual([
+      expect.stringMatching(/^orphanAgeSeconds \(930 s\) must exceed .* 930 s$/),
+    ]);
+    expect(problems({ orphanAgeSeconds: 931 }, 'sweeper')).toEqual([]);
+  });
+
+  it('refuse an overload fallback the origin could not serve, naming the value', () => {
+    expect(problems({ overloadFallbackPath: 'busy' })).toEqual([
+      'overloadFallbackPath must be a path starting with "/", got busy',
+    ]);
+    expect(problems({ overloadFallbackPath: '/busy' })).toEqual([]);
   });
 
   describe('upstream URL', () => {
@@ -149,8 +128,8 @@ describe('settings rules', () => {
     });
 
     it('allows plain http on any host in local mode only', () => {
-      expect(problems({ renderOriginUrl: 'http://ssr:3001' }, [], true)).toEqual([]);
-      expect(problems({ renderOriginUrl: 'http://ssr:3001' }, [], false)).toHaveLength(1);
+      expect(problems({ renderOriginUrl: 'http://ssr:3001', localMode: true })).toEqual([]);
+      expect(problems({ renderOriginUrl: 'http://ssr:3001', localMode: false })).toHaveLength(1);
     });
 
     it('knows the loopback hosts', () => {
@@ -192,46 +171,53 @@ describe('settings rules', () => {
 
   describe('upstream secret', () => {
     const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-AbCdEf';
+    const renderOriginUrl = 'https://ssr.example.com';
 
     it('needs an upstream and a plain header other than the tenant header', () => {
-      const upstreamSecret = { arn, header: 'x-isr-origin-secret' };
-      expect(problems({ upstreamSecret })).toEqual([
+      expect(problems({ upstreamSecretArn: arn })).toEqual([
         expect.stringMatching(/upstreamSecretArn needs renderOriginUrl/),
       ]);
-      const renderOriginUrl = 'https://ssr.example.com';
-      expect(problems({ upstreamSecret, renderOriginUrl })).toEqual([]);
+      expect(problems({ upstreamSecretArn: arn, renderOriginUrl })).toEqual([]);
       expect(
-        problems({ upstreamSecret: { arn, header: 'authorization' }, renderOriginUrl }),
+        problems({
+          upstreamSecretArn: arn,
+          upstreamSecretHeader: 'authorization',
+          renderOriginUrl,
+        }),
       ).toHaveLength(1);
       expect(
         problems({
-          upstreamSecret: { arn, header: 'x-tenant' },
+          upstreamSecretArn: arn,
+          upstreamSecretHeader: 'x-tenant',
           tenantHeader: 'x-tenant',
           renderOriginUrl,
         }),
       ).toEqual([expect.stringMatching(/must differ from the tenant header/)]);
-      expect(
-        problems({ upstreamSecret: { arn: 'secret-name', header: 'x-key' }, renderOriginUrl }),
-      ).toEqual([expect.stringMatching(/must be a Secrets Manager secret ARN/)]);
+      expect(problems({ upstreamSecretArn: 'secret-name', renderOriginUrl })).toEqual([
+        expect.stringMatching(/must be a Secrets Manager secret ARN/),
+      ]);
+    });
+
+    it('is told to the functions that call the upstream only', () => {
+      const env = { ...writeSettings(TABLE, { upstreamSecretArn: arn }), ...REFS };
+      const read = (reader: Reader) =>
+        readSettings(TABLE, reader, env, { nameOf: (k) => k }).values.upstreamSecretArn;
+      expect([read('origin'), read('worker')]).toEqual([arn, arn]);
+      expect([read('revalidate'), read('sweeper')]).toEqual([undefined, undefined]);
     });
   });
 
   it('leave values known only at deploy to the cold start', () => {
     const token = '${Token[TOKEN.1]}';
-    expect(
-      settingsProblems(
-        {
-          service: {
-            ...service,
-            renderOriginUrl: token,
-            upstreamSecret: { arn: token, header: 'x-key' },
-          },
-          functions: [],
-          localMode: false,
-          isDeployTime: (text) => text.includes('${Token'),
-        },
-        (key) => key,
-      ),
-    ).toEqual([]);
+    const env = {
+      ...writeSettings(TABLE, { renderOriginUrl: token, upstreamSecretArn: token }),
+      ...REFS,
+      ISR_LEASE_SECONDS: token,
+    };
+    const reading = readSettings(TABLE, 'origin', env, {
+      nameOf: (key) => key,
+      isDeployTime: (text) => text.includes('${Token'),
+    });
+    expect(reading.problems).toEqual([]);
   });
 });

@@ -1,0 +1,187 @@
+/**
+ * Settings of the page cache itself, read by the functions that render, serve or revalidate
+ * pages. Each entry's TSDoc is the construct prop's documentation and a row of
+ * docs/SETTINGS.md (`npm run settings:doc`); `@default` is checked against the value.
+ */
+import { compilePathPatterns } from '../path-patterns.js';
+import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
+import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
+import { eachEntry, header, int, list, oneOf, text } from './define.js';
+import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
+import { FUNCTION_KINDS, type Reader } from './spec.js';
+
+/** What every function reads. */
+export const ALL: readonly Reader[] = FUNCTION_KINDS;
+/** What every function reads, and the construct too (its CloudFront, IAM or queues use it). */
+const ALL_AND_DEPLOY: readonly Reader[] = [...ALL, 'deploy'];
+
+const trim = (item: string): string => item.trim();
+const lower = (item: string): string => item.trim().toLowerCase();
+
+export const SERVICE_SETTINGS = {
+  /**
+   * Upstream SSR origin pages are rendered from. https only; plain http is refused except for
+   * loopback hosts (localhost, 127.0.0.0/8, ::1) and local mode.
+   * @default - the built-in demo renderer
+   * @bounds a URL: https, or http on a loopback host or in local mode; no credentials
+   */
+  renderOriginUrl: text('RENDER_ORIGIN_URL', 'prop', ALL, undefined),
+  /**
+   * Query parameters that are part of the cache key. CloudFront caches on and forwards only
+   * these; every other parameter is dropped at the edge.
+   * @default [] - no query string reaches the origin
+   * @bounds names without spaces, `,`, `&`, `=` or `#`
+   */
+  allowedQueryParams: list('ISR_ALLOWED_QUERY_PARAMS', 'prop', ALL_AND_DEPLOY, [], trim, true, {
+    check: eachEntry((param) => /^[^\s,&=#]+$/.test(param), 'is not a query parameter name'),
+  }),
+  /**
+   * Path patterns that may be rendered at all (`/blog/*` within a segment, `/docs/**` across);
+   * any other path is a 404 that costs no read, render or row. Turn it on when the site's paths
+   * are known, so a crawler looping over random URLs cannot fill the cache.
+   * @default [] - every path may be rendered
+   * @bounds path globs starting with `/`
+   */
+  renderPaths: list('ISR_RENDER_PATHS', 'prop', ALL, [], trim, false, {
+    check: (patterns, name) =>
+      patterns.flatMap((pattern) => {
+        try {
+          compilePathPatterns([pattern]);
+          return [];
+        } catch (error) {
+          return [`${name}: ${(error as Error).message}`];
+        }
+      }),
+  }),
+  /**
+   * Upstream response headers kept with a page and replayed to viewers (exact names, or a
+   * prefix ending in `*`). Hop-by-hop headers and those the service sets are never kept.
+   * @default ['content-security-policy', 'content-security-policy-report-only',
+   * 'strict-transport-security', 'x-frame-options', 'x-content-type-options', 'referrer-policy',
+   * 'permissions-policy', 'cross-origin-*', 'link', 'content-language', 'x-robots-tag']
+   * @bounds lower-case names, or a prefix ending in `*`; never `set-cookie`
+   */
+  keptHeaders: list('ISR_KEPT_HEADERS', 'prop', ALL, DEFAULT_KEPT_HEADERS, lower, false, {
+    check: eachEntry(
+      (entry) => KEPT_HEADER_PATTERN.test(entry) && !entry.startsWith('set-cookie'),
+      'must be a lower-case header name or a prefix ending in "*", never set-cookie',
+    ),
+  }),
+  /**
+   * A page that sets a cookie: `strip` caches it without the cookie (logged), as CloudFront
+   * does when cookies are not in the cache key; `refuse` does not cache it at all (502).
+   * @default 'strip'
+   */
+  setCookie: oneOf('ISR_SET_COOKIE', 'prop', ALL, Object.values(SetCookiePolicy), 'strip'),
+  /**
+   * Key prefix of page bodies in the bucket; the functions' object permissions and the
+   * lifecycle rule are scoped to it. Set it to the prefix another writer (FaceTheory) uses to
+   * share its bodies.
+   * @default 'pages/'
+   * @bounds path segments of letters, digits and `!_.'()-`, ending in `/`
+   */
+  bodyKeyPrefix: text('ISR_BODY_PREFIX', 'prop', ALL_AND_DEPLOY, BODY_KEY_PREFIX, {
+    check: (prefix, name) =>
+      /^[A-Za-z0-9!_.'()-]+(\/[A-Za-z0-9!_.'()-]+)*\/$/.test(prefix)
+        ? []
+        : [
+            `${name} ${JSON.stringify(prefix)} must be path segments of letters, digits and !_.'()- ending in "/"`,
+          ],
+  }),
+  /**
+   * The response header the origin lists a page's cache tags in; CloudFront's CacheTagConfig
+   * reads it (a purge by tag uses it) and a response headers policy removes it for viewers.
+   * @default 'x-isr-cache-tags'
+   */
+  cacheTagHeader: header('ISR_CACHE_TAG_HEADER', 'prop', ALL_AND_DEPLOY, 'x-isr-cache-tags'),
+  /**
+   * The upstream response header a page's tags come from, comma-separated.
+   * @default 'cache-tag'
+   */
+  upstreamTagHeader: header('ISR_UPSTREAM_TAG_HEADER', 'prop', ALL, 'cache-tag'),
+  /**
+   * Request header that names the tenant. Setting it turns on multi-tenant mode: the header is
+   * part of the cache key and a request without it is refused.
+   * @default - single-tenant
+   */
+  tenantHeader: header('ISR_TENANT_HEADER', 'prop', ALL_AND_DEPLOY, undefined),
+  /**
+   * Tenants served in multi-tenant mode; needs `tenantHeader`. Each is a name the cache key
+   * accepts (1-64 of `A-Za-z0-9._-`, starting alphanumeric). Set but naming nobody is refused
+   * (fail closed), never read as "any tenant".
+   * @default - any well-formed tenant
+   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric
+   */
+  tenants: list('ISR_TENANTS', 'prop', ALL_AND_DEPLOY, undefined, trim, true, {
+    requires: { tenantHeader: 'multi-tenant mode' },
+    check: (tenants, name) => [
+      ...(tenants.length === 0 ? [`${name} must name at least one tenant`] : []),
+      ...eachEntry(
+        (tenant) => TENANT_PATTERN.test(tenant),
+        'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-", starting alphanumeric',
+      )(tenants, name),
+    ],
+  }),
+  /**
+   * Bump when rendering changes, so intents of the old deploy never dedupe new ones.
+   * @default 'unversioned'
+   * @bounds 1 to 128 characters
+   */
+  deployId: text('ISR_DEPLOY_ID', 'prop', ALL, 'unversioned', {
+    local: 'local',
+    check: (id, name) => (id.length <= 128 ? [] : [`${name} must be 1 to 128 characters`]),
+  }),
+  /**
+   * Freshness of a page that does not ask for its own.
+   * @default 60
+   */
+  revalidateSeconds: int('ISR_REVALIDATE_SECONDS', 'prop', ALL, 60, 1, MAX_REVALIDATE_SECONDS, {
+    local: 10,
+  }),
+  /**
+   * Regeneration lease; must be longer than `renderTimeoutMs` and `clockSkewMarginSeconds`.
+   * @default 30
+   */
+  leaseSeconds: int('ISR_LEASE_SECONDS', 'prop', ALL, 30, 2),
+  /**
+   * Largest clock difference assumed between two functions: a render starts only while the lease
+   * has more than this left, so nobody else can have taken it over yet. Below `leaseSeconds`.
+   * @default 2
+   * @bounds and below the lease
+   */
+  clockSkewMarginSeconds: int('ISR_CLOCK_SKEW_MARGIN_SECONDS', 'prop', ALL, 2, 0),
+  /**
+   * Longest render; below the lease, and leaving room in both function timeouts.
+   * @default 10_000
+   * @bounds and below the lease
+   */
+  renderTimeoutMs: int('ISR_RENDER_TIMEOUT_MS', 'prop', ALL, 10_000, 1, 900_000),
+  /**
+   * Largest body published; at most 4 MiB, so a base64 body fits a function URL response.
+   * @default 4_194_304 (4 MiB)
+   */
+  maxBodyBytes: int('ISR_MAX_BODY_BYTES', 'prop', ALL, MAX_BODY_BYTES, 1, MAX_BODY_BYTES, {
+    why: 'base64 must fit a 6 MB function URL reply',
+  }),
+  /**
+   * How long a page nobody asks for is kept after it goes stale, before DynamoDB TTL may
+   * collect its rows (the sweeper then retires its body). A requested page is regenerated,
+   * which moves this forward.
+   * @default 604_800 (7 days)
+   */
+  metaTtlSeconds: int('ISR_META_TTL_SECONDS', 'prop', ALL, 7 * 86_400, 1),
+  /**
+   * The same for a 404 or 410 page, kept briefly so random paths do not fill the table.
+   * @default 3_600
+   */
+  goneTtlSeconds: int('ISR_GONE_TTL_SECONDS', 'prop', ALL, 3_600, 1),
+  /**
+   * Versions of each page kept for `isr rollback` (VER# rows and their bodies), the live one
+   * included; older ones are deleted as new ones are published. Each publish writes one more row
+   * in its transaction.
+   * @default 5
+   */
+  keepVersions: int('ISR_KEEP_VERSIONS', 'prop', ALL, 5, 2, MAX_KEPT_VERSIONS, {
+    why: 'the page before the live one is always kept; META lists every kept version',
+  }),
+};
