@@ -166,7 +166,7 @@ describe('the packed package, installed into a fresh CDK app', () => {
       expect(fn.Properties.Environment).toMatchObject({
         Variables: {
           RENDER_ORIGIN_URL: 'https://ssr.example.com',
-          ISR_ALLOWED_QUERY_PARAMS: 'page',
+          ISR_ALLOWED_QUERY_PARAMS: JSON.stringify(['page']),
         },
       });
     }
