@@ -11,6 +11,7 @@ import {
   type SignedRequest,
 } from '../../cli/commands/revalidate.js';
 import { run } from '../../cli/run.js';
+import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
 
 const URL_IAM = 'https://abc123.lambda-url.eu-west-1.on.aws/';
@@ -82,16 +83,27 @@ describe('the revalidation request', () => {
     expect(JSON.parse(unkeyed.body)).toEqual({ paths: ['/a'] });
   });
 
-  it('signs the webhook HMAC over "timestamp.rawBody", which a receiver can verify', async () => {
-    const request = await buildRevalidateRequest(URL_IAM, input, { hmacSecret: 's3cret', now });
+  it('signs the webhook HMAC over the one signed string, which the endpoint verifies', async () => {
+    const request = await buildRevalidateRequest(`${URL_IAM}?x=1`, input, {
+      hmacSecret: 's3cret',
+      now,
+    });
     const timestamp = request.headers['x-isr-timestamp'] ?? '';
     expect(timestamp).toBe(String(now.getTime() / 1000));
-    const expected = `sha256=${hmac('s3cret', `${timestamp}.${request.body}`).toString('hex')}`;
-    expect(request.headers['x-isr-signature']).toBe(expected);
-    const other = hmac('s3cret', `${timestamp}.${request.body.replace('42', '43')}`).toString(
-      'hex',
-    );
-    expect(request.headers['x-isr-signature']).not.toBe(`sha256=${other}`);
+    const received = {
+      signature: request.headers['x-isr-signature'],
+      timestamp,
+      method: 'POST',
+      target: `${new URL(URL_IAM).pathname}?x=1`,
+      idempotencyKey: 'key-1',
+      rawBody: request.body,
+    };
+    const verify = (changed: Partial<typeof received>) =>
+      signatureRefusal({ ...received, ...changed }, 's3cret', Number(timestamp), 300);
+    expect(verify({})).toBeUndefined();
+    expect(verify({ rawBody: request.body.replace('42', '43') })).toBe('signature-mismatch');
+    expect(verify({ idempotencyKey: 'key-2' })).toBe('signature-mismatch');
+    expect(verify({ target: new URL(URL_IAM).pathname })).toBe('signature-mismatch');
   });
 
   it('signs with SigV4 for the lambda service, covering the body, the key and the HMAC headers', async () => {
