@@ -13,6 +13,7 @@ export default tseslint.config(
       '.local/',
       'bench/results/',
       'test/fixtures/next-app/.next/',
+      'dist/',
     ],
   },
   js.configs.recommended,
