@@ -90,15 +90,13 @@ async function headersOf(
   const { auth, url } = deps.config;
   const now = deps.now();
   if (auth.kind === 'hmac') {
-    const target = requestTargetOf(url);
-    const rawBody = body;
     Object.assign(
       headers,
       signedHeadersOf(auth.secret, {
         method: 'POST',
-        target,
+        target: requestTargetOf(url),
         idempotencyKey: key,
-        rawBody,
+        rawBody: body,
         nowSeconds: now.getTime() / 1000,
       }),
     );
@@ -117,6 +115,36 @@ function retryAfterMsOf(response: Response): number | undefined {
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }
 
+/** What an answer means: accepted, worth another attempt, or refused for good. */
+async function outcomeOf(response: Response): Promise<Attempt> {
+  const text = await response.text().catch(() => '');
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text
+  }
+  if (response.ok) {
+    const replayed = response.headers.get('idempotent-replayed') === 'true';
+    return { done: true, receipt: { status: response.status, replayed, body: parsed } };
+  }
+  const error = (parsed ?? {}) as { error?: unknown; reason?: unknown; message?: unknown };
+  const reason =
+    [error.error, error.reason ?? error.message]
+      .filter((part) => typeof part === 'string')
+      .join(': ') || text.slice(0, 200);
+  const inProgress = response.status === 409 && error.error === 'in-progress';
+  const retryAfterMs = retryAfterMsOf(response);
+  return {
+    done: false,
+    retry: inProgress || isRetryableStatus(response.status),
+    status: response.status,
+    reason,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
+}
+
+/** One attempt, signed afresh; a network error or a timeout is worth another. */
 async function attempt(deps: ClientDeps, key: string, body: string): Promise<Attempt> {
   let response: Response;
   try {
@@ -129,44 +157,10 @@ async function attempt(deps: ClientDeps, key: string, body: string): Promise<Att
       signal: AbortSignal.timeout(deps.retry.timeoutMs),
     });
   } catch (error) {
-    return {
-      done: false,
-      retry: true,
-      reason: error instanceof Error ? error.message : String(error),
-      cause: error,
-    };
+    const reason = error instanceof Error ? error.message : String(error);
+    return { done: false, retry: true, reason, cause: error };
   }
-  const text = await response.text().catch(() => '');
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text
-  }
-  if (response.ok) {
-    return {
-      done: true,
-      receipt: {
-        status: response.status,
-        replayed: response.headers.get('idempotent-replayed') === 'true',
-        body: parsed,
-      },
-    };
-  }
-  const error =
-    (parsed as { error?: unknown; reason?: unknown; message?: unknown } | undefined) ?? {};
-  const reason =
-    [error.error, error.reason ?? error.message]
-      .filter((part) => typeof part === 'string')
-      .join(': ') || text.slice(0, 200);
-  const inProgress = response.status === 409 && error.error === 'in-progress';
-  return {
-    done: false,
-    retry: inProgress || isRetryableStatus(response.status),
-    status: response.status,
-    reason,
-    ...(retryAfterMsOf(response) === undefined ? {} : { retryAfterMs: retryAfterMsOf(response) }),
-  };
+  return outcomeOf(response);
 }
 
 /** Full jitter over an exponential step, never shorter than the server's Retry-After. */

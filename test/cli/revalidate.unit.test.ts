@@ -4,10 +4,7 @@
  * tampered request as the negative control.
  */
 import { describe, expect, it } from '@jest/globals';
-import {
-  buildRevalidateRequest,
-  sendRevalidate,
-} from '../../cli/commands/revalidate.js';
+import { buildRevalidateRequest, sendRevalidate } from '../../cli/commands/revalidate.js';
 import { run } from '../../cli/run.js';
 import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
