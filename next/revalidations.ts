@@ -46,7 +46,10 @@ const unique = (values: string[]): string[] => [...new Set(values)];
  */
 export function targetsOf(tags: readonly string[]): { paths: string[]; tags: string[] } {
   const paths = tags.map(pathOfSoftTag).filter((path) => path !== undefined);
-  return { paths: unique(paths), tags: unique(tags.map(serviceTagOf)) };
+  // Next joins a page's tags with commas, so a tag holding one reaches the page as its parts.
+  const parts = tags.flatMap((tag) => (tag.includes(',') ? tag.split(',') : []));
+  const all = [...tags, ...parts.map((part) => part.trim()).filter((part) => part !== '')];
+  return { paths: unique(paths), tags: unique(all.map(serviceTagOf)) };
 }
 
 function chunk<T>(values: readonly T[], size: number): T[][] {

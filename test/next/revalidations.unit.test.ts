@@ -68,6 +68,11 @@ describe('revalidationBodiesOf: what the app calls become', () => {
     expect(() => parseRevalidateBody(JSON.stringify(bodies[0]), POLICY)).not.toThrow();
   });
 
+  it('revalidates a tag holding a comma by its parts too: Next splits it on the page', () => {
+    const [body] = revalidationBodiesOf(['a,b'], undefined, undefined);
+    expect(body?.tags).toEqual([expect.stringMatching(/^next-hash:/), 'a', 'b']);
+  });
+
   it('names the tenant when one is configured', () => {
     expect(revalidationBodiesOf(['posts'], undefined, 'acme')).toEqual([
       { tags: ['posts'], tenant: 'acme', mode: 'expire' },
