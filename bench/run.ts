@@ -10,6 +10,7 @@ import { bundles } from './bundles.js';
 import { flood, type FloodResult } from './flood.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
+import { nextRevalidate, type NextRevalidateResult } from './next-revalidate.js';
 import { regeneration } from './regeneration.js';
 import { tagRevalidation } from './revalidation.js';
 import { storm, type StormResult } from './storm.js';
@@ -38,6 +39,7 @@ const settings = {
   revalidationPages: quick ? 1_000 : 10_000,
   floodConcurrency: 100,
   initSamples: quick ? 5 : 21,
+  nextRevalidateRounds: quick ? 3 : 10,
 };
 
 /** One benchmark: runs, then prints its table from what it returned. */
@@ -271,6 +273,34 @@ try {
               result.initMs,
               result.initRatio,
             ]),
+          ]),
+        );
+      },
+    }),
+    section({
+      name: 'next',
+      run: () => nextRevalidate(settings.nextRevalidateRounds),
+      print: (next: NextRevalidateResult) => {
+        console.log(
+          `\nNext.js: the app's revalidateTag to the first viewer answer with the new page (${next.rounds} each; goal < 3 s)`,
+        );
+        const row = (what: string, timing: NextRevalidateResult['service']['stale']) => [
+          what,
+          timing.medianMs,
+          timing.maxMs,
+          timing.oldAnswers,
+        ];
+        console.log(
+          table([
+            ['', 'median ms', 'max ms', 'old answers before (median)'],
+            row(
+              "service + adapter, revalidateTag(t, 'max') (stale, regenerate)",
+              next.service.stale,
+            ),
+            row('service + adapter, { expire: 0 } (expire)', next.service.expire),
+            row("next start alone, revalidateTag(t, 'max')", next.nextAlone.stale),
+            row('next start alone, { expire: 0 }', next.nextAlone.expire),
+            ['ratio service / next start alone (stale)', next.ratioStale, '', ''],
           ]),
         );
       },

@@ -2,12 +2,13 @@
  * `isr revalidate`: a POST to the revalidation endpoint (issue 14) with an Idempotency-Key.
  * A deployed endpoint is a function URL with AWS_IAM auth, so the request is signed with SigV4
  * (service `lambda`) using the caller's credentials; with ISR_REVALIDATE_SECRET set it also
- * carries the webhook HMAC, `sha256=hex(HMAC-SHA256(secret, timestamp + "." + rawBody))`.
+ * carries the webhook HMAC over the service's one signed string (`lambda/core/webhook-signature.ts`).
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Hash } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import { requestTargetOf, signedHeadersOf } from '../../lambda/core/webhook-signature.js';
 
 export interface RevalidateInput {
   readonly paths: readonly string[];
@@ -50,9 +51,6 @@ export function revalidateBody(input: RevalidateInput): string {
   });
 }
 
-export const hmacSignature = (secret: string, timestamp: string, rawBody: string): string =>
-  `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
-
 /** The request, HMAC headers first so the SigV4 signature covers them too. */
 export async function buildRevalidateRequest(
   url: string,
@@ -67,9 +65,16 @@ export async function buildRevalidateRequest(
     'idempotency-key': input.idempotencyKey ?? randomUUID(),
   };
   if (signing.hmacSecret !== undefined) {
-    const timestamp = String(Math.floor(signing.now.getTime() / 1000));
-    headers['x-isr-timestamp'] = timestamp;
-    headers['x-isr-signature'] = hmacSignature(signing.hmacSecret, timestamp, body);
+    Object.assign(
+      headers,
+      signedHeadersOf(signing.hmacSecret, {
+        method: 'POST',
+        target: requestTargetOf(target),
+        idempotencyKey: headers['idempotency-key'],
+        rawBody: body,
+        nowSeconds: signing.now.getTime() / 1000,
+      }),
+    );
   }
   if (signing.sigv4 === undefined) return { method: 'POST', url, headers, body };
   const signer = new SignatureV4({

@@ -26,8 +26,10 @@ export interface RevalidateHandlerOptions {
 /** Function URL event (payload 2.0) -> the request: raw body as sent, the IAM caller if any. */
 export function toRevalidateRequest(event: LambdaFunctionURLEvent): RevalidateHttpRequest {
   const body = event.body ?? '';
+  const query = event.rawQueryString ?? '';
   return {
     method: event.requestContext.http.method.toUpperCase(),
+    target: query === '' ? event.rawPath : `${event.rawPath}?${query}`,
     headers: event.headers ?? {},
     rawBody: event.isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body,
     // Present only under AWS_IAM auth: the caller the function URL authenticated.

@@ -64,6 +64,8 @@ export interface RevalidateServiceDeps {
 
 export interface RevalidateHttpRequest {
   readonly method: string;
+  /** The path as received, with `?query` when there is one: the signature covers it. */
+  readonly target: string;
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly rawBody: string;
@@ -114,14 +116,7 @@ export async function serveRevalidation(
   request: RevalidateHttpRequest,
 ): Promise<RevalidateReply> {
   const log = { idempotency_key: undefined, effect_id: undefined, caller: undefined };
-  if (request.method !== 'POST') {
-    return reply(
-      405,
-      { error: 'method-not-allowed', message: 'POST a JSON body' },
-      { ...log, decision: RevalidateDecision.Invalid, reason: 'method-not-allowed' },
-      { allow: 'POST' },
-    );
-  }
+  // Authentication comes first: a signature replayed with another method is a 401, not a 405.
   let caller: string;
   try {
     const who = await callerOf(deps, request);
@@ -135,6 +130,14 @@ export async function serveRevalidation(
     caller = who.caller;
   } catch {
     return unavailable(deps, { ...log, reason: 'secret-unavailable' });
+  }
+  if (request.method !== 'POST') {
+    return reply(
+      405,
+      { error: 'method-not-allowed', message: 'POST a JSON body' },
+      { ...log, caller, decision: RevalidateDecision.Invalid, reason: 'method-not-allowed' },
+      { allow: 'POST' },
+    );
   }
   try {
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
@@ -173,6 +176,9 @@ async function callerOf(
         {
           signature: request.headers[SIGNATURE_HEADER],
           timestamp: request.headers[TIMESTAMP_HEADER],
+          method: request.method,
+          target: request.target,
+          idempotencyKey: request.headers['idempotency-key'],
           rawBody: request.rawBody,
         },
         await deps.auth.secret.value(),

@@ -3,15 +3,12 @@
  * signature, each checked by recomputing it here independently (node:crypto, no SDK), with a
  * tampered request as the negative control.
  */
-import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import {
-  buildRevalidateRequest,
-  sendRevalidate,
-  type SignedRequest,
-} from '../../cli/commands/revalidate.js';
+import { buildRevalidateRequest, sendRevalidate } from '../../cli/commands/revalidate.js';
 import { run } from '../../cli/run.js';
+import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
+import { sigV4Holds } from '../helpers/sigv4.js';
 
 const URL_IAM = 'https://abc123.lambda-url.eu-west-1.on.aws/';
 const now = new Date('2026-11-24T13:00:00Z');
@@ -24,44 +21,6 @@ const input = {
   regenerate: true,
   idempotencyKey: 'key-1',
 } as const;
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const hmac = (key: string | Buffer, text: string) =>
-  createHmac('sha256', key).update(text).digest();
-
-/** SigV4 as the AWS docs define it, recomputed from the request: true when the signature holds. */
-function sigV4Holds(request: SignedRequest, secret: string): boolean {
-  const auth = request.headers.authorization ?? '';
-  const match =
-    /Credential=[^/]+\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]+)/.exec(
-      auth,
-    );
-  if (match === null) return false;
-  const [, date, region, service, signedHeaders, signature] = match as unknown as string[];
-  const lower = Object.fromEntries(
-    Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v.trim()]),
-  );
-  const names = signedHeaders.split(';');
-  const url = new URL(request.url);
-  const canonical = [
-    'POST',
-    url.pathname,
-    '',
-    ...names.map((name) => `${name}:${lower[name]}`),
-    '',
-    signedHeaders,
-    sha256(request.body),
-  ].join('\n');
-  const amzDate = lower['x-amz-date'] ?? '';
-  const toSign = [
-    'AWS4-HMAC-SHA256',
-    amzDate,
-    `${date}/${region}/${service}/aws4_request`,
-    sha256(canonical),
-  ].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
-  return createHmac('sha256', key).update(toSign).digest('hex') === signature;
-}
 
 describe('the revalidation request', () => {
   it('sends the body contract with the Idempotency-Key, and a UUID when no key is given', async () => {
@@ -82,16 +41,27 @@ describe('the revalidation request', () => {
     expect(JSON.parse(unkeyed.body)).toEqual({ paths: ['/a'] });
   });
 
-  it('signs the webhook HMAC over "timestamp.rawBody", which a receiver can verify', async () => {
-    const request = await buildRevalidateRequest(URL_IAM, input, { hmacSecret: 's3cret', now });
+  it('signs the webhook HMAC over the one signed string, which the endpoint verifies', async () => {
+    const request = await buildRevalidateRequest(`${URL_IAM}?x=1`, input, {
+      hmacSecret: 's3cret',
+      now,
+    });
     const timestamp = request.headers['x-isr-timestamp'] ?? '';
     expect(timestamp).toBe(String(now.getTime() / 1000));
-    const expected = `sha256=${hmac('s3cret', `${timestamp}.${request.body}`).toString('hex')}`;
-    expect(request.headers['x-isr-signature']).toBe(expected);
-    const other = hmac('s3cret', `${timestamp}.${request.body.replace('42', '43')}`).toString(
-      'hex',
-    );
-    expect(request.headers['x-isr-signature']).not.toBe(`sha256=${other}`);
+    const received = {
+      signature: request.headers['x-isr-signature'],
+      timestamp,
+      method: 'POST',
+      target: `${new URL(URL_IAM).pathname}?x=1`,
+      idempotencyKey: 'key-1',
+      rawBody: request.body,
+    };
+    const verify = (changed: Partial<typeof received>) =>
+      signatureRefusal({ ...received, ...changed }, 's3cret', Number(timestamp), 300);
+    expect(verify({})).toBeUndefined();
+    expect(verify({ rawBody: request.body.replace('42', '43') })).toBe('signature-mismatch');
+    expect(verify({ idempotencyKey: 'key-2' })).toBe('signature-mismatch');
+    expect(verify({ target: new URL(URL_IAM).pathname })).toBe('signature-mismatch');
   });
 
   it('signs with SigV4 for the lambda service, covering the body, the key and the HMAC headers', async () => {

@@ -24,10 +24,17 @@ export function recordingCdn(): CdnInvalidator & { purges: string[][] } {
 /** A POST to the endpoint: the body as JSON text (or as given), an Idempotency-Key if any. */
 export function revalidateRequest(
   body: unknown,
-  init: { key?: string; headers?: Record<string, string>; principal?: string } = {},
+  init: {
+    key?: string;
+    headers?: Record<string, string>;
+    principal?: string;
+    method?: string;
+    target?: string;
+  } = {},
 ): RevalidateHttpRequest {
   return {
-    method: 'POST',
+    method: init.method ?? 'POST',
+    target: init.target ?? '/_isr/revalidate',
     headers: {
       'content-type': 'application/json',
       ...(init.key === undefined ? {} : { 'idempotency-key': init.key }),

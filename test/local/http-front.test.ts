@@ -253,7 +253,13 @@ describe('startHttpFront: the revalidate handler behind it, signed (ISR_REVALIDA
       expect(await unsigned.json()).toEqual({ error: 'unauthorized', reason: 'missing-signature' });
       const signed = await post({
         'x-isr-timestamp': timestamp,
-        'x-isr-signature': signatureOf('local-key', timestamp, body),
+        'x-isr-signature': signatureOf('local-key', {
+          timestamp,
+          method: 'POST',
+          target: '/_isr/revalidate',
+          idempotencyKey: 'local-1',
+          rawBody: body,
+        }),
       });
       expect(signed.status).toBe(202);
       expect(cdn.purges).toHaveLength(1);

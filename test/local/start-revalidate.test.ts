@@ -53,7 +53,13 @@ describe('npm start: POST /_isr/revalidate', () => {
     const reply = await revalidate(signed.url, body, {
       'idempotency-key': 'e2e-2',
       'x-isr-timestamp': timestamp,
-      'x-isr-signature': signatureOf(SECRET, timestamp, body),
+      'x-isr-signature': signatureOf(SECRET, {
+        timestamp,
+        method: 'POST',
+        target: '/_isr/revalidate',
+        idempotencyKey: 'e2e-2',
+        rawBody: body,
+      }),
     });
     expect(reply.status).toBe(202);
   });

@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { toRevalidateRequest } from '../../../lambda/revalidate/handler.js';
 import { functionUrlEvent } from '../../../local/function-url.js';
 
-const event = (init: { body?: string; base64?: boolean; userArn?: string }) => {
+const event = (init: { body?: string; base64?: boolean; userArn?: string; target?: string }) => {
   const base = functionUrlEvent({
     method: 'post',
-    target: '/',
+    target: init.target ?? '/',
     headers: { 'idempotency-key': 'k1' },
   });
   return {
@@ -33,5 +33,12 @@ describe('toRevalidateRequest', () => {
     expect(toRevalidateRequest(event({ userArn: arn })).principal).toBe(arn);
     expect(toRevalidateRequest(event({})).principal).toBeUndefined();
     expect(toRevalidateRequest(event({})).method).toBe('POST');
+  });
+
+  it('keeps the request target as received, query included: the signature covers it', () => {
+    expect(toRevalidateRequest(event({})).target).toBe('/');
+    expect(toRevalidateRequest(event({ target: '/_isr/revalidate?effect=rv_1' })).target).toBe(
+      '/_isr/revalidate?effect=rv_1',
+    );
   });
 });
