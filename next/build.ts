@@ -3,7 +3,7 @@
  * service rules it shares (the signed string, CloudFront's tag rules) bundled in, readable (a
  * library in someone's server: stack traces matter more than bytes). The SigV4 signer and the
  * AWS credential chain stay imports, loaded on first use only, from the package's dependencies.
- * `npm run build:next [outdir]` writes `dist/next/index.mjs`.
+ * `npm run build -- next` writes `dist/next/index.mjs` (scripts/build-targets.ts).
  */
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { fileURLToPath } from 'node:url';

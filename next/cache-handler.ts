@@ -48,7 +48,7 @@ const consoleLog: AdapterLog = (level, fields) => {
 };
 
 /** The parts of a cache value the adapter reads: pages and route handlers carry headers. */
-interface CacheValue {
+export interface CacheValue {
   readonly kind?: string;
   headers?: Record<string, string | string[] | number | undefined>;
 }

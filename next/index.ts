@@ -5,7 +5,7 @@
  */
 import { createCacheHandler } from './cache-handler.js';
 
-export { createCacheHandler, type AdapterOptions } from './cache-handler.js';
+export { createCacheHandler, type AdapterOptions, type CacheValue } from './cache-handler.js';
 export { RevalidationFailedError, type AdapterLog, type RetryPolicy } from './client.js';
 export { AdapterConfigError, loadAdapterConfig, type AdapterConfig } from './config.js';
 export { modeOf, revalidationBodiesOf, targetsOf, type RevalidationBody } from './revalidations.js';

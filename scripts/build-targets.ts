@@ -3,7 +3,9 @@
  * - `functions`: `dist/functions/<fn>/index.mjs` (+ map, licences), the Lambda assets the
  *   construct deploys and the bundle tests measure;
  * - `cli`: `dist/cli/isr.mjs`, the `isr` bin as one self-contained file;
- * - `esm`: every `exports` entry of package.json, compiled by tsc with declarations.
+ * - `next`: `dist/next/index.mjs`, the Next.js adapter (`facetheory-isr/next`) as one file;
+ * - `esm`: every `exports` entry of package.json, compiled by tsc with declarations (for an
+ *   entry whose code is a bundle, its declarations only).
  * Each target is skipped when `build-stamp.ts` finds its inputs unchanged.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -11,10 +13,11 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { isFresh, writeStamp } from './build-stamp.js';
+import { bundleNextAdapter } from '../next/build.js';
 import { BUNDLE_FILE, FUNCTION_NAMES, LAMBDA_BUNDLE } from './bundle-options.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const TARGETS = ['functions', 'cli', 'esm'] as const;
+export const TARGETS = ['functions', 'cli', 'next', 'esm'] as const;
 export type Target = (typeof TARGETS)[number];
 
 /** Where compiled modules go; an `exports` path `./dist/esm/<p>.js` is built from `<p>.ts`. */
@@ -30,6 +33,7 @@ const BUILD_INPUTS = [
 /** The prebuilt Lambda asset directory of one function, as a repository path. */
 export const functionBundleDir = (name: string) => `dist/functions/${name}`;
 export const CLI_BUNDLE = 'dist/cli/isr.mjs';
+export const NEXT_BUNDLE = 'dist/next/index.mjs';
 
 /** Builds the targets that are stale; returns the ones it built. */
 export async function buildTargets(targets: readonly Target[] = TARGETS): Promise<Target[]> {
@@ -56,6 +60,10 @@ const RECIPES: Record<Target, Recipe> = {
     run: buildFunctions,
   },
   cli: { outputs: () => [CLI_BUNDLE], run: buildCli },
+  next: {
+    outputs: () => [NEXT_BUNDLE],
+    run: async () => localInputs(await bundleNextAdapter(join(ROOT, NEXT_BUNDLE))),
+  },
   esm: { outputs: () => esmEntries().map((entry) => entry.output), run: compileEntries },
 };
 
@@ -124,14 +132,19 @@ interface EsmEntry {
   readonly output: string;
 }
 
-/** Each `exports` entry of package.json that points into `dist/esm`, with its source file. */
+/**
+ * Each `exports` entry of package.json whose code (`default`) or declarations (`types`) point
+ * into `dist/esm`, with its source file: tsc emits both, and a bundled entry uses the types.
+ */
 export function esmEntries(): EsmEntry[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    exports?: Record<string, string | { default?: string }>;
+    exports?: Record<string, string | { types?: string; default?: string }>;
   };
   const prefix = `./${ESM_DIR}/`;
   return Object.values(pkg.exports ?? {})
-    .map((target) => (typeof target === 'string' ? target : target.default))
+    .map((target) =>
+      typeof target === 'string' ? target : target.types?.replace(/\.d\.ts$/, '.js'),
+    )
     .filter((target): target is string => target?.startsWith(prefix) === true)
     .map((target) => ({
       source: `${target.slice(prefix.length).replace(/\.js$/, '')}.ts`,

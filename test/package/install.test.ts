@@ -36,7 +36,7 @@ function readmeSnippet(readme: string): string {
 
 /** Packed files that are not what a consumer needs (tests, sources, benches, local data). */
 function unexpectedPackageFiles(paths: readonly string[]): string[] {
-  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|dist\/(esm|functions|cli)\/.+)$/;
+  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|dist\/(esm|functions|cli|next)\/.+)$/;
   return paths.filter(
     (path) => !allowed.test(path) || (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)),
   );
@@ -128,6 +128,8 @@ describe('the packed package, installed into a fresh CDK app', () => {
         'dist/esm/lib/index.js',
         'dist/esm/lib/index.d.ts',
         'dist/cli/isr.mjs',
+        'dist/next/index.mjs',
+        'dist/esm/next/index.d.ts',
         ...FUNCTIONS.map((name) => `dist/functions/${name}/index.mjs`),
       ]),
     );
@@ -150,6 +152,24 @@ describe('the packed package, installed into a fresh CDK app', () => {
     }
     const { stdout } = await run(join(app, 'node_modules', '.bin', 'isr'), ['--help']);
     expect(stdout).toMatch(/^usage: isr <command>/);
+  });
+
+  it('serves facetheory-isr/next as one file that loads neither the CDK nor constructs', async () => {
+    const probe = [
+      "import { createRequire } from 'node:module';",
+      "const adapter = await import('facetheory-isr/next');",
+      'const loaded = Object.keys(createRequire(import.meta.url).cache ?? {});',
+      'console.log(JSON.stringify({ handler: typeof adapter.default, sign: typeof adapter.signatureOf,',
+      '  cdk: loaded.some((file) => /aws-cdk-lib|constructs/.test(file)) }));',
+    ].join('\n');
+    writeFileSync(join(app, 'probe.mjs'), probe);
+    const { stdout } = await run(process.execPath, ['probe.mjs'], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual({ handler: 'function', sign: 'function', cdk: false });
+    const bundle = readFileSync(
+      join(app, 'node_modules', 'facetheory-isr', 'dist', 'next', 'index.mjs'),
+      'utf8',
+    );
+    expect(bundle).not.toMatch(/from ["'](aws-cdk-lib|constructs)/);
   });
 
   it('synthesizes the README snippet: the service with its own distribution, props applied', () => {
