@@ -36,7 +36,8 @@ function readmeSnippet(readme: string): string {
 
 /** Packed files that are not what a consumer needs (tests, sources, benches, local data). */
 function unexpectedPackageFiles(paths: readonly string[]): string[] {
-  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|dist\/(esm|functions|cli|next)\/.+)$/;
+  const allowed =
+    /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|dist\/(esm|functions|cli|next)\/.+)$/;
   return paths.filter(
     (path) => !allowed.test(path) || (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)),
   );
