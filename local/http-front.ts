@@ -8,8 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIPv6, type AddressInfo } from 'node:net';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
-import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate-request.js';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/webhook-signature.js';
+import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate/request.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/revalidate/webhook-signature.js';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
 import { LOOPBACK } from './backends/backend.js';
 import { functionUrlEvent } from './function-url.js';

@@ -1,9 +1,10 @@
 /**
  * Idempotent calls, as the use cases see them: what an idempotent call is keyed and validated
  * by, and how its REQ# row ends. The row itself is written by the adapter
- * (`adapters/dynamodb/request-row.ts`), which never reads a business decision: it writes the
+ * (`adapters/shared/dynamodb/request-row.ts`), which never reads a business decision: it writes the
  * `settlement` the use case chose.
  */
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 
 /** JSON, as stored in a REQ# row and hashed into `request_hash`. */
 export type JsonValue =
@@ -47,4 +48,13 @@ export interface RecordedOutcome {
   readonly response?: JsonValue | undefined;
   /** Set on a replay: the outcome comes from the row, not from this delivery's work. */
   readonly replayed?: boolean | undefined;
+}
+
+/**
+ * Where REQ# rows are kept: a Powertools persistence layer (the engine's claim, replay and
+ * validation run on it), which also tells the request a key was first used with.
+ */
+export interface RequestStore extends BasePersistenceLayer {
+  /** The canonical request stored with the key's row; undefined when there is no row. */
+  firstRequest(pk: string, key: string): Promise<JsonValue | undefined>;
 }

@@ -1,7 +1,7 @@
 /**
  * The lease rules the caller applies on its own clock, and the keeper that holds a lease through
  * a long render. DynamoDB enforces the same rules atomically in the condition expressions of
- * `adapters/dynamodb/conditions.ts` (free-or-expired to acquire, token to refresh/release/publish,
+ * `adapters/shared/dynamodb/conditions.ts` (free-or-expired to acquire, token to refresh/release/publish,
  * token and unexpired to publish); this module is the client side of that protocol.
  */
 import { epochSeconds, type Clock } from './clock.js';

@@ -96,7 +96,7 @@ export const statusShards = (status: IndexedStatus): string[] =>
  * The one row the sweeper writes (its orphan-body listing cursor). Its partition key is all the
  * sweeper's role may write (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
  */
-/** The partition of CDN purges CloudFront has not accepted yet (see `adapters/dynamodb/pending-purges.ts`). */
+/** The partition of CDN purges CloudFront has not accepted yet (see `adapters/pending-purges/dynamodb.ts`). */
 export const PENDING_PURGES_PK = 'CDN#PENDING';
 
 export const SweepCursorKey = { pk: 'SWEEP#orphan-bodies', sk: 'CURSOR' } as const;

@@ -1,5 +1,5 @@
 import type { RenderRequest, RenderResult } from '../../lambda/core/ports.js';
-import { htmlPage, ModuleRenderer } from '../../lambda/adapters/render/module-renderer.js';
+import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 
 export type PageFunction = (
   request: RenderRequest,

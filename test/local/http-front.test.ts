@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { StaticSecretSource } from '../../lambda/adapters/secrets/extension-secret.js';
-import { signatureOf } from '../../lambda/core/webhook-signature.js';
+import { StaticSecretSource } from '../../lambda/adapters/secret-source/static.js';
+import { signatureOf } from '../../lambda/core/revalidate/webhook-signature.js';
 import { TestClock } from '../helpers/clock.js';
 import { createOriginHarness } from '../helpers/origin-harness.js';
 import { countingRenderer } from '../helpers/renderers.js';

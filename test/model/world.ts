@@ -12,7 +12,7 @@ import {
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { htmlPage, ModuleRenderer } from '../../lambda/adapters/render/module-renderer.js';
+import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { BodyStore, Renderer } from '../../lambda/core/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import type { CdnPurge } from '../../../lambda/core/ports.js';
 import { TestClock } from '../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';

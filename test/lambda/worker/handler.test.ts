@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DeadLetterAttribute } from '../../../lambda/adapters/sqs/dead-letter-queue.js';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { DeadLetterAttribute } from '../../../lambda/adapters/dead-letter-queue/sqs.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { TestClock } from '../../helpers/clock.js';
 import { countingRenderer, sleep } from '../../helpers/renderers.js';
 import {

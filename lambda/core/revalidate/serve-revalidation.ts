@@ -1,0 +1,283 @@
+/**
+ * `POST /_isr/revalidate`, transport aside: authenticate, check the request, then apply it once
+ * per Idempotency-Key. Powertools idempotency over the REQ# row (a `RequestStore`, the same
+ * store the worker uses) keeps the claim, the `request_hash` check and the stored answer, so:
+ * a new key applies `revalidate()` and stores its 202; the same key and body get that answer
+ * back byte for byte; another body gets a 409 with a diff and nothing is applied; a key still
+ * being applied gets a 409 `in-progress` with Retry-After. A failure releases the claim.
+ */
+import {
+  IdempotencyAlreadyInProgressError,
+  IdempotencyValidationError,
+  makeIdempotent,
+  type IdempotencyConfig,
+} from '@aws-lambda-powertools/idempotency';
+import { epochSeconds, type Clock } from '../clock.js';
+import {
+  Settlement,
+  type IdempotentCall,
+  type RecordedOutcome,
+  type RequestStore,
+} from '../idempotency.js';
+import type { SecretSource } from '../ports.js';
+import {
+  effectIdOf,
+  idempotencyKeyOf,
+  parseRevalidateBody,
+  receiptOf,
+  requestDiff,
+  requestJson,
+  RevalidateRequestError,
+  revalidationOf,
+  revalidationPartition,
+  type RevalidatePolicy,
+} from './request.js';
+import { revalidate, type RevalidationDeps } from './revalidation.js';
+import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
+
+/** What the log line of every call says (`decision` as the seeds name them). */
+export const RevalidateDecision = {
+  New: 'new',
+  Duplicate: 'duplicate',
+  Conflict: 'conflict',
+  InProgress: 'in-progress',
+  Invalid: 'invalid',
+  Unauthorized: 'unauthorized',
+  Failed: 'failed',
+} as const;
+export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
+
+/**
+ * Who may call: `iam` trusts the function URL's AWS_IAM auth (and refuses an event without its
+ * principal), `hmac` requires a valid signature, `open` is local mode on loopback only.
+ */
+export type CallerAuth =
+  | { readonly kind: 'iam' }
+  | { readonly kind: 'hmac'; readonly secret: SecretSource; readonly skewSeconds: number }
+  | { readonly kind: 'open' };
+
+export interface RevalidateServiceDeps {
+  readonly revalidation: RevalidationDeps;
+  readonly policy: RevalidatePolicy;
+  readonly auth: CallerAuth;
+  readonly idempotency: { readonly store: RequestStore; readonly config: IdempotencyConfig };
+  readonly clock: Clock;
+  /** Retry-After of a 409 `in-progress` and of a 503. */
+  readonly retryAfterSeconds: number;
+}
+
+export interface RevalidateHttpRequest {
+  readonly method: string;
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly rawBody: string;
+  /** The IAM principal the function URL authenticated, if any. */
+  readonly principal: string | undefined;
+}
+
+export interface RevalidateReply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** JSON text; a replay returns the stored text as is. */
+  readonly body: string;
+  readonly log: RevalidateLog;
+}
+
+export interface RevalidateLog {
+  readonly decision: RevalidateDecision;
+  readonly idempotency_key: string | undefined;
+  readonly effect_id: string | undefined;
+  readonly caller: string | undefined;
+  readonly counts?: unknown;
+  readonly reason?: string | undefined;
+}
+
+/** The answer stored in the REQ# row and replayed for the same key and body. */
+interface StoredAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+const reply = (
+  status: number,
+  body: Record<string, unknown>,
+  log: RevalidateLog,
+  headers: Record<string, string> = {},
+): RevalidateReply => ({
+  status,
+  headers: { ...JSON_TYPE, ...headers },
+  body: JSON.stringify(body),
+  log,
+});
+
+/** One revalidation request, from authentication to the answer. Never throws. */
+export async function serveRevalidation(
+  deps: RevalidateServiceDeps,
+  request: RevalidateHttpRequest,
+): Promise<RevalidateReply> {
+  const log = { idempotency_key: undefined, effect_id: undefined, caller: undefined };
+  if (request.method !== 'POST') {
+    return reply(
+      405,
+      { error: 'method-not-allowed', message: 'POST a JSON body' },
+      { ...log, decision: RevalidateDecision.Invalid, reason: 'method-not-allowed' },
+      { allow: 'POST' },
+    );
+  }
+  let caller: string;
+  try {
+    const who = await callerOf(deps, request);
+    if (who.refusal !== undefined) {
+      return reply(
+        401,
+        { error: 'unauthorized', reason: who.refusal },
+        { ...log, decision: RevalidateDecision.Unauthorized, reason: who.refusal },
+      );
+    }
+    caller = who.caller;
+  } catch {
+    return unavailable(deps, { ...log, reason: 'secret-unavailable' });
+  }
+  try {
+    const key = idempotencyKeyOf(request.headers['idempotency-key']);
+    const canonical = parseRevalidateBody(request.rawBody, deps.policy);
+    return await applyOnce(deps, { key, canonical, caller });
+  } catch (error) {
+    if (!(error instanceof RevalidateRequestError)) throw error;
+    const body =
+      error.status === 413
+        ? { error: 'too-large', field: error.field, limit: error.limit, message: error.message }
+        : { error: 'invalid-request', field: error.field, message: error.message };
+    return reply(error.status, body, {
+      ...log,
+      idempotency_key: request.headers['idempotency-key']?.slice(0, 300),
+      caller,
+      decision: RevalidateDecision.Invalid,
+      reason: `${error.field}: ${error.message}`,
+    });
+  }
+}
+
+/** Who is calling, or why they may not. @throws when the webhook key cannot be read now */
+async function callerOf(
+  deps: RevalidateServiceDeps,
+  request: RevalidateHttpRequest,
+): Promise<{ caller: string; refusal?: undefined } | { caller?: undefined; refusal: string }> {
+  switch (deps.auth.kind) {
+    case 'open':
+      return { caller: request.principal ?? 'local' };
+    case 'iam':
+      return request.principal === undefined
+        ? { refusal: 'no-iam-principal' }
+        : { caller: request.principal };
+    case 'hmac': {
+      const refusal = signatureRefusal(
+        {
+          signature: request.headers[SIGNATURE_HEADER],
+          timestamp: request.headers[TIMESTAMP_HEADER],
+          rawBody: request.rawBody,
+        },
+        await deps.auth.secret.value(),
+        epochSeconds(deps.clock),
+        deps.auth.skewSeconds,
+      );
+      return refusal === undefined ? { caller: 'webhook' } : { refusal };
+    }
+  }
+}
+
+async function applyOnce(
+  deps: RevalidateServiceDeps,
+  input: {
+    key: string;
+    canonical: ReturnType<typeof parseRevalidateBody>;
+    caller: string;
+  },
+): Promise<RevalidateReply> {
+  const { key, canonical, caller } = input;
+  const pk = revalidationPartition(canonical.tenant);
+  const effectId = effectIdOf(pk, key);
+  const log = { idempotency_key: key, effect_id: effectId, caller };
+  const request = requestJson(canonical);
+  const applyRevalidation = makeIdempotent(
+    async (_call: IdempotentCall): Promise<RecordedOutcome> => {
+      const effect = await revalidate(
+        deps.revalidation,
+        revalidationOf(canonical, effectId, deps.policy),
+      );
+      const answer: StoredAnswer = {
+        status: 202,
+        body: JSON.stringify(receiptOf(canonical, effectId, effect)),
+      };
+      return { settlement: Settlement.Completed, decision: 'new', response: { ...answer } };
+    },
+    { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
+  );
+  try {
+    const outcome = await applyRevalidation({ pk, key, request, lockedBy: caller });
+    const answer = outcome.response as unknown as StoredAnswer;
+    const replayed = outcome.replayed === true;
+    return {
+      status: answer.status,
+      headers: { ...JSON_TYPE, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) },
+      body: answer.body,
+      log: {
+        ...log,
+        decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
+        counts: countsOf(answer.body),
+      },
+    };
+  } catch (error) {
+    if (error instanceof IdempotencyValidationError) {
+      const stored = await deps.idempotency.store.firstRequest(pk, key);
+      return reply(
+        409,
+        {
+          error: 'idempotency-key-reused',
+          message: 'this Idempotency-Key was used with another request; nothing was applied',
+          effect_id: effectId,
+          diff: requestDiff(stored, request),
+        },
+        { ...log, decision: RevalidateDecision.Conflict },
+      );
+    }
+    if (error instanceof IdempotencyAlreadyInProgressError) {
+      return reply(
+        409,
+        {
+          error: 'in-progress',
+          message: 'a request with this Idempotency-Key is being applied; retry later',
+          effect_id: effectId,
+        },
+        { ...log, decision: RevalidateDecision.InProgress },
+        { 'retry-after': String(deps.retryAfterSeconds) },
+      );
+    }
+    return unavailable(deps, { ...log, reason: errorText(error) });
+  }
+}
+
+/** Nothing stored: the key is free again, and the same request can be retried. */
+const unavailable = (
+  deps: RevalidateServiceDeps,
+  log: Omit<RevalidateLog, 'decision'>,
+): RevalidateReply =>
+  reply(
+    503,
+    { error: 'unavailable', message: 'the revalidation could not be applied now; retry' },
+    { ...log, decision: RevalidateDecision.Failed },
+    { 'retry-after': String(deps.retryAfterSeconds) },
+  );
+
+const errorText = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+function countsOf(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { counts?: unknown }).counts;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,388 @@
+import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
+import { cdnTagsOfPage } from '../cache-tags.js';
+import { epochSeconds } from '../clock.js';
+import { messageGroupOf, regenerationDedupeId } from '../dedupe.js';
+import {
+  BodyNotFoundError,
+  ErrorKind,
+  failureOf,
+  InvalidCacheKeyError,
+  InvalidKeyReason,
+  RenderOverloadedError,
+} from '../errors.js';
+import { isAnswered, needsNoRegeneration, type Need } from '../freshness.js';
+import type { CacheMeta, RegenerationQueue, StoredBody } from '../ports.js';
+import { regenerate, type RegenerateDeps } from '../regenerate/regenerate.js';
+import {
+  CacheStatus,
+  errorResponse,
+  generationHeaders,
+  isNotModified,
+  type AnswerShape,
+  type CachingPolicy,
+  type PageResponse,
+} from './responses.js';
+
+export interface OriginDeps extends RegenerateDeps {
+  readonly keyPolicy: CacheKeyPolicy;
+  /**
+   * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
+   * and the tenants served. A request without a tenant, or with one not on the list, is refused;
+   * answers vary on the header.
+   */
+  readonly tenancy?:
+    { readonly header: string; readonly tenants?: readonly string[] | undefined } | undefined;
+  readonly queue: RegenerationQueue;
+  readonly deployId: string;
+  readonly dedupeWindowSeconds: number;
+  /** How long a miss waits for another holder's publish before answering 503. */
+  readonly missWaitMs: number;
+  readonly retryAfterSeconds: number;
+  readonly caching: CachingPolicy;
+  /** The header every page lists its CDN cache tags in (CloudFront's CacheTagConfig). */
+  readonly cacheTagHeader: string;
+  /** @default DEFAULT_FAILURE_POLICY */
+  readonly failurePolicy?: FailurePolicy | undefined;
+  /**
+   * A page served (with 503 and Retry-After) when every render slot is taken, if it is cached;
+   * a plain 503 otherwise. A path, as a viewer would request it.
+   */
+  readonly overloadFallbackPath?: string | undefined;
+  readonly owner?: string | undefined;
+}
+
+/** How long a CDN may keep the 404 of a path outside the render allow-list. */
+const NOT_RENDERABLE_SHARED_MAX_AGE = 60;
+
+/** An origin request, as the use case needs it (never the Host header). */
+export interface PageRequest {
+  readonly method: string;
+  readonly rawPath: string;
+  readonly rawQueryString: string;
+  /** The configured tenant header's value; ignored in single-tenant mode. */
+  readonly tenant: string | undefined;
+  readonly ifNoneMatch: string | undefined;
+  readonly ifModifiedSince?: string | undefined;
+}
+
+/**
+ * Serves one origin request: HIT from the cache, STALE at once while one regeneration is queued,
+ * MISS rendered in the request under the same lease and publish protocol as the worker. What a
+ * failure becomes is decided by its kind (`failureOf`): a refused page is a 502 with its reason,
+ * anything retryable a 503 with Retry-After, never a stack trace.
+ */
+export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
+      allow: 'GET, HEAD',
+    });
+  }
+  let cacheKey: CacheKey;
+  try {
+    cacheKey = cacheKeyOf(deps, request);
+  } catch (error) {
+    if (!(error instanceof InvalidCacheKeyError)) throw error;
+    if (error.reason === InvalidKeyReason.PathNotRenderable) {
+      // Not a malformed request: a page that does not exist here. Shared caches may keep that.
+      return errorResponse(404, error.reason, error.message, {
+        'cache-control': `public, max-age=0, s-maxage=${NOT_RENDERABLE_SHARED_MAX_AGE}`,
+      });
+    }
+    return errorResponse(400, error.reason, error.message);
+  }
+  try {
+    return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
+  } catch (error) {
+    const fallback =
+      error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;
+    return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
+  }
+}
+
+/** The configured fallback page, as a 503 nobody caches; undefined when it is not cached. */
+async function overloadFallback(
+  deps: OriginDeps,
+  request: PageRequest,
+): Promise<PageResponse | undefined> {
+  if (deps.overloadFallbackPath === undefined) return undefined;
+  try {
+    const key = cacheKeyOf(deps, {
+      ...request,
+      rawPath: deps.overloadFallbackPath,
+      rawQueryString: '',
+    });
+    const meta = await deps.cacheTable.getMeta(key.pk);
+    if (meta === undefined) return undefined;
+    const served = await serveGeneration(
+      deps,
+      key,
+      meta,
+      { ...request, ifNoneMatch: undefined, ifModifiedSince: undefined },
+      CacheStatus.Hit,
+    );
+    if (served === undefined) return undefined;
+    // Not the page asked for, and not for keeping: no validator, cache status or cache tags.
+    const dropped = new Set(['etag', 'x-isr-cache', deps.cacheTagHeader]);
+    const headers = Object.fromEntries(
+      Object.entries(served.headers).filter(([name]) => !dropped.has(name)),
+    );
+    return {
+      ...served,
+      status: 503,
+      headers: {
+        ...headers,
+        'cache-control': 'no-store',
+        'retry-after': String(deps.retryAfterSeconds),
+      },
+      decision: 'overloaded',
+      cacheStatus: undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** @throws InvalidCacheKeyError */
+function cacheKeyOf(deps: OriginDeps, request: PageRequest): CacheKey {
+  const { tenancy } = deps;
+  if (tenancy !== undefined && !request.tenant) {
+    throw new InvalidCacheKeyError(InvalidKeyReason.MissingTenant, 'the tenant header is required');
+  }
+  const key = normaliseCacheKey(
+    {
+      tenant: tenancy === undefined ? undefined : request.tenant,
+      rawPath: request.rawPath,
+      rawQueryString: request.rawQueryString,
+    },
+    deps.keyPolicy,
+  );
+  if (
+    tenancy?.tenants !== undefined &&
+    (key.tenant === undefined || !tenancy.tenants.includes(key.tenant))
+  ) {
+    throw new InvalidCacheKeyError(
+      InvalidKeyReason.UnknownTenant,
+      'this tenant is not served here',
+    );
+  }
+  return key;
+}
+
+/** What a viewer is told for a retryable failure, by its code; never its cause. */
+const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
+  'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
+  overloaded: ['overloaded', 'too many pages are being rendered; try again shortly'],
+  unavailable: ['unavailable', 'the cache is unavailable; try again shortly'],
+};
+
+/** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
+function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
+  const failure = failureOf(error);
+  if (failure.kind === ErrorKind.Terminal) {
+    return {
+      ...errorResponse(502, failure.code, `the page could not be cached: ${failure.message}`),
+      detail: { error },
+    };
+  }
+  const [reason, message] = RETRYABLE_ANSWERS[failure.code] ?? RETRYABLE_ANSWERS.unavailable;
+  return {
+    ...errorResponse(503, reason, message, { 'retry-after': String(deps.retryAfterSeconds) }),
+    detail: { error },
+  };
+}
+
+async function serveKey(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+): Promise<PageResponse> {
+  const now = epochSeconds(deps.clock);
+  // Strongly consistent: once a revalidation has answered 202, no read may still see the page
+  // fresh (an eventually consistent read can lag, usually under a second). 1 RCU instead of 0.5.
+  const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+  if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
+
+  // A held page is served like a fresh one: an operator stopped its regeneration.
+  const fresh = needsNoRegeneration(meta, now);
+  // A page whose regenerations keep failing waits out its backoff: no intent is queued.
+  const state = retryState(meta.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
+  const enqueued = fresh
+    ? undefined
+    : state === RetryState.Due
+      ? enqueueRegeneration(deps, cacheKey, meta, now)
+      : Promise.resolve(state);
+  const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
+  const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus);
+  const enqueue = await enqueued;
+  if (served === undefined) {
+    const miss = await serveMiss(deps, cacheKey, request, {
+      kind: 'page',
+      brokenBodyKey: meta.s3Key,
+    });
+    return { ...miss, detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue } };
+  }
+  return { ...served, detail: enqueue && { enqueue } };
+}
+
+/**
+ * A published generation as a response; undefined when its body is missing from the bucket.
+ * A 304 and a HEAD are answered from META alone, unless META does not say the page's status and
+ * content type (a row FaceTheory or TableTheory wrote): its object's metadata says them, so the
+ * object is read first.
+ */
+async function serveGeneration(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  meta: CacheMeta,
+  request: PageRequest,
+  cacheStatus: CacheStatus,
+): Promise<PageResponse | undefined> {
+  const read = () =>
+    deps.bodies.getBody(meta.s3Key).catch((error: unknown) => {
+      if (error instanceof BodyNotFoundError) return undefined;
+      throw error;
+    });
+  let page = meta;
+  let stored: StoredBody | undefined;
+  if (!describesItself(meta)) {
+    stored = await read();
+    if (stored === undefined) return undefined;
+    page = withObjectMetadata(meta, stored);
+  }
+  const status = page.statusCode ?? 200;
+  const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
+  const base = { decision, cacheStatus, cacheKeyHash: undefined };
+  const headersOf = (shape: AnswerShape) =>
+    generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
+      vary: deps.tenancy?.header,
+      cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
+      ...shape,
+    });
+  if (status < 300 && isNotModified(request, page)) {
+    const headers = headersOf({ notModified: true });
+    return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
+  }
+  if (request.method === 'HEAD') {
+    const headers = headersOf({ contentLength: stored?.body.byteLength ?? page.contentLength });
+    return { ...base, headers, status, body: undefined };
+  }
+  stored ??= await read();
+  if (stored === undefined) return undefined;
+  const headers = headersOf({ contentLength: stored.body.byteLength });
+  return { ...base, headers, status, body: stored.body };
+}
+
+/** Whether META alone says how to serve the page (rows written here always do). */
+const describesItself = (meta: CacheMeta): boolean =>
+  meta.statusCode !== undefined && meta.contentType !== undefined;
+
+/** META completed from the object's FaceTheory metadata, where META is silent. */
+function withObjectMetadata(meta: CacheMeta, stored: StoredBody): CacheMeta {
+  if (describesItself(meta) && meta.contentLength !== undefined) return meta;
+  const csp = stored.metadata.contentSecurityPolicy;
+  return {
+    ...meta,
+    statusCode: meta.statusCode ?? stored.metadata.status,
+    contentType: meta.contentType ?? stored.metadata.contentType ?? stored.contentType,
+    headers: meta.headers ?? (csp === undefined ? undefined : { 'content-security-policy': csp }),
+    contentLength: meta.contentLength ?? stored.body.byteLength,
+  };
+}
+
+/** Queues one regeneration intent; a failure is reported, never turned into an error page. */
+async function enqueueRegeneration(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  meta: CacheMeta,
+  now: number,
+): Promise<'enqueued' | 'enqueue-failed'> {
+  try {
+    await deps.queue.enqueue(
+      {
+        v: 1,
+        ...(cacheKey.tenant === undefined ? {} : { tenant: cacheKey.tenant }),
+        path: cacheKey.path,
+        query: cacheKey.query,
+        deployId: deps.deployId,
+        observedGeneratedAt: meta.generatedAt,
+        ...(meta.etag === undefined ? {} : { observedEtag: meta.etag }),
+      },
+      {
+        deduplicationId: regenerationDedupeId(meta, deps.deployId, now, deps.dedupeWindowSeconds),
+        groupId: messageGroupOf(cacheKey.pk),
+      },
+    );
+    return 'enqueued';
+  } catch (error) {
+    deps.log?.warn('could not enqueue a regeneration; the stale page is served', {
+      cacheKeyHash: cacheKey.hash,
+      error,
+    });
+    return 'enqueue-failed';
+  }
+}
+
+/**
+ * Renders in the request. When another holder is already rendering, waits (bounded) for its
+ * publish, then serves whatever answers the viewer (`isAnswered` with a `page` need).
+ */
+async function serveMiss(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+  need: Extract<Need, { kind: 'page' }>,
+): Promise<PageResponse> {
+  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
+  if (outcome.decision === 'new') {
+    const headers = generationHeaders(
+      outcome.meta,
+      CacheStatus.Miss,
+      epochSeconds(deps.clock),
+      deps.caching,
+      {
+        contentLength: outcome.page.body.byteLength,
+        vary: deps.tenancy?.header,
+        cacheTags: {
+          header: deps.cacheTagHeader,
+          tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),
+        },
+      },
+    );
+    return {
+      status: outcome.page.status,
+      headers,
+      body: request.method === 'HEAD' ? undefined : outcome.page.body,
+      decision: 'new',
+      cacheStatus: CacheStatus.Miss,
+      cacheKeyHash: undefined,
+    };
+  }
+  const current =
+    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
+  const served =
+    current === undefined
+      ? undefined
+      : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
+  if (served !== undefined) return { ...served, decision: outcome.decision };
+  return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
+    'retry-after': String(deps.retryAfterSeconds),
+  });
+}
+
+/** Polls META (strongly consistent, backing off) until the holder's publish shows or time is up. */
+async function awaitPublish(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  need: Need,
+): Promise<CacheMeta | undefined> {
+  const deadline = performance.now() + deps.missWaitMs;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
+    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
+    const left = deadline - performance.now();
+    if (left <= 0) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+  }
+}
