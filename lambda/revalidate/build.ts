@@ -8,7 +8,7 @@ import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
 import type { CdnInvalidator } from '../core/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { RevalidateConfig } from '../shared/config.js';
-import { createIdempotencyConfig } from '../shared/idempotency.js';
+import { createIdempotencyConfig } from '../core/idempotency.js';
 import { createObservability } from '../shared/observability.js';
 import type { ServiceRuntime } from '../shared/service.js';
 import { createRevalidateHandler } from './handler.js';

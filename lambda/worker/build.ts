@@ -5,7 +5,7 @@ import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
 import { createWorkerHandler } from './handler.js';
-import { createIdempotencyConfig } from '../shared/idempotency.js';
+import { createIdempotencyConfig } from '../core/idempotency.js';
 import type { WorkerDeps } from '../core/regenerate/process-message.js';
 
 /** The worker's use-case dependencies, from validated configuration and injected clients. */

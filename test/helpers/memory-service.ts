@@ -7,7 +7,7 @@ import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-
 import type { Renderer } from '../../lambda/core/ports.js';
 import type { LogSink, RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
 import type { OriginDeps } from '../../lambda/core/serve/serve.js';
-import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
 import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';
 import { TestClock } from './clock.js';
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';

@@ -5,7 +5,7 @@ import type {
   RevalidateHttpRequest,
   RevalidateServiceDeps,
 } from '../../lambda/core/revalidate/serve-revalidation.js';
-import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
 import { fixedContext, memoryService } from './memory-service.js';
 import { countingRenderer } from './renderers.js';
 

@@ -103,7 +103,8 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
    * Powertools computes the in-progress expiry from `Date.now()` and hands `_putRecord` only the
    * record: keep the time left so the claim is timed on the injected clock instead. `_putRecord`
    * is called synchronously by `super.saveInProgress`, before its first await, so concurrent
-   * claims on one instance each read their own value.
+   * claims on one instance each read their own value. That order, and every other one this base
+   * relies on, is pinned by test/lambda/adapters/request-store/base.unit.test.ts.
    */
   override async saveInProgress(data: JSONValue, remainingTimeInMillis?: number): Promise<void> {
     this.#remainingMs = remainingTimeInMillis;

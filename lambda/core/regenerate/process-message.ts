@@ -1,10 +1,3 @@
-import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyValidationError,
-  makeIdempotent,
-  type IdempotencyConfig,
-} from '@aws-lambda-powertools/idempotency';
-import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
 import {
   DEFAULT_FAILURE_POLICY,
@@ -16,7 +9,14 @@ import {
 import { epochSeconds } from '../clock.js';
 import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
-import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
+import {
+  runOnce,
+  Settlement,
+  type Idempotency,
+  type IdempotentCall,
+  type RecordedOutcome,
+  type RunOnce,
+} from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
 import type { CacheMeta } from '../ports.js';
 import { Decision, regenerate, type RegenerateDeps, type RegenerateOutcome } from './regenerate.js';
@@ -32,11 +32,7 @@ export interface WorkerMessage {
 
 export interface WorkerDeps extends RegenerateDeps {
   readonly keyPolicy: CacheKeyPolicy;
-  readonly idempotency: {
-    readonly store: BasePersistenceLayer;
-    /** Built by `createIdempotencyConfig()`. */
-    readonly config: IdempotencyConfig;
-  };
+  readonly idempotency: Idempotency;
   /** Receives after which a retryable failure is dead-lettered instead of retried. */
   readonly maxReceiveCount: number;
   /** @default DEFAULT_FAILURE_POLICY */
@@ -102,11 +98,6 @@ export async function processMessage(
       const detail = { retryState: state, failures: meta?.failures };
       return { ...report, decision: Decision.Backoff, action: 'ack', detail };
     }
-    const regenerateOnce = makeIdempotent(
-      (call: IdempotentCall) =>
-        settle(deps, call, cacheKey, need, meta, message.receiveCount >= deps.maxReceiveCount),
-      { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
-    );
     const call: IdempotentCall = {
       pk: cacheKey.pk,
       key: message.messageId,
@@ -116,13 +107,11 @@ export async function processMessage(
         deployId: intent.deployId,
       },
     };
-    const outcome = await regenerateOnce(call);
-    const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
-    const broken = outcome.failures !== undefined && outcome.failures >= policy.brokenAfter;
-    const disposition = dispositionOf(outcome);
-    return broken
-      ? { ...report, ...disposition, detail: { ...disposition.detail, broken } }
-      : { ...report, ...disposition };
+    const lastReceive = message.receiveCount >= deps.maxReceiveCount;
+    const run = await runOnce(deps.idempotency, call, (claimed) =>
+      settle(deps, claimed, cacheKey, need, meta, lastReceive),
+    );
+    return { ...report, ...dispositionOfRun(deps, run) };
   } catch (error) {
     return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }
@@ -153,7 +142,7 @@ async function settle(
   need: Need,
   meta: CacheMeta | undefined,
   lastReceive: boolean,
-): Promise<RecordedOutcome> {
+): Promise<WorkerOutcome> {
   let outcome: RegenerateOutcome;
   try {
     outcome = await regenerate(deps, {
@@ -208,15 +197,41 @@ async function settle(
   }
 }
 
-/** What a finished (or replayed) call means for the message. */
-function dispositionOf(outcome: RecordedOutcome): Disposition {
-  if (outcome.replayed === true) {
-    const detail = { recorded: outcome.decision, s3Key: outcome.s3Key };
-    return { decision: Decision.Duplicate, action: 'ack', detail };
+/** What the worker records for an intent: a decision it logs, with the REQ# settlement. */
+type WorkerOutcome = RecordedOutcome & { readonly decision: Decision };
+
+/** What the message becomes, however its call under the message ID ended. */
+function dispositionOfRun(deps: WorkerDeps, run: RunOnce<WorkerOutcome>): Disposition {
+  switch (run.status) {
+    case 'replayed': {
+      const detail = { recorded: run.outcome.decision, s3Key: run.outcome.s3Key };
+      return { decision: Decision.Duplicate, action: 'ack', detail };
+    }
+    case 'conflict': {
+      const reason = {
+        code: 'idempotency-conflict',
+        message: 'this message ID was already used for a different request; nothing was applied',
+      };
+      return { decision: Decision.Conflict, action: 'dead-letter', reason };
+    }
+    case 'in-progress':
+      return { decision: Decision.InProgress, action: 'retry', error: run.error };
+    case 'new': {
+      const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+      const failures = run.outcome.failures;
+      const disposition = dispositionOf(run.outcome);
+      return failures !== undefined && failures >= policy.brokenAfter
+        ? { ...disposition, detail: { ...disposition.detail, broken: true } }
+        : disposition;
+    }
   }
+}
+
+/** What a call that ran now means for the message. */
+function dispositionOf(outcome: WorkerOutcome): Disposition {
   if (outcome.settlement === Settlement.Failed) {
     return {
-      decision: outcome.decision as Decision,
+      decision: outcome.decision,
       action: 'dead-letter',
       reason: outcome.error ?? { code: 'failed', message: 'the regeneration failed for good' },
       detail: { failures: outcome.failures },
@@ -230,7 +245,7 @@ function dispositionOf(outcome: RecordedOutcome): Disposition {
     };
   }
   const detail = { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt };
-  return { decision: outcome.decision as Decision, action: 'ack', detail };
+  return { decision: outcome.decision, action: 'ack', detail };
 }
 
 /**
@@ -242,16 +257,6 @@ function dispositionOfError(
   message: WorkerMessage,
   maxReceiveCount: number,
 ): Disposition {
-  if (error instanceof IdempotencyValidationError) {
-    const reason = {
-      code: 'idempotency-conflict',
-      message: 'this message ID was already used for a different request; nothing was applied',
-    };
-    return { decision: Decision.Conflict, action: 'dead-letter', reason };
-  }
-  if (error instanceof IdempotencyAlreadyInProgressError) {
-    return { decision: Decision.InProgress, action: 'retry', error };
-  }
   const failure = failureOf(error);
   switch (failure.kind) {
     case ErrorKind.Terminal:

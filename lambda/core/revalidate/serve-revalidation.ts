@@ -1,23 +1,19 @@
 /**
  * `POST /_isr/revalidate`, transport aside: authenticate, check the request, then apply it once
- * per Idempotency-Key. Powertools idempotency over the REQ# row (a `RequestStore`, the same
- * store the worker uses) keeps the claim, the `request_hash` check and the stored answer, so:
+ * per Idempotency-Key. Powertools idempotency over the REQ# row (`runOnce` over a `RequestStore`, the
+ * same store the worker uses) keeps the claim, the `request_hash` check and the stored answer, so:
  * a new key applies `revalidate()` and stores its 202; the same key and body get that answer
  * back byte for byte; another body gets a 409 with a diff and nothing is applied; a key still
  * being applied gets a 409 `in-progress` with Retry-After. A failure releases the claim.
  */
-import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyValidationError,
-  makeIdempotent,
-  type IdempotencyConfig,
-} from '@aws-lambda-powertools/idempotency';
 import { epochSeconds, type Clock } from '../clock.js';
 import {
+  runOnce,
   Settlement,
-  type IdempotentCall,
+  type Idempotency,
+  type JsonValue,
   type RecordedOutcome,
-  type RequestStore,
+  type RunOnce,
 } from '../idempotency.js';
 import type { SecretSource } from '../ports.js';
 import {
@@ -30,6 +26,7 @@ import {
   RevalidateRequestError,
   revalidationOf,
   revalidationPartition,
+  type CanonicalRevalidation,
   type RevalidatePolicy,
 } from './request.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
@@ -60,7 +57,7 @@ export interface RevalidateServiceDeps {
   readonly revalidation: RevalidationDeps;
   readonly policy: RevalidatePolicy;
   readonly auth: CallerAuth;
-  readonly idempotency: { readonly store: RequestStore; readonly config: IdempotencyConfig };
+  readonly idempotency: Idempotency;
   readonly clock: Clock;
   /** Retry-After of a 409 `in-progress` and of a 503. */
   readonly retryAfterSeconds: number;
@@ -93,10 +90,7 @@ export interface RevalidateLog {
 }
 
 /** The answer stored in the REQ# row and replayed for the same key and body. */
-interface StoredAnswer {
-  readonly status: number;
-  readonly body: string;
-}
+type StoredAnswer = { readonly status: number; readonly body: string };
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -188,6 +182,7 @@ async function callerOf(
   }
 }
 
+/** Applies the request once per key (`runOnce`), and answers how the key's call ended. */
 async function applyOnce(
   deps: RevalidateServiceDeps,
   input: {
@@ -201,49 +196,31 @@ async function applyOnce(
   const effectId = effectIdOf(pk, key);
   const log = { idempotency_key: key, effect_id: effectId, caller };
   const request = requestJson(canonical);
-  const applyRevalidation = makeIdempotent(
-    async (_call: IdempotentCall): Promise<RecordedOutcome> => {
-      const effect = await revalidate(
-        deps.revalidation,
-        revalidationOf(canonical, effectId, deps.policy),
-      );
-      const answer: StoredAnswer = {
-        status: 202,
-        body: JSON.stringify(receiptOf(canonical, effectId, effect)),
-      };
-      return { settlement: Settlement.Completed, decision: 'new', response: { ...answer } };
-    },
-    { persistenceStore: deps.idempotency.store, config: deps.idempotency.config },
-  );
+  let run: RunOnce<AnsweredOutcome>;
   try {
-    const outcome = await applyRevalidation({ pk, key, request, lockedBy: caller });
-    const answer = outcome.response as unknown as StoredAnswer;
-    const replayed = outcome.replayed === true;
-    return {
-      status: answer.status,
-      headers: { ...JSON_TYPE, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) },
-      body: answer.body,
-      log: {
-        ...log,
-        decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
-        counts: countsOf(answer.body),
-      },
-    };
+    run = await runOnce(deps.idempotency, { pk, key, request, lockedBy: caller }, () =>
+      applyRevalidation(deps, canonical, effectId),
+    );
   } catch (error) {
-    if (error instanceof IdempotencyValidationError) {
-      const stored = await deps.idempotency.store.firstRequest(pk, key);
+    return unavailable(deps, { ...log, reason: errorText(error) });
+  }
+  switch (run.status) {
+    case 'new':
+      return answered(run.outcome.response, false, log);
+    case 'replayed':
+      return answered(storedAnswerOf(run.outcome.response), true, log);
+    case 'conflict':
       return reply(
         409,
         {
           error: 'idempotency-key-reused',
           message: 'this Idempotency-Key was used with another request; nothing was applied',
           effect_id: effectId,
-          diff: requestDiff(stored, request),
+          diff: requestDiff(await deps.idempotency.store.firstRequest(pk, key), request),
         },
         { ...log, decision: RevalidateDecision.Conflict },
       );
-    }
-    if (error instanceof IdempotencyAlreadyInProgressError) {
+    case 'in-progress':
       return reply(
         409,
         {
@@ -254,9 +231,49 @@ async function applyOnce(
         { ...log, decision: RevalidateDecision.InProgress },
         { 'retry-after': String(deps.retryAfterSeconds) },
       );
-    }
-    return unavailable(deps, { ...log, reason: errorText(error) });
   }
+}
+
+/** What a new key's call records: the 202 it answered, replayed as is for the same key. */
+type AnsweredOutcome = RecordedOutcome & { readonly response: StoredAnswer };
+
+/** The effect of a new request, and the answer that is stored for its replays. */
+async function applyRevalidation(
+  deps: RevalidateServiceDeps,
+  canonical: CanonicalRevalidation,
+  effectId: string,
+): Promise<AnsweredOutcome> {
+  const effect = await revalidate(
+    deps.revalidation,
+    revalidationOf(canonical, effectId, deps.policy),
+  );
+  const body = JSON.stringify(receiptOf(canonical, effectId, effect));
+  return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+}
+
+/** The stored answer as the reply: a replay returns the stored body byte for byte. */
+const answered = (
+  answer: StoredAnswer,
+  replayed: boolean,
+  log: Omit<RevalidateLog, 'decision'>,
+): RevalidateReply => ({
+  status: answer.status,
+  headers: { ...JSON_TYPE, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) },
+  body: answer.body,
+  log: {
+    ...log,
+    decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
+    counts: countsOf(answer.body),
+  },
+});
+
+/** The answer a REQ# row keeps. @throws when the row holds none (not one of ours) */
+function storedAnswerOf(response: JsonValue | undefined): StoredAnswer {
+  const answer = response as Partial<Record<string, JsonValue>> | undefined;
+  if (typeof answer?.status !== 'number' || typeof answer.body !== 'string') {
+    throw new Error('the stored answer of this Idempotency-Key is unreadable');
+  }
+  return { status: answer.status, body: answer.body };
 }
 
 /** Nothing stored: the key is free again, and the same request can be retried. */

@@ -12,7 +12,7 @@ import type { BodyReferences } from '../../../lambda/core/ports.js';
 import { SweepCursorKey, bodyKeyOf } from '../../../lambda/core/rows.js';
 import { runSweep, type SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
-import { createIdempotencyConfig } from '../../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../../lambda/core/idempotency.js';
 import { buildSweeperHandler, createSweeperDeps } from '../../../lambda/sweeper/build.js';
 import { TestClock } from '../../helpers/clock.js';
 import { fixedContext } from '../../helpers/memory-service.js';

@@ -5,7 +5,7 @@ import { RequestRowStore } from '../../../../lambda/adapters/request-store/dynam
 import type { IdempotentCall } from '../../../../lambda/core/idempotency.js';
 import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
-import { createIdempotencyConfig } from '../../../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { fixedContext } from '../../../helpers/memory-service.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';

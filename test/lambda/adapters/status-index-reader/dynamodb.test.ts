@@ -10,7 +10,7 @@ import {
   type IndexedStatus as Status,
 } from '../../../../lambda/core/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
-import { createIdempotencyConfig } from '../../../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { fixedContext } from '../../../helpers/memory-service.js';
