@@ -1,6 +1,6 @@
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { RenderAdmission } from '../core/admission.js';
-import type { LogSink } from '../core/regenerate/regenerate.js';
+import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';

@@ -9,7 +9,8 @@ import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CdnInvalidator, Renderer, SecretSource } from '../core/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings.js';
-import type { LogSink, RegenerateDeps } from '../core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../core/regenerate/regenerate.js';
+import type { LogSink } from '../core/log.js';
 import type { AwsClients } from './aws-clients.js';
 import type { ServiceConfig } from './config.js';
 

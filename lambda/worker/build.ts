@@ -1,6 +1,6 @@
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { SqsDeadLetterQueue } from '../adapters/dead-letter-queue/sqs.js';
-import type { LogSink } from '../core/regenerate/regenerate.js';
+import type { LogSink } from '../core/log.js';
 import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';

@@ -5,7 +5,8 @@
 import type { Context } from 'aws-lambda';
 import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
 import type { Renderer } from '../../lambda/core/ports.js';
-import type { LogSink, RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
+import type { LogSink } from '../../lambda/core/log.js';
 import type { OriginDeps } from '../../lambda/core/serve/serve.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
 import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';

@@ -10,6 +10,7 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
+import { LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/lease.js';
 import type {
   AcquireLeaseInput,
   AcquiredLease,
@@ -31,21 +32,14 @@ import {
   versionToItem,
 } from '../shared/dynamodb/items.js';
 import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 
 export interface DynamoCacheTableOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
-  /**
-   * How long after expiry DynamoDB TTL may collect a LOCK row. GC only: expiry is always checked
-   * by comparing `lease_expires_at` with the caller's clock. An expired LOCK left by a crash names
-   * the lease whose body may be an orphan; the next taker collects it (see `acquireLease`), so
-   * the row is kept long enough for the page to be regenerated again.
-   * @default 604800 (7 days)
-   */
+  /** How long after expiry DynamoDB TTL may collect a LOCK row. @default LOCK_TTL_BUFFER_SECONDS */
   readonly lockTtlBufferSeconds?: number;
 }
-
-const DEFAULT_LOCK_TTL_BUFFER_SECONDS = 7 * 86_400;
 
 /** The cache table on DynamoDB: META reads, the LOCK lease, and the publish transaction. */
 export class DynamoCacheTable implements CacheTable {
@@ -56,7 +50,7 @@ export class DynamoCacheTable implements CacheTable {
   constructor(options: DynamoCacheTableOptions) {
     this.#client = options.client;
     this.#tableName = options.tableName;
-    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? DEFAULT_LOCK_TTL_BUFFER_SECONDS;
+    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? LOCK_TTL_BUFFER_SECONDS;
   }
 
   async getMeta(
@@ -96,7 +90,7 @@ export class DynamoCacheTable implements CacheTable {
       const { Attributes } = await this.#client.send(
         new PutItemCommand({
           TableName: this.#tableName,
-          Item: leaseToItem(lease, lease.expiresAt + this.#lockTtlBuffer),
+          Item: leaseToItem(lease, lockTtlOf(lease.expiresAt, this.#lockTtlBuffer)),
           ...condition,
           ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -131,7 +125,7 @@ export class DynamoCacheTable implements CacheTable {
           ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
           ExpressionAttributeValues: {
             ':expires_at': { N: String(expiresAt) },
-            ':ttl': { N: String(expiresAt + this.#lockTtlBuffer) },
+            ':ttl': { N: String(lockTtlOf(expiresAt, this.#lockTtlBuffer)) },
             ':token': { S: lease.token },
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -147,8 +141,8 @@ export class DynamoCacheTable implements CacheTable {
   }
 
   async releaseLease(lease: Lease): Promise<boolean> {
-    try {
-      await this.#client.send(
+    const released = await conditionalWrite(
+      this.#client.send(
         new DeleteItemCommand({
           TableName: this.#tableName,
           Key: keyOf(lease.pk, SortKey.Lock),
@@ -156,12 +150,9 @@ export class DynamoCacheTable implements CacheTable {
           ExpressionAttributeNames: namesOf(Guard.leaseToken),
           ExpressionAttributeValues: { ':token': { S: lease.token } },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return released !== undefined;
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {
@@ -170,8 +161,8 @@ export class DynamoCacheTable implements CacheTable {
       'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error' +
       (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
-    try {
-      await this.#client.send(
+    const written = await conditionalWrite(
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: keyOf(input.pk, SortKey.Meta),
@@ -190,18 +181,15 @@ export class DynamoCacheTable implements CacheTable {
               : {}),
           },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   async clearRevalidationMark(lease: Lease): Promise<boolean> {
     const update = 'REMOVE #revalidated_by';
-    try {
-      await this.#client.send(
+    const cleared = await conditionalWrite(
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: keyOf(lease.pk, SortKey.Lock),
@@ -210,12 +198,9 @@ export class DynamoCacheTable implements CacheTable {
           ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
           ExpressionAttributeValues: { ':token': { S: lease.token } },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return cleared !== undefined;
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   RequestAlreadyCompletedError,
   RevalidatedDuringRenderError,
 } from '../../core/errors.js';
+import { isLeaseLive } from '../../core/lease.js';
 import type {
   AcquireLeaseInput,
   AcquiredLease,
@@ -39,7 +40,7 @@ export class InMemoryCacheTable implements CacheTable {
 
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
     const previous = this.state.locks.get(input.pk);
-    if (input.seize !== true && previous !== undefined && previous.expiresAt > input.now) {
+    if (input.seize !== true && previous !== undefined && isLeaseLive(previous, input.now)) {
       return Promise.reject(new LeaseHeldError(input.pk, holderOf(previous)));
     }
     const lease: Lease = {
@@ -79,7 +80,7 @@ export class InMemoryCacheTable implements CacheTable {
     if (lock?.token === lease.token && lock.revalidatedBy !== undefined) {
       return Promise.reject(new RevalidatedDuringRenderError(lease.pk));
     }
-    if (lock?.token !== lease.token || lock.expiresAt <= now) {
+    if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
       return Promise.reject(new LeaseLostError(lease.pk, holderOf(lock)));
     }
     const current = this.state.metas.get(meta.pk);

@@ -7,7 +7,6 @@ import {
   QueryCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
-  ConditionalCheckFailedException,
   type CancellationReason,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
@@ -20,6 +19,7 @@ import {
 import type { PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
 import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
 import {
   itemToHolder,
@@ -119,8 +119,8 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   async release(pk: string): Promise<boolean> {
     const update = 'REMOVE #hold_until';
     const condition = '(attribute_exists(#hold_until))';
-    try {
-      await this.client.send(
+    const released = await conditionalWrite(
+      this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: keyOf(pk, SortKey.Meta),
@@ -128,12 +128,9 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
           ConditionExpression: condition,
           ExpressionAttributeNames: namesOf(update, condition),
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return released !== undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import { LeaseLostError, PageChangedError, VersionRequestError } from '../../core/errors.js';
+import { isLeaseLive } from '../../core/lease.js';
 import type { PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
 import { MemoryTable } from '../shared/memory-table.js';
 
@@ -37,7 +38,7 @@ export class InMemoryPageHistory implements PageHistory {
   restore(input: RestoreInput): Promise<void> {
     const { lease, meta, expected, now } = input;
     const lock = this.state.locks.get(lease.pk);
-    if (lock?.token !== lease.token || lock.expiresAt <= now) {
+    if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
       return Promise.reject(new LeaseLostError(lease.pk, lock));
     }
     const current = this.state.metas.get(meta.pk);

@@ -7,7 +7,6 @@
  * a partition's write rate.
  */
 import {
-  ConditionalCheckFailedException,
   DeleteItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -15,6 +14,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { PENDING_PURGES_PK } from '../../core/rows.js';
@@ -40,8 +40,8 @@ export class DynamoPendingPurges implements PendingPurges {
   }
 
   async add(purge: PendingPurge): Promise<void> {
-    try {
-      await this.#client.send(
+    await conditionalWrite(
+      this.#client.send(
         new PutItemCommand({
           TableName: this.#tableName,
           Item: this.#toItem(purge),
@@ -49,10 +49,8 @@ export class DynamoPendingPurges implements PendingPurges {
           ConditionExpression: Guard.rowAbsent,
           ExpressionAttributeNames: namesOf(Guard.rowAbsent),
         }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+      ),
+    );
   }
 
   async oldest(limit: number): Promise<PendingPurge[]> {
@@ -72,8 +70,8 @@ export class DynamoPendingPurges implements PendingPurges {
 
   async recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
     const update = 'SET #reason = :reason, #last_attempt_at = :at ADD #attempts :one';
-    try {
-      await this.#client.send(
+    await conditionalWrite(
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
@@ -87,10 +85,8 @@ export class DynamoPendingPurges implements PendingPurges {
             ':one': { N: '1' },
           },
         }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+      ),
+    );
   }
 
   async remove(purge: PendingPurge): Promise<void> {

@@ -1,11 +1,5 @@
-import type { RegenerationIntent } from '../../core/intent.js';
+import type { QueuedIntent, RegenerationIntent } from '../../core/intent.js';
 import type { RegenerationQueue } from '../../core/ports.js';
-
-export interface QueuedIntent {
-  readonly intent: RegenerationIntent;
-  readonly deduplicationId: string;
-  readonly groupId: string;
-}
 
 /** A FIFO queue in memory: messages with a deduplication ID already seen are dropped. */
 export class InMemoryRegenerationQueue implements RegenerationQueue {

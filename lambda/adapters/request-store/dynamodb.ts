@@ -15,6 +15,7 @@ import {
   type Claim as ClaimInput,
   type RequestRow,
 } from './base.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Claim, namesOf } from '../shared/dynamodb/conditions.js';
 import { claimItem, requestKey, rowOf, settleUpdate } from '../shared/dynamodb/request-row.js';
 
@@ -93,8 +94,8 @@ export class RequestRowStore extends RequestStoreBase {
   }
 
   protected async deleteOwnClaim(pk: string, key: string, claimToken: string): Promise<void> {
-    try {
-      await this.#client.send(
+    await conditionalWrite(
+      this.#client.send(
         new DeleteItemCommand({
           TableName: this.#tableName,
           Key: requestKey(pk, key),
@@ -105,9 +106,7 @@ export class RequestRowStore extends RequestStoreBase {
             ':claim_token': { S: claimToken },
           },
         }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+      ),
+    );
   }
 }

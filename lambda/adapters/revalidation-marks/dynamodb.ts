@@ -1,11 +1,11 @@
 import {
-  ConditionalCheckFailedException,
   DeleteItemCommand,
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { CacheMeta, RevalidationMarks } from '../../core/ports.js';
 import { SortKey } from '../../core/rows.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { itemToMeta, keyOf } from '../shared/dynamodb/items.js';
 
@@ -25,16 +25,19 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
 
   async markLock(pk: string, effectId: string): Promise<boolean> {
     const update = 'SET #revalidated_by = :effect';
-    return this.#conditional(
-      new UpdateItemCommand({
-        TableName: this.#tableName,
-        Key: keyOf(pk, SortKey.Lock),
-        UpdateExpression: update,
-        ConditionExpression: Guard.rowExists,
-        ExpressionAttributeNames: namesOf(update, Guard.rowExists),
-        ExpressionAttributeValues: { ':effect': { S: effectId } },
-      }),
+    const marked = await conditionalWrite(
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(pk, SortKey.Lock),
+          UpdateExpression: update,
+          ConditionExpression: Guard.rowExists,
+          ExpressionAttributeNames: namesOf(update, Guard.rowExists),
+          ExpressionAttributeValues: { ':effect': { S: effectId } },
+        }),
+      ),
     );
+    return marked !== undefined;
   }
 
   async markStale(
@@ -44,8 +47,8 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
     const update =
       'SET #revalidate_seconds = :zero, #revalidated_at = :now, #revalidated_by = :effect ' +
       'REMOVE #regen_failures, #regen_failed_at, #regen_next_at, #regen_error, #status_shard, #status_at';
-    try {
-      const { Attributes } = await this.#client.send(
+    const marked = await conditionalWrite(
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: keyOf(pk, SortKey.Meta),
@@ -59,17 +62,14 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
           },
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return Attributes === undefined ? undefined : itemToMeta(Attributes);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return marked?.Attributes === undefined ? undefined : itemToMeta(marked.Attributes);
   }
 
   async expire(pk: string): Promise<CacheMeta | undefined> {
-    try {
-      const { Attributes } = await this.#client.send(
+    const expired = await conditionalWrite(
+      this.#client.send(
         new DeleteItemCommand({
           TableName: this.#tableName,
           Key: keyOf(pk, SortKey.Meta),
@@ -77,21 +77,8 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
           ExpressionAttributeNames: namesOf(Guard.rowExists),
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return Attributes === undefined ? undefined : itemToMeta(Attributes);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
-  }
-
-  async #conditional(command: UpdateItemCommand): Promise<boolean> {
-    try {
-      await this.#client.send(command);
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return expired?.Attributes === undefined ? undefined : itemToMeta(expired.Attributes);
   }
 }

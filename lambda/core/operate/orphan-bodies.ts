@@ -24,10 +24,10 @@
  * ~1,000 read units, and usually far fewer (bodies of one page share the reads). Per unlisted
  * VER# row (rare: after an expire or META's TTL), one two-item TransactWriteItems (~4 write units).
  */
-import { partitionKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { BodyListing, BodyReferences, BodyStore, ListedBody, SweepCursor } from '../ports.js';
-import { TENANT_PATTERN } from '../rows.js';
+import { isBodyLeased } from '../lease.js';
+import { bodyOwnerOf } from '../rows.js';
 
 export interface OrphanSweepDeps {
   readonly listing: BodyListing;
@@ -58,20 +58,6 @@ export interface OrphanReport {
   readonly unrecognised: number;
   /** The listing reached the end of the prefix: the next run starts a new lap. */
   readonly lapComplete: boolean;
-}
-
-/** The page and the lease token a body key names (`bodyKeyOf` in core/rows.ts), if it is one. */
-export function bodyOwnerOf(
-  s3Key: string,
-  prefix: string,
-): { readonly pk: string; readonly token: string } | undefined {
-  if (!s3Key.startsWith(prefix)) return undefined;
-  const parts = s3Key.slice(prefix.length).split('/');
-  if (parts.length !== 3) return undefined;
-  const [tenant = '', hash = '', token = ''] = parts;
-  if (hash === '' || token === '') return undefined;
-  if (tenant !== '_' && !TENANT_PATTERN.test(tenant)) return undefined;
-  return { pk: partitionKey(tenant === '_' ? undefined : tenant, hash), token };
 }
 
 /** One bounded step of the lap over the body prefix. */
@@ -115,7 +101,7 @@ export async function sweepOrphanBodies(deps: OrphanSweepDeps): Promise<OrphanRe
         }
         for (const { body, token } of bodies) {
           if (inUse.has(body.s3Key)) counts.inUse += 1;
-          else if (refs.lease?.token === token && refs.lease.expiresAt > now) counts.leased += 1;
+          else if (isBodyLeased(refs.lease, token, now)) counts.leased += 1;
           else {
             await deps.bodies.deleteBody(body.s3Key);
             retired.push(body.s3Key);

@@ -14,6 +14,7 @@ import type { CacheKey } from '../cache-key.js';
 import { cdnKeyTagOf } from '../cache-tags.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { BodyNotFoundError, VersionRequestError, type LeaseHolder } from '../errors.js';
+import { releaseLease, seizeLease } from '../lease.js';
 import type {
   AcquiredLease,
   BodyStore,
@@ -217,12 +218,11 @@ const seize = (
   actor: string,
   what: string,
 ): Promise<AcquiredLease> =>
-  deps.cacheTable.acquireLease({
+  seizeLease(deps.cacheTable, {
     pk: cacheKey.pk,
     now: epochSeconds(deps.clock),
     durationSeconds: deps.leaseSeconds,
     owner: `${what}:${actor}`,
-    seize: true,
   });
 
 /** The operator's write; on a refusal the seized lease is released (best-effort: it expires). */
@@ -235,7 +235,7 @@ async function restoreOrRelease(
   try {
     await deps.history.restore({ lease, meta, expected, now: epochSeconds(deps.clock) });
   } catch (error) {
-    await deps.cacheTable.releaseLease(lease).catch(() => false);
+    await releaseLease(deps.cacheTable, lease);
     throw error;
   }
 }

@@ -3,7 +3,6 @@ import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import {
   IsrError,
-  LeaseHeldError,
   LeaseLostError,
   NewerGenerationError,
   RenderOverloadedError,
@@ -14,7 +13,14 @@ import {
   type LeaseHolder,
 } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
-import { canStartRender, LeaseKeeper } from '../lease.js';
+import type { LogSink } from '../log.js';
+import {
+  abandonedBodyOf,
+  canStartRender,
+  LeaseKeeper,
+  releaseLease,
+  tryTakeLease,
+} from '../lease.js';
 import type {
   AcquiredLease,
   BodyStore,
@@ -52,11 +58,6 @@ export const Decision = {
   Ignored: 'ignored',
 } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
-
-/** Where core code reports what it shrugs off (Powertools Logger fits). */
-export interface LogSink {
-  warn(message: string, extra: Record<string, unknown>): void;
-}
 
 export interface RegenerateDeps extends RenderPolicy {
   readonly cacheTable: CacheTable;
@@ -153,10 +154,8 @@ export async function regenerate(
   } finally {
     await keeper.stop();
     await settle(deps, keeper.lease, loose);
-    if (lease.takenOver?.token !== undefined) {
-      const abandoned = bodyKeyOf(input.cacheKey, lease.takenOver.token, deps.bodyKeyPrefix);
-      await retireAbandonedBody(deps, abandoned);
-    }
+    const abandoned = abandonedBodyOf(input.cacheKey, lease, deps.bodyKeyPrefix);
+    if (abandoned !== undefined) await deleteOrphan(deps, abandoned);
   }
 }
 
@@ -164,17 +163,13 @@ async function takeLease(
   deps: RegenerateDeps,
   input: RegenerateInput,
 ): Promise<AcquiredLease | RegenerateOutcome> {
-  try {
-    return await deps.cacheTable.acquireLease({
-      pk: input.cacheKey.pk,
-      now: epochSeconds(deps.clock),
-      durationSeconds: deps.leaseSeconds,
-      owner: input.owner,
-    });
-  } catch (error) {
-    if (error instanceof LeaseHeldError) return { decision: 'lease-held', holder: error.holder };
-    throw error;
-  }
+  const taken = await tryTakeLease(deps.cacheTable, {
+    pk: input.cacheKey.pk,
+    now: epochSeconds(deps.clock),
+    durationSeconds: deps.leaseSeconds,
+    owner: input.owner,
+  });
+  return 'lease' in taken ? taken.lease : { decision: 'lease-held', holder: taken.heldBy };
 }
 
 /** A revalidation came during the render: its page may predate it, so render once more. */
@@ -371,17 +366,12 @@ function logDropped(deps: RegenerateDeps, cacheKey: CacheKey, page: AdmittedPage
 }
 
 /**
- * Releases a LOCK still held and removes a body no META can point to. A released LOCK proves no
- * publish of ours committed (a commit deletes LOCK), and with LOCK gone none can: the body is an
- * orphan. When the release finds the lease gone, a publish of ours may have committed, or the
- * lease was taken over and its next taker retires the body (see `retireAbandonedBody`).
+ * Releases a LOCK still held and removes a body no META can point to: a released LOCK makes a
+ * body written under it an orphan (see `releaseLease`).
  */
 async function settle(deps: RegenerateDeps, lease: Lease, loose: Loose): Promise<void> {
   const released = loose.lockHeld
-    ? await deps.cacheTable.releaseLease(lease).catch((error: unknown) => {
-        deps.log?.warn('lease release failed; it expires on its own', { pk: lease.pk, error });
-        return false;
-      })
+    ? await releaseLease(deps.cacheTable, lease, { sink: deps.log, what: 'lease' })
     : false;
   if (loose.body !== undefined && (loose.body.fate === 'orphan' || released)) {
     await deleteOrphan(deps, loose.body.s3Key);
@@ -545,15 +535,6 @@ async function pruneVersions(
       error,
     });
   }
-}
-
-/**
- * This caller took over an expired lease, so its holder stopped before publishing (a publish
- * deletes LOCK) and, its token replaced, can never publish now: the body it may have written
- * under that lease will never be referenced. There is often none (S3 answers a delete anyway).
- */
-async function retireAbandonedBody(deps: RegenerateDeps, s3Key: string) {
-  await deleteOrphan(deps, s3Key);
 }
 
 /**

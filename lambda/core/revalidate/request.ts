@@ -4,13 +4,19 @@
  * into `request_hash`, kept in the REQ# row and compared with a reuse of the key. Each refusal
  * names the field; every answer body is built here so a replay can return it byte for byte.
  */
-import { normaliseCacheKey, sha256Hex, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import {
+  normaliseCacheKey,
+  sha256Hex,
+  tenantFor,
+  type CacheKey,
+  type CacheKeyPolicy,
+  type Tenancy,
+} from '../cache-key.js';
 import { normaliseTag, tagProblem } from '../cache-tags.js';
-import { InvalidCacheKeyError } from '../errors.js';
+import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
 import type { CdnPurge } from '../ports.js';
 import { RevalidationMode, type Revalidation, type RevalidationEffect } from './revalidation.js';
-import { TENANT_PATTERN } from '../rows.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -24,7 +30,7 @@ const FIELDS = new Set(['paths', 'tags', 'tenant', 'mode', 'regenerate']);
 export interface RevalidatePolicy {
   readonly keyPolicy: CacheKeyPolicy;
   /** Multi-tenant mode: a tenant is required (and must be served when the list is set). */
-  readonly tenancy: { readonly tenants?: readonly string[] | undefined } | undefined;
+  readonly tenancy: Tenancy | undefined;
   readonly maxPaths: number;
   readonly maxTags: number;
 }
@@ -136,22 +142,26 @@ function stringList(value: unknown, field: string, limit: number): string[] {
   return value as string[];
 }
 
+/** How the endpoint words each refusal of the tenancy rule (`tenantFor`). */
+const TENANT_REFUSALS: Readonly<Record<string, string>> = {
+  [InvalidKeyReason.UnexpectedTenant]: 'this service is single-tenant: omit tenant',
+  [InvalidKeyReason.MissingTenant]: 'tenant is required in multi-tenant mode',
+  [InvalidKeyReason.InvalidTenant]:
+    'tenant is 1-64 characters of A-Z a-z 0-9 . _ -, starting alphanumeric',
+  [InvalidKeyReason.UnknownTenant]: 'this tenant is not served here',
+};
+
 function tenantOf(value: unknown, policy: RevalidatePolicy): string | undefined {
-  if (policy.tenancy === undefined) {
-    if (value !== undefined) invalid('tenant', 'this service is single-tenant: omit tenant');
-    return undefined;
+  if (value !== undefined && typeof value !== 'string') {
+    const { UnexpectedTenant, MissingTenant } = InvalidKeyReason;
+    return invalid('tenant', TENANT_REFUSALS[policy.tenancy ? MissingTenant : UnexpectedTenant]);
   }
-  if (typeof value !== 'string' || value === '') {
-    return invalid('tenant', 'tenant is required in multi-tenant mode');
+  try {
+    return tenantFor(policy.tenancy, value);
+  } catch (error) {
+    if (!(error instanceof InvalidCacheKeyError)) throw error;
+    return invalid('tenant', TENANT_REFUSALS[error.reason] ?? error.message);
   }
-  if (!TENANT_PATTERN.test(value)) {
-    invalid('tenant', 'tenant is 1-64 characters of A-Z a-z 0-9 . _ -, starting alphanumeric');
-  }
-  const served = policy.tenancy.tenants;
-  if (served !== undefined && !served.includes(value)) {
-    invalid('tenant', 'this tenant is not served here');
-  }
-  return value;
 }
 
 /** A path (query included) keyed as the origin keys a request for it. */

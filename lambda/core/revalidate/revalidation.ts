@@ -11,9 +11,9 @@
  * a render that started in the same second cannot slip through.
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
-import { sha256Hex, type CacheKey } from '../cache-key.js';
+import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { messageGroupOf } from '../dedupe.js';
+import { regenerationIntent } from '../intent.js';
 import type {
   CacheMeta,
   CdnInvalidator,
@@ -143,19 +143,12 @@ async function queueRegenerations(
   for (const [index, target] of targets.entries()) {
     const address = target.key ?? addressOf(marked[index]);
     if (address === undefined) continue;
-    await deps.queue.enqueue(
-      {
-        v: 1,
-        ...(revalidation.tenant === undefined ? {} : { tenant: revalidation.tenant }),
-        path: address.path,
-        query: address.query,
-        deployId: deps.deployId,
-      },
-      {
-        deduplicationId: sha256Hex(`${revalidation.effectId}|${target.pk}`),
-        groupId: messageGroupOf(target.pk),
-      },
-    );
+    const page = { tenant: revalidation.tenant, ...address, pk: target.pk };
+    const intent = regenerationIntent(page, deps.deployId, {
+      kind: 'revalidation',
+      effectId: revalidation.effectId,
+    });
+    await deps.queue.enqueue(intent.intent, intent);
     queued += 1;
   }
   return queued;

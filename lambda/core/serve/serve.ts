@@ -1,8 +1,8 @@
-import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
 import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
-import { messageGroupOf, regenerationDedupeId } from '../dedupe.js';
+import { regenerationIntent } from '../intent.js';
 import {
   BodyNotFoundError,
   ErrorKind,
@@ -143,31 +143,20 @@ async function overloadFallback(
   }
 }
 
-/** @throws InvalidCacheKeyError */
-function cacheKeyOf(deps: OriginDeps, request: PageRequest): CacheKey {
-  const { tenancy } = deps;
-  if (tenancy !== undefined && !request.tenant) {
-    throw new InvalidCacheKeyError(InvalidKeyReason.MissingTenant, 'the tenant header is required');
-  }
-  const key = normaliseCacheKey(
+/**
+ * The request's cache key under the service's tenancy (`cacheKeyFor`); the tenant header is
+ * read in multi-tenant mode only. @throws InvalidCacheKeyError
+ */
+const cacheKeyOf = (deps: OriginDeps, request: PageRequest): CacheKey =>
+  cacheKeyFor(
+    deps.tenancy,
     {
-      tenant: tenancy === undefined ? undefined : request.tenant,
+      tenant: deps.tenancy === undefined ? undefined : request.tenant,
       rawPath: request.rawPath,
       rawQueryString: request.rawQueryString,
     },
     deps.keyPolicy,
   );
-  if (
-    tenancy?.tenants !== undefined &&
-    (key.tenant === undefined || !tenancy.tenants.includes(key.tenant))
-  ) {
-    throw new InvalidCacheKeyError(
-      InvalidKeyReason.UnknownTenant,
-      'this tenant is not served here',
-    );
-  }
-  return key;
-}
 
 /** What a viewer is told for a retryable failure, by its code; never its cause. */
 const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
@@ -299,21 +288,13 @@ async function enqueueRegeneration(
   now: number,
 ): Promise<'enqueued' | 'enqueue-failed'> {
   try {
-    await deps.queue.enqueue(
-      {
-        v: 1,
-        ...(cacheKey.tenant === undefined ? {} : { tenant: cacheKey.tenant }),
-        path: cacheKey.path,
-        query: cacheKey.query,
-        deployId: deps.deployId,
-        observedGeneratedAt: meta.generatedAt,
-        ...(meta.etag === undefined ? {} : { observedEtag: meta.etag }),
-      },
-      {
-        deduplicationId: regenerationDedupeId(meta, deps.deployId, now, deps.dedupeWindowSeconds),
-        groupId: messageGroupOf(cacheKey.pk),
-      },
-    );
+    const queued = regenerationIntent(cacheKey, deps.deployId, {
+      kind: 'stale',
+      meta,
+      nowSeconds: now,
+      windowSeconds: deps.dedupeWindowSeconds,
+    });
+    await deps.queue.enqueue(queued.intent, queued);
     return 'enqueued';
   } catch (error) {
     deps.log?.warn('could not enqueue a regeneration; the stale page is served', {

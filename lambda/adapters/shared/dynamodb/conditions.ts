@@ -1,15 +1,17 @@
+import { LeaseCondition } from '../../../core/lease.js';
+
 /**
  * Condition expressions of the cache table, as named fragments. Every attribute is referenced as
  * `#<attribute name>` (`ttl` and `status` are DynamoDB reserved words), so the names map can be
  * derived from the expression itself.
  */
 export const Guard = {
-  /** LOCK is free: no row, or its holder's time has run out on the caller's clock (acquire). */
-  leaseFree: '(attribute_not_exists(#pk) OR #lease_expires_at <= :now)',
-  /** The caller's token is still the one on LOCK: nobody took the lease over (refresh, release, publish). */
-  leaseToken: '(#lease_token = :token)',
-  /** The caller's lease has not run out on its own clock (publish). */
-  leaseLive: '(#lease_expires_at > :now)',
+  /** LOCK is free or expired (acquire): the lease rule, `LeaseCondition.free` in core/lease.ts. */
+  leaseFree: LeaseCondition.free,
+  /** Nobody took the lease over (refresh, release, publish): `LeaseCondition.token`. */
+  leaseToken: LeaseCondition.token,
+  /** The caller's lease has not run out on its own clock (publish): `LeaseCondition.live`. */
+  leaseLive: LeaseCondition.live,
   /**
    * No revalidation marked LOCK since this lease rendered: a render that started before a
    * revalidation must not publish (publish).

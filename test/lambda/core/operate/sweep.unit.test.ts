@@ -1,7 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { partitionKey } from '../../../../lambda/core/cache-key.js';
-import { bodyOwnerOf, sweepOrphanBodies } from '../../../../lambda/core/operate/orphan-bodies.js';
-import { IndexedStatus, bodyKeyOf, statusShardOf } from '../../../../lambda/core/rows.js';
+import { sweepOrphanBodies } from '../../../../lambda/core/operate/orphan-bodies.js';
+import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
 import { runSweep, sweepTasks, taskLogFields } from '../../../../lambda/core/operate/sweep.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { InMemorySweepCursor } from '../../../../lambda/adapters/sweep-cursor/memory.js';
@@ -72,22 +71,6 @@ describe('sweepTasks', () => {
     const fields = taskLogFields(report, 5);
     expect(fields.failedTasks).toBe(30);
     expect(fields.failed).toHaveLength(5);
-  });
-});
-
-describe('bodyOwnerOf', () => {
-  it('derives the page and lease token from a body key, with or without a tenant', () => {
-    const key = { tenant: 'acme', hash: 'h1' } as Parameters<typeof bodyKeyOf>[0];
-    expect(bodyOwnerOf(bodyKeyOf(key, 't1'), 'pages/')).toEqual({
-      pk: partitionKey('acme', 'h1'),
-      token: 't1',
-    });
-    expect(bodyOwnerOf('pages/_/h2/t2', 'pages/')).toEqual({ pk: 'CACHE#h2', token: 't2' });
-  });
-
-  it('refuses keys that are not body keys', () => {
-    for (const key of ['other/_/h/t', 'pages/_/h', 'pages/_/h/t/x', 'pages/a#b/h/t', 'pages/_//t'])
-      expect(bodyOwnerOf(key, 'pages/')).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { sha256Hex } from '../../../lambda/core/cache-key.js';
-import { messageGroupOf } from '../../../lambda/core/dedupe.js';
+import { messageGroupOf, regenerationIntent } from '../../../lambda/core/intent.js';
 import { processMessage } from '../../../lambda/core/regenerate/process-message.js';
 import { SimulatedFifoQueue } from '../../helpers/fifo-queue.js';
 import { memoryService } from '../../helpers/memory-service.js';
@@ -62,5 +62,65 @@ describe('FIFO message groups', () => {
   it('negative control: with groups shared between keys, the good page waits out every retry', async () => {
     const waited = await secondsUntilGoodPagePublished((_pk, hash) => sharedGroupOf(hash));
     expect(waited).toBeGreaterThanOrEqual(4 * 180); // four visibility timeouts before the DLQ
+  });
+});
+
+describe('regenerationIntent: one builder, one dedupe scheme', () => {
+  const page = { tenant: 'acme', path: '/a', query: 'page=2', pk: 'TENANT#acme#CACHE#h' };
+  const meta = { generatedAt: 1_000, etag: '"e1"', revalidatedAt: undefined };
+  const stale = (overrides: Partial<typeof meta> = {}, nowSeconds = 1_000) =>
+    regenerationIntent(page, 'd1', {
+      kind: 'stale',
+      meta: { ...meta, ...overrides },
+      nowSeconds,
+      windowSeconds: 30,
+    });
+
+  it('queues a stale hit as an intent naming the generation it saw, grouped by its key', () => {
+    expect(stale()).toEqual({
+      intent: {
+        v: 1,
+        tenant: 'acme',
+        path: '/a',
+        query: 'page=2',
+        deployId: 'd1',
+        observedGeneratedAt: 1_000,
+        observedEtag: '"e1"',
+      },
+      deduplicationId: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown as string,
+      groupId: messageGroupOf(page.pk),
+    });
+  });
+
+  it('collapses stale hits on one generation within a window, and no others', () => {
+    const first = stale().deduplicationId;
+    expect(stale({}, 1_019).deduplicationId).toBe(first);
+    expect(stale({}, 1_020).deduplicationId).not.toBe(first); // the next window
+    expect(stale({ generatedAt: 1_001 }).deduplicationId).not.toBe(first);
+    expect(stale({ etag: '"e2"' }).deduplicationId).not.toBe(first);
+    expect(stale({ revalidatedAt: 999 } as never).deduplicationId).not.toBe(first);
+    const otherDeploy = regenerationIntent(page, 'd2', {
+      kind: 'stale',
+      meta,
+      nowSeconds: 1_000,
+      windowSeconds: 30,
+    });
+    expect(otherDeploy.deduplicationId).not.toBe(first);
+  });
+
+  it('queues one explicit intent per page and revalidation, retries of it included', () => {
+    const of = (effectId: string, pk = page.pk) =>
+      regenerationIntent({ ...page, pk }, 'd1', { kind: 'revalidation', effectId });
+    expect(of('rv_1').intent).toEqual({
+      v: 1,
+      tenant: 'acme',
+      path: '/a',
+      query: 'page=2',
+      deployId: 'd1',
+    });
+    expect(of('rv_1').deduplicationId).toBe(of('rv_1').deduplicationId);
+    expect(of('rv_2').deduplicationId).not.toBe(of('rv_1').deduplicationId);
+    expect(of('rv_1', 'CACHE#other').deduplicationId).not.toBe(of('rv_1').deduplicationId);
+    expect(of('rv_1').deduplicationId).not.toBe(stale().deduplicationId);
   });
 });
