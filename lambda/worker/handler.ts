@@ -5,7 +5,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeadLetterQueue } from '../core/ports.js';
-import { Decision } from '../core/regenerate/regenerate.js';
+import { Decision } from '../core/decision.js';
 import { countDecision, MetricUnit } from '../shared/observability.js';
 import {
   processMessage,

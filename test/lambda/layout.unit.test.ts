@@ -3,8 +3,11 @@
  * in-memory adapters (beside the real ones, for the unit tier and the contract suite) in no
  * Lambda bundle.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { closure, importsOf, sourceFiles } from '../helpers/source-files.js';
+import { functionSpans } from '../helpers/function-lengths.js';
+import { closure, importsOf, ROOT, sourceFiles } from '../helpers/source-files.js';
 
 const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
 const entry = (name: string) => `lambda/${name}/index.ts`;
@@ -43,5 +46,38 @@ describe('lambda layout', () => {
       (file) => !/^lambda\/adapters\/(shared\/.+|[a-z-]+\/[a-z0-9-]+)\.ts$/.test(file),
     );
     expect(misplaced).toEqual([]);
+  });
+});
+
+/** Longest function allowed in lambda/: one that fits on a screen, with room to spare. */
+const MAX_FUNCTION_LINES = 80;
+
+describe('function length', () => {
+  const tooLong = (file: string, text: string) =>
+    functionSpans(file, text)
+      .filter((span) => span.lines > MAX_FUNCTION_LINES)
+      .map((span) => `${file}:${span.line} ${span.name} (${span.lines} lines)`);
+
+  it(`keeps every function in lambda/ within ${MAX_FUNCTION_LINES} lines`, () => {
+    const files = sourceFiles('lambda');
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.flatMap((file) => tooLong(file, readFileSync(join(ROOT, file), 'utf8')))).toEqual(
+      [],
+    );
+  });
+
+  it('negative control: an 81-line method, arrow or function is caught', () => {
+    const body = Array.from({ length: 79 }, (_, i) => `  step(${i});`).join('\n');
+    const source = [
+      `function long() {\n${body}\n}`,
+      `const arrow = () => {\n${body}\n};`,
+      `class C {\n  method() {\n${body}\n  }\n}`,
+      `function short() {\n  step(0);\n}`,
+    ].join('\n');
+    expect(tooLong('probe.ts', source)).toEqual([
+      'probe.ts:1 long (81 lines)',
+      'probe.ts:82 arrow (81 lines)',
+      'probe.ts:164 method (81 lines)',
+    ]);
   });
 });

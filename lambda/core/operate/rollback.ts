@@ -26,7 +26,7 @@ import type {
   PageVersion,
   TagIndex,
 } from '../ports.js';
-import { DEFAULT_RETENTION, metaTtl, type Retention } from '../regenerate/regenerate.js';
+import { DEFAULT_RETENTION, metaTtl, type Retention } from '../retention.js';
 import { versionIdOf } from '../rows.js';
 
 export interface PageOpsDeps {

@@ -1,25 +1,18 @@
+/**
+ * The worker's use case: one regeneration intent off the queue, turned into at most one
+ * published generation and a disposition for the message (see `processMessage`).
+ */
 import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
-import {
-  DEFAULT_FAILURE_POLICY,
-  nextFailure,
-  retryState,
-  RetryState,
-  type FailurePolicy,
-} from '../backoff.js';
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
-import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../errors.js';
+import { Decision } from '../decision.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
-import {
-  runOnce,
-  Settlement,
-  type Idempotency,
-  type IdempotentCall,
-  type RecordedOutcome,
-  type RunOnce,
-} from '../idempotency.js';
+import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
 import type { CacheMeta } from '../ports.js';
-import { Decision, regenerate, type RegenerateDeps, type RegenerateOutcome } from './regenerate.js';
+import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
+import type { RegenerateDeps } from './regenerate.js';
+import { settleIntent } from './settle-intent.js';
 
 /** One SQS record, as the worker needs it. */
 export interface WorkerMessage {
@@ -39,16 +32,6 @@ export interface WorkerDeps extends RegenerateDeps {
   readonly failurePolicy?: FailurePolicy | undefined;
   readonly owner?: string | undefined;
 }
-
-/** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
-export type Disposition = {
-  readonly decision: Decision;
-  readonly detail?: Record<string, unknown>;
-} & (
-  | { readonly action: 'ack' }
-  | { readonly action: 'retry'; readonly error: unknown }
-  | { readonly action: 'dead-letter'; readonly reason: { code: string; message: string } }
-);
 
 /** The disposition of one message, with what the log line needs to find it. */
 export type MessageReport = Disposition & {
@@ -79,25 +62,8 @@ export async function processMessage(
   const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
     const meta = await deps.cacheTable.getMeta(cacheKey.pk);
-    const now = epochSeconds(deps.clock);
-    // An operator's hold stops every intent, explicit ones too, until it ends or is lifted.
-    if (isHeld(meta, now)) {
-      return {
-        ...report,
-        decision: Decision.Held,
-        action: 'ack',
-        detail: { holdUntil: meta?.holdUntil },
-      };
-    }
-    if (isAnswered(meta, now, need)) {
-      return { ...report, decision: Decision.Fresh, action: 'ack' };
-    }
-    // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
-    const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
-    if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
-      const detail = { retryState: state, failures: meta?.failures };
-      return { ...report, decision: Decision.Backoff, action: 'ack', detail };
-    }
+    const skip = skipped(deps, intent, meta, need);
+    if (skip !== undefined) return { ...report, ...skip };
     const call: IdempotentCall = {
       pk: cacheKey.pk,
       key: message.messageId,
@@ -109,12 +75,37 @@ export async function processMessage(
     };
     const lastReceive = message.receiveCount >= deps.maxReceiveCount;
     const run = await runOnce(deps.idempotency, call, (claimed) =>
-      settle(deps, claimed, cacheKey, need, meta, lastReceive),
+      settleIntent(deps, claimed, cacheKey, need, meta, lastReceive),
     );
     return { ...report, ...dispositionOfRun(deps, run) };
   } catch (error) {
     return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }
+}
+
+/**
+ * An intent acknowledged without a claim or a render: the page is held, already answers the
+ * intent, or (for an intent a stale hit queued) is backing off after failures.
+ */
+function skipped(
+  deps: WorkerDeps,
+  intent: RegenerationIntent,
+  meta: CacheMeta | undefined,
+  need: Need,
+): Disposition | undefined {
+  const now = epochSeconds(deps.clock);
+  // An operator's hold stops every intent, explicit ones too, until it ends or is lifted.
+  if (isHeld(meta, now)) {
+    return { decision: Decision.Held, action: 'ack', detail: { holdUntil: meta?.holdUntil } };
+  }
+  if (isAnswered(meta, now, need)) return { decision: Decision.Fresh, action: 'ack' };
+  // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
+  const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
+    const detail = { retryState: state, failures: meta?.failures };
+    return { decision: Decision.Backoff, action: 'ack', detail };
+  }
+  return undefined;
 }
 
 /** The intent and its cache key. @throws InvalidMessageError, InvalidCacheKeyError (terminal) */
@@ -125,191 +116,4 @@ function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
     deps.keyPolicy,
   );
   return { intent, cacheKey };
-}
-
-/**
- * The idempotent part: regenerate, and say how its REQ# row ends. A failed render of a page
- * with a last good generation is recorded on its META (the backoff) and the intent ends there:
- * a terminal refusal FAILED, with its reason, for people (and the DLQ); a retryable one
- * COMPLETED as `render-failed`, retried by the next stale hit once the backoff allows. Anything
- * else thrown releases the claim, and SQS retries the message, except on its last receive: the
- * intent is then dead-lettered, and its row FAILED with the reason, never left STARTED.
- */
-async function settle(
-  deps: WorkerDeps,
-  call: IdempotentCall,
-  cacheKey: CacheKey,
-  need: Need,
-  meta: CacheMeta | undefined,
-  lastReceive: boolean,
-): Promise<WorkerOutcome> {
-  let outcome: RegenerateOutcome;
-  try {
-    outcome = await regenerate(deps, {
-      cacheKey,
-      need,
-      owner: deps.owner,
-      seal: {
-        idempotencyKey: call.key,
-        ttl: epochSeconds(deps.clock) + deps.idempotency.config.expiresAfterSeconds,
-      },
-    });
-  } catch (error) {
-    const failure = failureOf(error);
-    const deferred = error instanceof RenderRetryableError && meta !== undefined;
-    if (failure.kind === ErrorKind.Retryable && !deferred && lastReceive) {
-      return {
-        settlement: Settlement.Failed,
-        decision: Decision.Retry,
-        error: exhausted(call, failure),
-      };
-    }
-    if (failure.kind !== ErrorKind.Terminal && !deferred) throw error;
-    const failures = meta === undefined ? undefined : await recordFailure(deps, meta, failure);
-    if (failure.kind === ErrorKind.Terminal) {
-      return {
-        settlement: Settlement.Failed,
-        decision: Decision.Refused,
-        error: reasonOf(failure),
-        failures,
-      };
-    }
-    return {
-      settlement: Settlement.Completed,
-      decision: Decision.RenderFailed,
-      error: reasonOf(failure),
-      failures,
-    };
-  }
-  switch (outcome.decision) {
-    case 'new':
-      return {
-        settlement: Settlement.SealedByPublish,
-        decision: outcome.decision,
-        s3Key: outcome.meta.s3Key,
-        generatedAt: outcome.meta.generatedAt,
-      };
-    case 'duplicate':
-      // Another delivery of this intent published and sealed REQ# first: leave its row as it is.
-      return { settlement: Settlement.SealedByPublish, decision: outcome.decision };
-    default:
-      return { settlement: Settlement.Completed, decision: outcome.decision };
-  }
-}
-
-/** What the worker records for an intent: a decision it logs, with the REQ# settlement. */
-type WorkerOutcome = RecordedOutcome & { readonly decision: Decision };
-
-/** What the message becomes, however its call under the message ID ended. */
-function dispositionOfRun(deps: WorkerDeps, run: RunOnce<WorkerOutcome>): Disposition {
-  switch (run.status) {
-    case 'replayed': {
-      const detail = { recorded: run.outcome.decision, s3Key: run.outcome.s3Key };
-      return { decision: Decision.Duplicate, action: 'ack', detail };
-    }
-    case 'conflict': {
-      const reason = {
-        code: 'idempotency-conflict',
-        message: 'this message ID was already used for a different request; nothing was applied',
-      };
-      return { decision: Decision.Conflict, action: 'dead-letter', reason };
-    }
-    case 'in-progress':
-      return { decision: Decision.InProgress, action: 'retry', error: run.error };
-    case 'new': {
-      const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
-      const failures = run.outcome.failures;
-      const disposition = dispositionOf(run.outcome);
-      return failures !== undefined && failures >= policy.brokenAfter
-        ? { ...disposition, detail: { ...disposition.detail, broken: true } }
-        : disposition;
-    }
-  }
-}
-
-/** What a call that ran now means for the message. */
-function dispositionOf(outcome: WorkerOutcome): Disposition {
-  if (outcome.settlement === Settlement.Failed) {
-    return {
-      decision: outcome.decision,
-      action: 'dead-letter',
-      reason: outcome.error ?? { code: 'failed', message: 'the regeneration failed for good' },
-      detail: { failures: outcome.failures },
-    };
-  }
-  if (outcome.decision === Decision.RenderFailed) {
-    return {
-      decision: Decision.RenderFailed,
-      action: 'ack',
-      detail: { error: outcome.error, failures: outcome.failures },
-    };
-  }
-  const detail = { s3Key: outcome.s3Key, generatedAt: outcome.generatedAt };
-  return { decision: outcome.decision, action: 'ack', detail };
-}
-
-/**
- * The error's kind decides: terminal -> the DLQ now, with its own code; ignorable -> logged and
- * acknowledged; retryable -> retried until the receive budget is spent, then the DLQ.
- */
-function dispositionOfError(
-  error: unknown,
-  message: WorkerMessage,
-  maxReceiveCount: number,
-): Disposition {
-  const failure = failureOf(error);
-  switch (failure.kind) {
-    case ErrorKind.Terminal:
-      return { decision: Decision.Poison, action: 'dead-letter', reason: reasonOf(failure) };
-    case ErrorKind.Ignorable:
-      return { decision: Decision.Ignored, action: 'ack', detail: { error: failure } };
-    default:
-      if (message.receiveCount < maxReceiveCount) {
-        return { decision: Decision.Retry, action: 'retry', error };
-      }
-      return {
-        decision: Decision.Retry,
-        action: 'dead-letter',
-        reason: {
-          code: RETRIES_EXHAUSTED,
-          message: `gave up after ${message.receiveCount} receives: ${failure.message}`,
-        },
-      };
-  }
-}
-
-const reasonOf = (failure: Failure) => ({ code: failure.code, message: failure.message });
-
-const RETRIES_EXHAUSTED = 'retries-exhausted';
-
-/** The reason an intent is given up on after its last receive. */
-const exhausted = (call: { readonly key: string }, failure: Failure) => ({
-  code: RETRIES_EXHAUSTED,
-  message: `gave up on ${call.key} after its last receive: ${failure.message}`,
-});
-
-/**
- * One more failure on the page's META, if META still holds the generation this delivery saw;
- * the count it returns says whether the page is now broken.
- */
-async function recordFailure(
-  deps: WorkerDeps,
-  meta: CacheMeta,
-  failure: Failure,
-): Promise<number | undefined> {
-  const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
-  const record = nextFailure(
-    meta.failures,
-    epochSeconds(deps.clock),
-    `${failure.code}: ${failure.message}`,
-    policy,
-  );
-  const written = await deps.cacheTable.recordFailure({
-    pk: meta.pk,
-    observedGeneratedAt: meta.generatedAt,
-    previousCount: meta.failures?.count ?? 0,
-    record,
-    broken: record.count >= policy.brokenAfter,
-  });
-  return written ? record.count : undefined;
 }

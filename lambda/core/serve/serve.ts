@@ -1,28 +1,24 @@
-import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+/**
+ * The origin's use case: one viewer request served from the cache (HIT), at once while one
+ * regeneration is queued (STALE), or rendered in the request (MISS, `miss.ts`).
+ */
 import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
-import { cdnTagsOfPage } from '../cache-tags.js';
+import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
 import { epochSeconds } from '../clock.js';
-import { regenerationIntent } from '../intent.js';
 import {
-  BodyNotFoundError,
   ErrorKind,
   failureOf,
   InvalidCacheKeyError,
   InvalidKeyReason,
   RenderOverloadedError,
 } from '../errors.js';
-import { isAnswered, needsNoRegeneration, type Need } from '../freshness.js';
-import type { CacheMeta, RegenerationQueue, StoredBody } from '../ports.js';
-import { regenerate, type RegenerateDeps } from '../regenerate/regenerate.js';
-import {
-  CacheStatus,
-  errorResponse,
-  generationHeaders,
-  isNotModified,
-  type AnswerShape,
-  type CachingPolicy,
-  type PageResponse,
-} from './responses.js';
+import { needsNoRegeneration } from '../freshness.js';
+import { regenerationIntent } from '../intent.js';
+import type { CacheMeta, RegenerationQueue } from '../ports.js';
+import type { RegenerateDeps } from '../regenerate/regenerate.js';
+import { overloadFallback, serveGeneration } from './generation.js';
+import { serveMiss } from './miss.js';
+import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
 
 export interface OriginDeps extends RegenerateDeps {
   readonly keyPolicy: CacheKeyPolicy;
@@ -95,51 +91,10 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
     const fallback =
-      error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;
+      error instanceof RenderOverloadedError
+        ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
+        : undefined;
     return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
-  }
-}
-
-/** The configured fallback page, as a 503 nobody caches; undefined when it is not cached. */
-async function overloadFallback(
-  deps: OriginDeps,
-  request: PageRequest,
-): Promise<PageResponse | undefined> {
-  if (deps.overloadFallbackPath === undefined) return undefined;
-  try {
-    const key = cacheKeyOf(deps, {
-      ...request,
-      rawPath: deps.overloadFallbackPath,
-      rawQueryString: '',
-    });
-    const meta = await deps.cacheTable.getMeta(key.pk);
-    if (meta === undefined) return undefined;
-    const served = await serveGeneration(
-      deps,
-      key,
-      meta,
-      { ...request, ifNoneMatch: undefined, ifModifiedSince: undefined },
-      CacheStatus.Hit,
-    );
-    if (served === undefined) return undefined;
-    // Not the page asked for, and not for keeping: no validator, cache status or cache tags.
-    const dropped = new Set(['etag', 'x-isr-cache', deps.cacheTagHeader]);
-    const headers = Object.fromEntries(
-      Object.entries(served.headers).filter(([name]) => !dropped.has(name)),
-    );
-    return {
-      ...served,
-      status: 503,
-      headers: {
-        ...headers,
-        'cache-control': 'no-store',
-        'retry-after': String(deps.retryAfterSeconds),
-      },
-      decision: 'overloaded',
-      cacheStatus: undefined,
-    };
-  } catch {
-    return undefined;
   }
 }
 
@@ -215,71 +170,6 @@ async function serveKey(
   return { ...served, detail: enqueue && { enqueue } };
 }
 
-/**
- * A published generation as a response; undefined when its body is missing from the bucket.
- * A 304 and a HEAD are answered from META alone, unless META does not say the page's status and
- * content type (a row FaceTheory or TableTheory wrote): its object's metadata says them, so the
- * object is read first.
- */
-async function serveGeneration(
-  deps: OriginDeps,
-  cacheKey: CacheKey,
-  meta: CacheMeta,
-  request: PageRequest,
-  cacheStatus: CacheStatus,
-): Promise<PageResponse | undefined> {
-  const read = () =>
-    deps.bodies.getBody(meta.s3Key).catch((error: unknown) => {
-      if (error instanceof BodyNotFoundError) return undefined;
-      throw error;
-    });
-  let page = meta;
-  let stored: StoredBody | undefined;
-  if (!describesItself(meta)) {
-    stored = await read();
-    if (stored === undefined) return undefined;
-    page = withObjectMetadata(meta, stored);
-  }
-  const status = page.statusCode ?? 200;
-  const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
-  const base = { decision, cacheStatus, cacheKeyHash: undefined };
-  const headersOf = (shape: AnswerShape) =>
-    generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
-      vary: deps.tenancy?.header,
-      cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
-      ...shape,
-    });
-  if (status < 300 && isNotModified(request, page)) {
-    const headers = headersOf({ notModified: true });
-    return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
-  }
-  if (request.method === 'HEAD') {
-    const headers = headersOf({ contentLength: stored?.body.byteLength ?? page.contentLength });
-    return { ...base, headers, status, body: undefined };
-  }
-  stored ??= await read();
-  if (stored === undefined) return undefined;
-  const headers = headersOf({ contentLength: stored.body.byteLength });
-  return { ...base, headers, status, body: stored.body };
-}
-
-/** Whether META alone says how to serve the page (rows written here always do). */
-const describesItself = (meta: CacheMeta): boolean =>
-  meta.statusCode !== undefined && meta.contentType !== undefined;
-
-/** META completed from the object's FaceTheory metadata, where META is silent. */
-function withObjectMetadata(meta: CacheMeta, stored: StoredBody): CacheMeta {
-  if (describesItself(meta) && meta.contentLength !== undefined) return meta;
-  const csp = stored.metadata.contentSecurityPolicy;
-  return {
-    ...meta,
-    statusCode: meta.statusCode ?? stored.metadata.status,
-    contentType: meta.contentType ?? stored.metadata.contentType ?? stored.contentType,
-    headers: meta.headers ?? (csp === undefined ? undefined : { 'content-security-policy': csp }),
-    contentLength: meta.contentLength ?? stored.body.byteLength,
-  };
-}
-
 /** Queues one regeneration intent; a failure is reported, never turned into an error page. */
 async function enqueueRegeneration(
   deps: OriginDeps,
@@ -302,68 +192,5 @@ async function enqueueRegeneration(
       error,
     });
     return 'enqueue-failed';
-  }
-}
-
-/**
- * Renders in the request. When another holder is already rendering, waits (bounded) for its
- * publish, then serves whatever answers the viewer (`isAnswered` with a `page` need).
- */
-async function serveMiss(
-  deps: OriginDeps,
-  cacheKey: CacheKey,
-  request: PageRequest,
-  need: Extract<Need, { kind: 'page' }>,
-): Promise<PageResponse> {
-  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
-  if (outcome.decision === 'new') {
-    const headers = generationHeaders(
-      outcome.meta,
-      CacheStatus.Miss,
-      epochSeconds(deps.clock),
-      deps.caching,
-      {
-        contentLength: outcome.page.body.byteLength,
-        vary: deps.tenancy?.header,
-        cacheTags: {
-          header: deps.cacheTagHeader,
-          tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),
-        },
-      },
-    );
-    return {
-      status: outcome.page.status,
-      headers,
-      body: request.method === 'HEAD' ? undefined : outcome.page.body,
-      decision: 'new',
-      cacheStatus: CacheStatus.Miss,
-      cacheKeyHash: undefined,
-    };
-  }
-  const current =
-    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
-  const served =
-    current === undefined
-      ? undefined
-      : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
-  if (served !== undefined) return { ...served, decision: outcome.decision };
-  return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
-    'retry-after': String(deps.retryAfterSeconds),
-  });
-}
-
-/** Polls META (strongly consistent, backing off) until the holder's publish shows or time is up. */
-async function awaitPublish(
-  deps: OriginDeps,
-  cacheKey: CacheKey,
-  need: Need,
-): Promise<CacheMeta | undefined> {
-  const deadline = performance.now() + deps.missWaitMs;
-  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
-    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-    if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
-    const left = deadline - performance.now();
-    if (left <= 0) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
   }
 }
