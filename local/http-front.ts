@@ -42,6 +42,8 @@ export interface HttpFrontOptions {
   /** The origin function's timeout, as its context reports it. */
   readonly functionTimeoutMs: number;
   readonly onError: (error: unknown) => void;
+  /** How long an idle keep-alive connection is kept open. @default Node's (5 s) */
+  readonly keepAliveTimeoutMs?: number | undefined;
 }
 
 const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
@@ -117,6 +119,8 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     res.end(body);
   }
 
+  if (options.keepAliveTimeoutMs !== undefined)
+    server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? LOOPBACK, () => resolve());

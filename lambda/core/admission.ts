@@ -9,6 +9,7 @@
  * the cap is a hard upper bound, and near it a request may be refused with a slot still free.
  */
 import { tryTakeLease } from './lease.js';
+import { systemRandom, type Random } from './random.js';
 import type { CacheTable, Lease } from './ports.js';
 
 export interface AdmissionPolicy {
@@ -26,9 +27,9 @@ export const renderSlotPk = (slot: number): string => `ISR#RENDER-SLOT#${slot}`;
 export class RenderAdmission {
   readonly #table: CacheTable;
   readonly #policy: AdmissionPolicy;
-  readonly #random: () => number;
+  readonly #random: Random;
 
-  constructor(table: CacheTable, policy: AdmissionPolicy, random: () => number = Math.random) {
+  constructor(table: CacheTable, policy: AdmissionPolicy, random: Random = systemRandom) {
     this.#table = table;
     this.#policy = policy;
     this.#random = random;

@@ -133,17 +133,18 @@ export interface LeaseKeeperOptions {
 }
 
 /**
- * Keeps a lease alive while long work runs, by refreshing it (conditioned on the token) on a
- * timer. When the lease turns out to be lost, `signal` aborts so the work can stop early; the
- * publish would be refused anyway.
+ * Keeps a lease alive while long work runs, by refreshing it (conditioned on the token) every so
+ * often on the clock. When the lease turns out to be lost, `signal` aborts so the work can stop
+ * early; the publish would be refused anyway.
  */
 export class LeaseKeeper {
   readonly #table: CacheTable;
   readonly #options: LeaseKeeperOptions;
   readonly #abort = new AbortController();
   #lease: Lease;
-  #timer: NodeJS.Timeout | undefined;
-  #inFlight: Promise<void> | undefined;
+  /** Stops the refresh loop; a new one per `restart`. */
+  #stopping: AbortController | undefined;
+  #running: Promise<void> | undefined;
 
   constructor(table: CacheTable, lease: Lease, options: LeaseKeeperOptions) {
     this.#table = table;
@@ -154,16 +155,25 @@ export class LeaseKeeper {
 
   /** Refreshes again (a second render under the same lease). */
   restart(): void {
-    if (this.#timer === undefined && !this.#abort.signal.aborted) this.#start();
+    if (this.#running === undefined && !this.#abort.signal.aborted) this.#start();
   }
 
   #start(): void {
+    const stopping = new AbortController();
+    this.#stopping = stopping;
+    this.#running = this.#refreshUntil(stopping.signal);
+  }
+
+  /** Sleeps a refresh period, refreshes, and again, until stopped or the lease is lost. */
+  async #refreshUntil(stopped: AbortSignal): Promise<void> {
     const options = this.#options;
     const every = options.refreshEveryMs ?? Math.max(1, (options.durationSeconds * 1000) / 3);
-    this.#timer = setInterval(() => {
-      this.#inFlight ??= this.#refresh().finally(() => (this.#inFlight = undefined));
-    }, every);
-    this.#timer.unref();
+    for (;;) {
+      await options.clock.sleep(every, stopped);
+      if (stopped.aborted) return;
+      await this.#refresh();
+      if (this.#abort.signal.aborted) return;
+    }
   }
 
   /** The lease as last refreshed. */
@@ -178,9 +188,10 @@ export class LeaseKeeper {
 
   /** Stops refreshing and waits for a refresh in flight, so it cannot race the publish. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#inFlight;
+    this.#stopping?.abort();
+    const running = this.#running;
+    this.#running = undefined;
+    await running;
   }
 
   async #refresh(): Promise<void> {
@@ -190,12 +201,8 @@ export class LeaseKeeper {
         durationSeconds: this.#options.durationSeconds,
       });
     } catch (error) {
-      if (error instanceof LeaseLostError) {
-        clearInterval(this.#timer);
-        this.#abort.abort(error);
-      } else {
-        this.#options.onRefreshError?.(error);
-      }
+      if (error instanceof LeaseLostError) this.#abort.abort(error);
+      else this.#options.onRefreshError?.(error);
     }
   }
 }

@@ -100,7 +100,7 @@ export function createRegenerateDeps(
   return {
     cacheTable: new DynamoCacheTable(tables),
     bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
-    tagIndex: new DynamoTagIndex(tables),
+    tagIndex: new DynamoTagIndex({ ...tables, clock, random: runtime.random }),
     versions: new DynamoVersionRows(tables),
     keepVersions: config.keepVersions,
     renderer: runtime.renderer ?? createRenderer(config, runtime, clock),

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { functionSpans } from '../helpers/function-lengths.js';
+import { functionSpans, wallClockUses } from '../helpers/source-ast.js';
 import { closure, importsOf, ROOT, sourceFiles } from '../helpers/source-files.js';
 
 const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
@@ -78,6 +78,45 @@ describe('function length', () => {
       'probe.ts:1 long (81 lines)',
       'probe.ts:82 arrow (81 lines)',
       'probe.ts:164 method (81 lines)',
+    ]);
+  });
+});
+
+describe('time and randomness only through their ports', () => {
+  /** The ports' own system implementations: the one place each is read. */
+  const PORTS = new Set(['lambda/core/clock.ts', 'lambda/core/random.ts']);
+
+  it('never reads the wall clock, sets a timer or draws Math.random in the core or a use case', () => {
+    const uses = sourceFiles('lambda/core')
+      .filter((file) => !PORTS.has(file))
+      .flatMap((file) =>
+        wallClockUses(file, readFileSync(join(ROOT, file), 'utf8')).map((use) => `${file}:${use}`),
+      );
+    expect(uses).toEqual([]);
+  });
+
+  it('negative control: each direct use is caught, and comments, strings and formatting are not', () => {
+    const source = [
+      'const a = Date.now();',
+      'const b = performance.now();',
+      'await new Promise((resolve) => setTimeout(resolve, 5));',
+      'const c = Math.random();',
+      'const d = AbortSignal.timeout(10);',
+      'const e = new Date();',
+      'setInterval(tick, 5);',
+      '// Date.now() in a comment',
+      "const f = 'Math.random()';",
+      'const g = new Date(seconds * 1000).toUTCString();',
+      'const h = clock.now();',
+    ].join('\n');
+    expect(wallClockUses('probe.ts', source)).toEqual([
+      '1: Date.now',
+      '2: performance.now',
+      '3: setTimeout',
+      '4: Math.random',
+      '5: AbortSignal.timeout',
+      '6: new Date()',
+      '7: setInterval',
     ]);
   });
 });

@@ -22,6 +22,7 @@ import {
 } from '../../core/cdn-purge.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { CdnPurgeRejectedError } from '../../core/errors.js';
+import { systemRandom, type Random } from '../../core/random.js';
 import type {
   CdnInvalidator,
   CdnPurge,
@@ -43,8 +44,8 @@ export interface CloudFrontInvalidatorOptions {
   readonly distributionId: string;
   /** Where a purge CloudFront did not accept in time waits for the sweeper. */
   readonly pending: PendingPurges;
+  /** Times the backoff and the coalescing window. @default systemClock */
   readonly clock?: Clock | undefined;
-  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
   readonly logger?: PurgeLog | undefined;
   /** @default DEFAULT_PURGE_BACKOFF */
   readonly backoff?: PurgeBackoff | undefined;
@@ -52,8 +53,8 @@ export interface CloudFrontInvalidatorOptions {
   readonly coalesceWindowMs?: number | undefined;
   /** @default MAX_TAGS_PER_INVALIDATION (3,000) */
   readonly maxTagsPerInvalidation?: number | undefined;
-  /** Jitter source in [0, 1). @default Math.random */
-  readonly random?: (() => number) | undefined;
+  /** Jitter of the backoff. @default systemRandom */
+  readonly random?: Random | undefined;
 }
 
 type Submitted = Extract<PurgeAttempt, { status: 'submitted' }>;
@@ -88,12 +89,11 @@ export class CloudFrontInvalidator implements CdnInvalidator, PendingPurgeSubmit
   readonly #distributionId: string;
   readonly #pending: PendingPurges;
   readonly #clock: Clock;
-  readonly #sleep: (ms: number) => Promise<void>;
   readonly #log: PurgeLog;
   readonly #backoff: PurgeBackoff;
   readonly #windowMs: number;
   readonly #maxTags: number;
-  readonly #random: () => number;
+  readonly #random: Random;
   #open: Batch | undefined;
 
   constructor(options: CloudFrontInvalidatorOptions) {
@@ -101,7 +101,6 @@ export class CloudFrontInvalidator implements CdnInvalidator, PendingPurgeSubmit
     this.#distributionId = options.distributionId;
     this.#pending = options.pending;
     this.#clock = options.clock ?? systemClock;
-    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#log = options.logger ?? consoleLog;
     this.#backoff = options.backoff ?? DEFAULT_PURGE_BACKOFF;
     this.#windowMs = options.coalesceWindowMs ?? 20;
@@ -109,7 +108,7 @@ export class CloudFrontInvalidator implements CdnInvalidator, PendingPurgeSubmit
       options.maxTagsPerInvalidation ?? MAX_TAGS_PER_INVALIDATION,
       MAX_TAGS_PER_INVALIDATION,
     );
-    this.#random = options.random ?? Math.random;
+    this.#random = options.random ?? systemRandom;
   }
 
   /** Joins the open batch (or opens one); every caller of a batch gets the batch's outcome. */
@@ -139,7 +138,7 @@ export class CloudFrontInvalidator implements CdnInvalidator, PendingPurgeSubmit
   }
 
   async #submitAfterWindow(batch: Batch): Promise<CdnPurge> {
-    await this.#sleep(this.#windowMs);
+    await this.#clock.sleep(this.#windowMs);
     if (this.#open === batch) this.#open = undefined;
     const startedAt = this.#clock.now();
     const tags = [...batch.tags].sort();
@@ -190,7 +189,7 @@ export class CloudFrontInvalidator implements CdnInvalidator, PendingPurgeSubmit
         delayMs: delay,
         reason: outcome.reason,
       });
-      await this.#sleep(delay);
+      await this.#clock.sleep(delay);
     }
   }
 

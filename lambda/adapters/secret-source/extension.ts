@@ -1,3 +1,4 @@
+import { systemClock } from '../../core/clock.js';
 import type { SecretSource } from '../../core/ports.js';
 
 export interface ExtensionSecretOptions {
@@ -11,6 +12,7 @@ export interface ExtensionSecretOptions {
   readonly reuseMs?: number;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** @default systemClock.now */
   readonly now?: () => number;
 }
 
@@ -31,7 +33,7 @@ export class ExtensionSecretSource implements SecretSource {
   }
 
   async value(): Promise<string> {
-    const now = this.#options.now?.() ?? Date.now();
+    const now = this.#options.now?.() ?? systemClock.now();
     if (this.#cached !== undefined && now < this.#cached.until) return this.#cached.value;
     const url = new URL(`http://localhost:${this.#options.port ?? 2773}/secretsmanager/get`);
     url.searchParams.set('secretId', this.#options.secretId);

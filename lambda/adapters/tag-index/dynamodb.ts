@@ -4,7 +4,9 @@ import {
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { systemClock, type Clock } from '../../core/clock.js';
 import type { TagIndex } from '../../core/ports.js';
+import { systemRandom, type Random } from '../../core/random.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 
 /** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
@@ -24,10 +26,20 @@ const MAX_ROUNDS = 8;
 export class DynamoTagIndex implements TagIndex {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
+  readonly #clock: Clock;
+  readonly #random: Random;
 
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
+  /** `clock` and `random` time the backoff of a retried batch. @default the system's */
+  constructor(options: {
+    client: DynamoDBClient;
+    tableName: string;
+    clock?: Clock | undefined;
+    random?: Random | undefined;
+  }) {
     this.#client = options.client;
     this.#tableName = options.tableName;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
   }
 
   async add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
@@ -65,10 +77,15 @@ export class DynamoTagIndex implements TagIndex {
           if (at !== undefined) found.set(tag, at);
         }
         keys = UnprocessedKeys?.[this.#tableName]?.Keys ?? [];
-        if (keys.length > 0) await backoff(round);
+        if (keys.length > 0) await this.#backoff(round);
       }
     }
     return found;
+  }
+
+  /** Waits before another round of what DynamoDB left unprocessed: growing, jittered. */
+  #backoff(round: number): Promise<void> {
+    return this.#clock.sleep(25 * 2 ** round * (1 + this.#random()));
   }
 
   /** Batch writes, 25 at a time, until DynamoDB has processed every one (it may throttle some). */
@@ -81,11 +98,8 @@ export class DynamoTagIndex implements TagIndex {
           new BatchWriteItemCommand({ RequestItems: { [this.#tableName]: pending } }),
         );
         pending = UnprocessedItems?.[this.#tableName] ?? [];
-        if (pending.length > 0) await backoff(round);
+        if (pending.length > 0) await this.#backoff(round);
       }
     }
   }
 }
-
-const backoff = (round: number) =>
-  new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round * (1 + Math.random())));

@@ -41,8 +41,7 @@ export async function publish(
       const answer = answerOf(error);
       if (answer !== undefined) return answer;
       if (!(error instanceof TransactionConflictError) || attempt >= attempts) throw error;
-      const random = deps.random ?? systemRandom;
-      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * (1 + random())));
+      await deps.clock.sleep(20 * 2 ** attempt * (1 + (deps.random ?? systemRandom)()));
     }
   }
 }

@@ -31,14 +31,22 @@ export async function renderInSlot<T>(
   }
 }
 
-/** Renders with a timeout, and stops early if the lease is lost, whatever the renderer does. */
+/**
+ * Renders with a timeout on the clock, and stops early if the lease is lost, whatever the
+ * renderer does: the signal it gets aborts on either, and the race ends when it does.
+ */
 export async function renderUnderLease(
-  deps: Pick<RegenerateDeps, 'renderer' | 'renderTimeoutMs'>,
+  deps: Pick<RegenerateDeps, 'renderer' | 'renderTimeoutMs' | 'clock'>,
   cacheKey: CacheKey,
   leaseSignal: AbortSignal,
 ): Promise<RenderResult | 'lease-lost'> {
-  const timeout = AbortSignal.timeout(deps.renderTimeoutMs);
-  const signal = AbortSignal.any([leaseSignal, timeout]);
+  const finished = new AbortController();
+  const timeout = new AbortController();
+  void deps.clock.sleep(deps.renderTimeoutMs, finished.signal).then(() => {
+    if (!finished.signal.aborted)
+      timeout.abort(new DOMException('render timed out', 'TimeoutError'));
+  });
+  const signal = AbortSignal.any([leaseSignal, timeout.signal]);
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
@@ -48,13 +56,14 @@ export async function renderUnderLease(
     return await Promise.race([deps.renderer.render({ cacheKey, signal }), aborted]);
   } catch (error) {
     if (leaseSignal.aborted) return 'lease-lost';
-    if (timeout.aborted) {
+    if (timeout.signal.aborted) {
       const message = `render timed out after ${deps.renderTimeoutMs} ms`;
       throw new RenderRetryableError(message, undefined, { cause: error });
     }
     if (error instanceof IsrError) throw error;
     throw new RenderRetryableError('render failed', undefined, { cause: error });
   } finally {
+    finished.abort();
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
   }
 }

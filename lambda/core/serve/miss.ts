@@ -59,18 +59,21 @@ export async function serveMiss(
   });
 }
 
-/** Polls META (strongly consistent, backing off) until the holder's publish shows or time is up. */
+/**
+ * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows or
+ * `missWaitMs` is up.
+ */
 async function awaitPublish(
   deps: OriginDeps,
   cacheKey: CacheKey,
   need: Need,
 ): Promise<CacheMeta | undefined> {
-  const deadline = performance.now() + deps.missWaitMs;
+  const deadline = deps.clock.now() + deps.missWaitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
     const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
     if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
-    const left = deadline - performance.now();
+    const left = deadline - deps.clock.now();
     if (left <= 0) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+    await deps.clock.sleep(Math.min(delay, left));
   }
 }

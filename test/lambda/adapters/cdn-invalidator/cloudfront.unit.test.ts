@@ -29,9 +29,9 @@ const throttled = () =>
 
 /** An invalidator whose waits advance a test clock instead of passing real time. */
 function setup(options: Partial<CloudFrontInvalidatorOptions> = {}) {
-  const clock = new TestClock();
+  const clock = new TestClock(undefined, { autoAdvance: true });
   const pending = new InMemoryPendingPurges();
-  const slept: number[] = [];
+  const slept = clock.slept;
   const logged: { message: string; extra: Record<string, unknown> }[] = [];
   const log = (message: string, extra: Record<string, unknown>) => {
     logged.push({ message, extra });
@@ -41,11 +41,6 @@ function setup(options: Partial<CloudFrontInvalidatorOptions> = {}) {
     distributionId: 'E2EXAMPLE',
     pending,
     clock,
-    sleep: (ms) => {
-      slept.push(ms);
-      clock.advance(ms / 1000);
-      return Promise.resolve();
-    },
     logger: { info: log, warn: log },
     random: () => 0.5,
     ...options,

@@ -8,6 +8,8 @@ import { startHttpServer } from '../../../helpers/http-server.js';
 
 type Server = Awaited<ReturnType<typeof startHttpServer>>;
 let upstream: Server;
+/** Called when the upstream receives a request for /slow. */
+let slowArrived: (() => void) | undefined;
 
 beforeAll(async () => {
   upstream = await startHttpServer((req, res) => {
@@ -38,7 +40,7 @@ beforeAll(async () => {
         res.end('x'.repeat(2048));
         return;
       case '/slow':
-        setTimeout(() => res.writeHead(200).end('late'), 2_000).unref();
+        slowArrived?.(); // and no answer, until the caller gives up
         return;
       default:
         res
@@ -132,10 +134,15 @@ describe('HttpRenderer', () => {
   });
 
   it('stops when its signal aborts, with the abort as the reason', async () => {
-    const signal = AbortSignal.timeout(100);
-    const error = await renderer()
+    const timeout = new AbortController();
+    const { signal } = timeout;
+    const arrived = new Promise<void>((resolve) => (slowArrived = resolve));
+    const rendering = renderer()
       .render({ cacheKey: keyOf('/slow'), signal })
       .catch((caught: unknown) => caught);
+    await arrived; // the upstream has the request and will not answer: the caller times out
+    timeout.abort(new DOMException('render timed out', 'TimeoutError'));
+    const error = await rendering;
     expect(signal.aborted).toBe(true);
     expect(error).toBe(signal.reason);
     expect((error as Error).name).toBe('TimeoutError');

@@ -17,7 +17,7 @@ import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regener
 import { hold, rollback, type PageOpsDeps } from '../../../../lambda/core/operate/rollback.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
-import { TestClock } from '../../../helpers/clock.js';
+import { shiftedClock, TestClock } from '../../../helpers/clock.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
 
@@ -167,7 +167,7 @@ describe('versions and rollback (DynamoDB Local, s3rver)', () => {
       removeGuard(own.dynamodb, Guard.leaseToken);
       removeGuard(own.dynamodb, Guard.leaseLive);
     }
-    const ahead: Clock = { now: () => ctx.clock.now() + 5_000 };
+    const ahead: Clock = shiftedClock(ctx.clock, 5_000);
     const racing = countingRenderer(async () => {
       await rollback(ctx.ops, { cacheKey: ctx.cacheKey, actor: 'ops' });
       return htmlPage('v3 (rendered before the rollback)', { revalidateSeconds: 10 });

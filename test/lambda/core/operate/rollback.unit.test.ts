@@ -15,6 +15,7 @@ import { versionIdOf } from '../../../../lambda/core/rows.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
 import { encodeIntent } from '../../../../lambda/core/intent.js';
+import { shiftedClock } from '../../../helpers/clock.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
@@ -89,7 +90,10 @@ describe('rollback (unit, in-memory ports)', () => {
   it('keeps generated_at moving forward even when the operator’s clock is behind', async () => {
     const ctx = await setup(2);
     const live = await ctx.meta();
-    const behind = { ...ctx.deps, clock: { now: () => (live!.generatedAt - 60) * 1000 } };
+    const behind = {
+      ...ctx.deps,
+      clock: shiftedClock(ctx.deps.clock, (live!.generatedAt - 60) * 1000 - ctx.deps.clock.now()),
+    };
     await rollback(behind, { cacheKey: ctx.cacheKey, actor: 'a' });
     expect((await ctx.meta())?.generatedAt).toBe(live!.generatedAt + 1);
   });

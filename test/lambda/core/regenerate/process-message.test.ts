@@ -7,7 +7,7 @@ import {
 } from '../../../../lambda/core/regenerate/process-message.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
-import { countingRenderer, sleep } from '../../../helpers/renderers.js';
+import { countingRenderer, gate } from '../../../helpers/renderers.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 import {
   createWorkerHarness,
@@ -17,9 +17,22 @@ import {
 } from '../../../helpers/worker-harness.js';
 
 const clock = new TestClock();
+
+/**
+ * Concurrent deliveries overlap by construction: while armed, a render waits until every
+ * delivery has either started rendering too or finished (found the lease held), so both are in
+ * flight together whatever the backends' speed.
+ */
+let overlap: { deliveries: number; arrived: number; all: ReturnType<typeof gate> } | undefined;
+const arrive = () => {
+  if (overlap !== undefined && ++overlap.arrived >= overlap.deliveries) overlap.all.open();
+};
 // Pages go stale after a second, so a second delivery is not answered by a fresh META alone.
 const counter = countingRenderer(async (request, call) => {
-  await sleep(100); // long enough for concurrent deliveries to overlap
+  if (overlap !== undefined) {
+    arrive();
+    await overlap.all.wait();
+  }
   return htmlPage(`<p>${request.cacheKey.key} render ${call}</p>`, { revalidateSeconds: 1 });
 });
 let h: WorkerHarness;
@@ -124,11 +137,17 @@ describe('processMessage idempotency', () => {
 /** Two different intents for one stale key, processed at the same time. */
 async function concurrentIntents() {
   const path = freshPath();
-  const reports = await Promise.all([
-    processMessage(h.deps, message(`c1-${path}`, intentFor(path))),
-    processMessage(h.deps, message(`c2-${path}`, intentFor(path))),
-  ]);
-  return { reports, renders: counter.callsFor(path), path };
+  overlap = { deliveries: 2, arrived: 0, all: gate() };
+  try {
+    const reports = await Promise.all(
+      ['c1', 'c2'].map((id) =>
+        processMessage(h.deps, message(`${id}-${path}`, intentFor(path))).finally(arrive),
+      ),
+    );
+    return { reports, renders: counter.callsFor(path), path };
+  } finally {
+    overlap = undefined;
+  }
 }
 
 describe('processMessage concurrency', () => {
@@ -150,19 +169,23 @@ describe('processMessage crash recovery', () => {
     const path = freshPath();
     const pk = h.keyFor(path).pk;
     let crash = true;
+    const bodyWritten = gate();
     const crashingTable = withOverrides(h.deps.cacheTable, {
-      publishGeneration: (input) =>
-        crash ? new Promise<never>(() => undefined) : h.deps.cacheTable.publishGeneration(input),
+      // The publish comes right after the body write: the process dies there.
+      publishGeneration: (input) => {
+        if (!crash) return h.deps.cacheTable.publishGeneration(input);
+        bodyWritten.open();
+        return new Promise<never>(() => undefined);
+      },
     });
     const crashing: WorkerDeps = { ...h.deps, cacheTable: crashingTable };
 
     // First delivery: dies after writing its body; the promise never settles, like a killed process.
     h.startInvocation(200);
     void processMessage(crashing, message(`crash-${path}`, intentFor(path)));
-    await waitFor(
-      async () => counter.callsFor(path) === 1 && (await h.row(pk, 'LOCK')) !== undefined,
-    );
-    await sleep(300); // the body write lands; the invocation's time (200 ms) runs out
+    await bodyWritten.wait();
+    expect(counter.callsFor(path)).toBe(1);
+    expect(await h.row(pk, 'LOCK')).toBeDefined();
     expect(await h.row(pk, 'META')).toBeUndefined();
     expect(await h.row(pk, `REQ#crash-${path}`)).toMatchObject({ status: { S: 'STARTED' } });
 
@@ -181,11 +204,3 @@ describe('processMessage crash recovery', () => {
     });
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}

@@ -5,13 +5,22 @@ import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { DynamoPageHistory } from '../../../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
-import { RenderRefusedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
+import {
+  LeaseLostError,
+  RenderRefusedError,
+  RenderRetryableError,
+} from '../../../../lambda/core/errors.js';
 import type { RenderRequest } from '../../../../lambda/core/ports.js';
 import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 import { TestClock } from '../../../helpers/clock.js';
-import { countingRenderer, sleep, type PageFunction } from '../../../helpers/renderers.js';
+import {
+  countingRenderer,
+  gate,
+  untilAborted,
+  type PageFunction,
+} from '../../../helpers/renderers.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 
 let clients: AwsClients;
@@ -34,8 +43,11 @@ afterAll(() => {
   clients.s3.destroy();
 });
 
-function setup(page: PageFunction, overrides: Partial<RegenerateDeps> = {}) {
-  const clock = new TestClock();
+function setup(
+  page: PageFunction,
+  overrides: Partial<RegenerateDeps> = {},
+  clock = new TestClock(),
+) {
   const counter = countingRenderer(page);
   const deps: RegenerateDeps = {
     cacheTable: table,
@@ -134,13 +146,16 @@ describe('regenerate', () => {
 
   describe('keeps the last good page', () => {
     async function failAfterGoodPage(
-      failure: PageFunction,
+      failure: (clock: TestClock) => PageFunction,
       overrides: Partial<RegenerateDeps> = {},
     ) {
+      const clock = new TestClock();
+      const failing = failure(clock);
       const ctx = setup(
         (request, call) =>
-          call === 1 ? htmlPage('good page', { revalidateSeconds: 1 }) : failure(request, call),
+          call === 1 ? htmlPage('good page', { revalidateSeconds: 1 }) : failing(request, call),
         overrides,
+        clock,
       );
       await ctx.run();
       const before = await table.getMeta(ctx.cacheKey.pk, { consistent: true });
@@ -160,11 +175,16 @@ describe('regenerate', () => {
     }
 
     it.each([
-      ['a 5xx answer', () => htmlPage('oops', { status: 503 })],
-      ['a thrown error', () => Promise.reject(new Error('template crashed'))],
+      ['a 5xx answer', () => () => htmlPage('oops', { status: 503 })],
+      ['a thrown error', () => () => Promise.reject(new Error('template crashed'))],
       [
         'a render that times out',
-        (request: RenderRequest) => sleep(500, request.signal).then(() => htmlPage('late')),
+        // It hangs; the clock passes the 100 ms timeout while it does.
+        (clock: TestClock) => (request: RenderRequest) => {
+          const hung = untilAborted(request.signal);
+          clock.advanceMs(100);
+          return hung;
+        },
       ],
     ])('after %s: retryable, META and body untouched, lease released', async (_label, failure) => {
       const result = await failAfterGoodPage(failure, { renderTimeoutMs: 100 });
@@ -176,7 +196,7 @@ describe('regenerate', () => {
     });
 
     it('after a refused page (403): refused for good, META and body untouched, lease released', async () => {
-      const result = await failAfterGoodPage(() => htmlPage('forbidden', { status: 403 }));
+      const result = await failAfterGoodPage(() => () => htmlPage('forbidden', { status: 403 }));
       expect(result.error).toBeInstanceOf(RenderRefusedError);
       expect(result.error).toMatchObject({ code: 'refused:status', status: 403 });
       expect(result.after).toEqual(result.before);
@@ -184,7 +204,7 @@ describe('regenerate', () => {
     });
 
     it('after an oversized page: refused for good, nothing written', async () => {
-      const result = await failAfterGoodPage(() => htmlPage('x'.repeat(2048)), {
+      const result = await failAfterGoodPage(() => () => htmlPage('x'.repeat(2048)), {
         maxBodyBytes: 1024,
       });
       expect(result.error).toMatchObject({ code: 'refused:too-large' });
@@ -199,54 +219,82 @@ describe('regenerate', () => {
   });
 
   describe('long renders', () => {
-    /** The render outlasts the lease (the test clock jumps 40 s past a 30 s lease mid-render). */
-    const longRender = (clock: { advance(s: number): void }) => async () => {
+    /** Long enough that only the lease, never the render's own timeout, decides these. */
+    const LONG = { renderTimeoutMs: 60_000 };
+
+    /**
+     * The render outlasts the lease: the test clock jumps 40 s past a 30 s lease mid-render, and
+     * the render ends once `settled` says the keeper had its chance to refresh.
+     */
+    const longRender = (clock: TestClock, settled: () => Promise<void>) => async () => {
       clock.advance(40);
-      await sleep(300);
+      await settled();
       return htmlPage('slow page');
     };
 
+    /** The table, telling when a refresh of the lease has landed. */
+    function refreshWatched() {
+      const refreshed = gate();
+      const watched = withOverrides(table, {
+        refreshLease: async (lease, input) => {
+          const refreshedLease = await table.refreshLease(lease, input);
+          refreshed.open();
+          return refreshedLease;
+        },
+      });
+      return { watched, refreshed };
+    }
+
     it('keeps the lease by refreshing it, and publishes', async () => {
-      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 50 });
-      const deps = { ...ctx.deps, renderer: countingRenderer(longRender(ctx.clock)).renderer };
-      expect((await ctx.run(deps)).decision).toBe('new');
+      const ctx = setup(() => htmlPage('unused'), { ...LONG, leaseRefreshMs: 50 });
+      const { watched, refreshed } = refreshWatched();
+      const renderer = countingRenderer(longRender(ctx.clock, refreshed.wait)).renderer;
+      expect((await ctx.run({ ...ctx.deps, cacheTable: watched, renderer })).decision).toBe('new');
     });
 
     it('negative control: without refresh, the lease runs out and nothing is published', async () => {
-      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
-      const deps = { ...ctx.deps, renderer: countingRenderer(longRender(ctx.clock)).renderer };
-      expect((await ctx.run(deps)).decision).toBe('lease-lost');
+      // The keeper is not due within the render's 40 s: no refresh happens at all.
+      const ctx = setup(() => htmlPage('unused'), { ...LONG, leaseRefreshMs: 60_000 });
+      const renderer = countingRenderer(longRender(ctx.clock, () => Promise.resolve())).renderer;
+      expect((await ctx.run({ ...ctx.deps, renderer })).decision).toBe('lease-lost');
       expect(await table.getMeta(ctx.cacheKey.pk, { consistent: true })).toBeUndefined();
       expect(await keysUnder(ctx.cacheKey.hash)).toEqual([]); // the orphan body was deleted
     });
 
     it('stops the render as soon as a refresh finds the lease taken over', async () => {
-      const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 50 });
+      const ctx = setup(() => htmlPage('unused'), { ...LONG, leaseRefreshMs: 50 });
       let stolen = false;
+      let stoppedBy: unknown;
       const deps = {
         ...ctx.deps,
+        // A render that never ends on its own: only an abort stops it.
         renderer: countingRenderer(async (request) => {
-          ctx.clock.advance(31);
+          // Another worker, its clock 31 s on, takes the lease over; then our keeper is due.
           await table.acquireLease({
             pk: ctx.cacheKey.pk,
-            now: ctx.clock.seconds,
+            now: ctx.clock.seconds + 31,
             durationSeconds: 30,
           });
           stolen = true;
-          await sleep(2_000, request.signal);
-          return htmlPage('never published');
+          ctx.clock.advance(31);
+          return untilAborted(request.signal).catch((error: unknown) => {
+            stoppedBy = request.signal.reason;
+            throw error;
+          });
         }).renderer,
       };
-      const started = Date.now();
       expect((await ctx.run(deps)).decision).toBe('lease-lost');
       expect(stolen).toBe(true);
-      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(stoppedBy).toBeInstanceOf(LeaseLostError);
       expect(await keysUnder(ctx.cacheKey.hash)).toEqual([]);
     });
   });
 
   it('deletes its body and reports lease-lost when another worker published meanwhile', async () => {
-    const ctx = setup(() => htmlPage('unused'), { leaseRefreshMs: 60_000 });
+    const ctx = setup(() => htmlPage('unused'), {
+      leaseRefreshMs: 60_000,
+      renderTimeoutMs: 60_000,
+    });
     const other = setup(() => htmlPage('by the other worker'));
     const deps = {
       ...ctx.deps,
@@ -269,6 +317,7 @@ describe('regenerate', () => {
     const warnings: string[] = [];
     const ctx = setup(() => htmlPage('unused'), {
       leaseRefreshMs: 60_000,
+      renderTimeoutMs: 60_000,
       log: { warn: (message) => warnings.push(message) },
     });
     const other = setup(() => htmlPage('by the other worker'));
@@ -374,7 +423,8 @@ describe('regenerate', () => {
   describe('a lease that ran out before the render', () => {
     /** The caller pauses between taking the lease and rendering (here: during the META read). */
     async function pausedAfterAcquire(pauseSeconds: number, overrides: Partial<RegenerateDeps>) {
-      const ctx = setup(() => htmlPage('page'), overrides);
+      // A paused process refreshes nothing during its pause: the keeper is not due.
+      const ctx = setup(() => htmlPage('page'), { leaseRefreshMs: 3_600_000, ...overrides });
       const pausing = withOverrides(table, {
         getMeta: async (pk, options) => {
           const meta = await table.getMeta(pk, options);

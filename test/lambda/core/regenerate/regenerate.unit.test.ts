@@ -12,7 +12,7 @@ import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regener
 import { bodyKeyOf } from '../../../../lambda/core/rows.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
-import { countingRenderer, sleep, type PageFunction } from '../../../helpers/renderers.js';
+import { countingRenderer, untilAborted, type PageFunction } from '../../../helpers/renderers.js';
 
 /** One page, its fakes, and `run()` regenerating it as an intent that saw nothing. */
 function setup(page: PageFunction, overrides: Partial<RegenerateDeps> = {}) {
@@ -192,11 +192,15 @@ describe('regenerate (unit, in-memory ports)', () => {
 
     it('a render that outlives its timeout is aborted and retryable', async () => {
       let aborted = false;
-      const ctx = setup(
+      let ctx: Ctx | undefined = undefined;
+      ctx = setup(
         failing(async (request: RenderRequest) => {
           request.signal.addEventListener('abort', () => (aborted = true));
-          await sleep(1_000, request.signal);
-          return htmlPage('late');
+          const hung = untilAborted(request.signal);
+          ctx?.clock.advanceMs(49); // not yet
+          expect(aborted).toBe(false);
+          ctx?.clock.advanceMs(1); // the timeout's 50 ms are up
+          return hung;
         }),
         { renderTimeoutMs: 50 },
       );
@@ -237,7 +241,11 @@ describe('regenerate (unit, in-memory ports)', () => {
 
   describe('a lease that is not live enough to render under', () => {
     async function pausedAfterAcquire(pauseSeconds: number, margin: number) {
-      const ctx = setup(() => htmlPage('page'), { clockSkewMarginSeconds: margin });
+      // A paused process refreshes nothing during its pause: the keeper is not due.
+      const ctx = setup(() => htmlPage('page'), {
+        clockSkewMarginSeconds: margin,
+        leaseRefreshMs: 3_600_000,
+      });
       const pausing = withOverrides(ctx.cacheTable, {
         getMeta: async (pk) => {
           const meta = await ctx.cacheTable.getMeta(pk);
@@ -277,8 +285,7 @@ describe('regenerate (unit, in-memory ports)', () => {
           now: ctx.clock.seconds,
           durationSeconds: 30,
         });
-        await sleep(5_000, request.signal);
-        return htmlPage('never published');
+        return untilAborted(request.signal);
       }).renderer,
     };
     expect((await ctx.run(deps)).decision).toBe('lease-lost');
@@ -296,12 +303,22 @@ describe('regenerate (unit, in-memory ports)', () => {
             ? Promise.reject(new TransactionConflictError('conflict'))
             : ctx.cacheTable.publishGeneration(input),
       });
-      expect((await ctx.run({ ...ctx.deps, cacheTable: conflicting })).decision).toBe('new');
+      const run = ctx.run({ ...ctx.deps, cacheTable: conflicting });
+      expect((await ctx.clock.runUntil(run)).decision).toBe('new');
       expect(calls).toBe(2);
+      // One jittered backoff on the clock between the two attempts: 40 ms, up to twice that.
+      const backoff = ctx.clock.slept.filter((ms) => ms < 1_000);
+      expect(backoff).toHaveLength(1);
+      expect(backoff[0]).toBeGreaterThanOrEqual(40);
+      expect(backoff[0]).toBeLessThan(80);
     });
 
     it('refused because another worker published meanwhile: lease-lost, its body deleted', async () => {
-      const ctx = setup(() => htmlPage('stale render'), { leaseRefreshMs: 60_000 });
+      // A 31 s render: the lease runs out, not the render's time.
+      const ctx = setup(() => htmlPage('stale render'), {
+        leaseRefreshMs: 60_000,
+        renderTimeoutMs: 60_000,
+      });
       const deps = {
         ...ctx.deps,
         renderer: countingRenderer(async () => {

@@ -17,7 +17,7 @@ import {
 import { TestClock } from '../../../helpers/clock.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';
 import { createOriginHarness, type OriginHarness } from '../../../helpers/origin-harness.js';
-import { countingRenderer, sleep } from '../../../helpers/renderers.js';
+import { countingRenderer } from '../../../helpers/renderers.js';
 
 /** Renders of `/race-*` pause until released, so a revalidation lands in the middle of one. */
 let release: (() => void) | undefined;
@@ -122,7 +122,6 @@ describe('revalidation on DynamoDB Local', () => {
     await stale([path]); // the same second as the render's start: the TestClock has not moved
     release?.();
     await inFlight;
-    await sleep(10);
     const before = counter.callsFor(path);
     return { reply: await h.invoke(path), renders: before };
   }

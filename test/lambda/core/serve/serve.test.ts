@@ -5,7 +5,7 @@ import { parseIntent } from '../../../../lambda/core/intent.js';
 import type { RegenerationQueue } from '../../../../lambda/core/ports.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../../helpers/origin-harness.js';
-import { countingRenderer, sleep } from '../../../helpers/renderers.js';
+import { countingRenderer } from '../../../helpers/renderers.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 
 const clock = new TestClock();
@@ -157,7 +157,11 @@ describe('origin: STALE', () => {
 });
 
 describe('origin: MISS with another lease holder', () => {
-  async function missWhileHeld(publishAfterMs: number | undefined) {
+  /**
+   * A viewer asks for a page another holder is rendering; the holder publishes after `polls`
+   * of the viewer's polls, or never. Time moves only when the viewer sleeps between polls.
+   */
+  async function missWhileHeld(publishAfterPolls: number | undefined) {
     const path = freshPath();
     const key = h.keyFor(path);
     const lease = await h.cacheTable.acquireLease({
@@ -165,49 +169,67 @@ describe('origin: MISS with another lease holder', () => {
       now: clock.seconds,
       durationSeconds: 30,
     });
+    const asked = clock.now();
+    const sleptBefore = clock.slept.length;
     const reply = h.invoke(path);
-    if (publishAfterMs !== undefined) {
-      await sleep(publishAfterMs);
-      const s3Key = `pages/_/${key.hash}/by-the-other-holder`;
-      const { etag } = await h.bodies.putBody({
-        s3Key,
-        body: new TextEncoder().encode('published by the other holder'),
-        contentType: 'text/html',
-      });
-      await h.cacheTable.publishGeneration({
-        lease,
-        now: clock.seconds,
-        meta: {
-          pk: key.pk,
-          s3Key,
-          etag,
-          generatedAt: clock.seconds,
-          revalidateSeconds: 10,
-          contentType: 'text/html',
-        },
-      });
+    if (publishAfterPolls === undefined) {
+      const answer = await clock.runUntil(reply);
+      return { path, reply: answer, waitedMs: clock.now() - asked };
     }
-    return { path, reply: await reply };
+    for (let poll = 0; poll < publishAfterPolls; poll++) {
+      await clock.whenSleeping();
+      clock.advanceToNextSleeper();
+    }
+    await clock.whenSleeping();
+    const s3Key = `pages/_/${key.hash}/by-the-other-holder`;
+    const { etag } = await h.bodies.putBody({
+      s3Key,
+      body: new TextEncoder().encode('published by the other holder'),
+      contentType: 'text/html',
+    });
+    await h.cacheTable.publishGeneration({
+      lease,
+      now: clock.seconds,
+      meta: {
+        pk: key.pk,
+        s3Key,
+        etag,
+        generatedAt: clock.seconds,
+        revalidateSeconds: 10,
+        contentType: 'text/html',
+      },
+    });
+    clock.advanceToNextSleeper();
+    const answer = await reply;
+    return {
+      path,
+      reply: answer,
+      waitedMs: clock.now() - asked,
+      polls: clock.slept.length - sleptBefore,
+    };
   }
 
   it('waits for the holder to publish, then serves that page', async () => {
-    const { path, reply } = await missWhileHeld(300);
+    const { path, reply, waitedMs, polls } = await missWhileHeld(2);
     expect(reply).toMatchObject({
       status: 200,
       cache: 'MISS',
       text: 'published by the other holder',
     });
     expect(counter.callsFor(path)).toBe(0);
+    // It polled three times, backing off (25, 50, 100 ms), well inside its wait.
+    expect(polls).toBe(3);
+    expect(waitedMs).toBe(175);
   });
 
   it('answers 503 with Retry-After when the holder does not publish in time', async () => {
-    const started = Date.now();
-    const { path, reply } = await missWhileHeld(undefined);
+    const { path, reply, waitedMs } = await missWhileHeld(undefined);
     expect(reply.status).toBe(503);
     expect(reply.headers['retry-after']).toBe('2');
     expect(reply.headers['cache-control']).toBe('no-store');
     expect(JSON.parse(reply.text ?? '{}')).toMatchObject({ error: 'lease-held' });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(h.config.missWaitMs);
+    // It waited out exactly the configured time, on the clock, before answering.
+    expect(waitedMs).toBe(h.config.missWaitMs);
     expect(counter.callsFor(path)).toBe(0);
   });
 });

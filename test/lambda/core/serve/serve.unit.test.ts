@@ -9,7 +9,7 @@ import {
 } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
-import { countingRenderer, sleep, type PageFunction } from '../../../helpers/renderers.js';
+import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
 
 function setup(
   page: PageFunction = (r, call) =>
@@ -166,7 +166,8 @@ describe('servePage (unit, in-memory ports)', () => {
         durationSeconds: 30,
       });
       const reply = ctx.get('/a');
-      await sleep(50);
+      await ctx.clock.whenSleeping(); // the miss found META absent and waits, polling
+      const waitedFrom = ctx.clock.now();
       await ctx.bodies.putBody({
         s3Key: 'pages/_/x/other',
         body: new TextEncoder().encode('theirs'),
@@ -182,8 +183,10 @@ describe('servePage (unit, in-memory ports)', () => {
           revalidateSeconds: 10,
         },
       });
+      ctx.clock.advanceToNextSleeper(); // its next poll finds the publish
       expect(ctx.text((await reply).body)).toBe('theirs');
       expect(ctx.counter.calls).toBe(0);
+      expect(ctx.clock.now() - waitedFrom).toBe(25); // the first poll interval, no more
     });
 
     it('answers 503 with Retry-After when the holder does not publish in time', async () => {
@@ -193,7 +196,11 @@ describe('servePage (unit, in-memory ports)', () => {
         now: ctx.clock.seconds,
         durationSeconds: 30,
       });
-      const reply = await ctx.get('/a');
+      const asked = ctx.clock.now();
+      const reply = await ctx.clock.runUntil(ctx.get('/a'));
+      // It waited exactly the configured time on the clock (25 + 50 + 100 + 25 ms), then gave up.
+      expect(ctx.clock.now() - asked).toBe(ctx.originDeps.missWaitMs);
+      expect(ctx.clock.slept).toEqual([25, 50, 100, 25]);
       expect(reply).toMatchObject({
         status: 503,
         decision: 'lease-held',
