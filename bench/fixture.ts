@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ModuleRenderer, htmlPage } from '../lambda/adapters/render/module-renderer.js';
+import { ModuleRenderer, htmlPage } from '../lambda/adapters/renderer/module.js';
 import type { CacheKey } from '../lambda/core/cache-key.js';
 import type { CacheMeta } from '../lambda/core/ports.js';
 import { bodyKeyOf } from '../lambda/core/rows.js';

@@ -10,7 +10,7 @@
  */
 import { ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { htmlPage, ModuleRenderer } from '../lambda/adapters/render/module-renderer.js';
+import { htmlPage, ModuleRenderer } from '../lambda/adapters/renderer/module.js';
 import { createOriginDeps } from '../lambda/origin/build.js';
 import { createOriginHandler } from '../lambda/origin/handler.js';
 import { loadOriginConfig } from '../lambda/shared/config.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { metaToItem } from '../lambda/adapters/dynamodb/items.js';
+import { metaToItem } from '../lambda/adapters/shared/dynamodb/items.js';
 import { normaliseCacheKey } from '../lambda/core/cache-key.js';
 import { parseIntent } from '../lambda/core/intent.js';
 import type { RegenerationQueue } from '../lambda/core/ports.js';

@@ -11,13 +11,13 @@ import {
   leaseToItem,
   metaToItem,
   versionToItem,
-} from '../lambda/adapters/dynamodb/items.js';
+} from '../lambda/adapters/shared/dynamodb/items.js';
 import { requestSortKey, versionSortKey } from '../lambda/core/rows.js';
 import { normaliseCacheKey, type CacheKey } from '../lambda/core/cache-key.js';
 import { encodeIntent } from '../lambda/core/intent.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { createWorkerDeps } from '../lambda/worker/build.js';
-import { processMessage } from '../lambda/worker/process-message.js';
+import { processMessage } from '../lambda/core/regenerate/process-message.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
 import { lambdaContext } from '../local/worker-poller.js';
 import { newTally, tallyDynamoDb, tallyS3, type Tally } from './capacity.js';

@@ -11,13 +11,13 @@ import {
   UpdateItemCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { keyOf, metaToItem } from '../lambda/adapters/dynamodb/items.js';
-import { DynamoRevalidationMarks } from '../lambda/adapters/dynamodb/revalidation-marks.js';
-import { PAGE, tagPartition } from '../lambda/adapters/dynamodb/tag-index.js';
-import { DynamoTagRevalidations } from '../lambda/adapters/dynamodb/tag-revalidations.js';
+import { keyOf, metaToItem } from '../lambda/adapters/shared/dynamodb/items.js';
+import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';
+import { PAGE, tagPartition } from '../lambda/adapters/tag-index/dynamodb.js';
+import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
 import { normaliseCacheKey } from '../lambda/core/cache-key.js';
 import type { CdnPurge } from '../lambda/core/ports.js';
-import { revalidate } from '../lambda/core/revalidation.js';
+import { revalidate } from '../lambda/core/revalidate/revalidation.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
 import { newTally, tallyDynamoDb } from './capacity.js';

@@ -5,12 +5,12 @@
  * the version stripped from META before the transaction, nothing pruned). Each key is published
  * `publishesPerKey` times, so the steady state (a version dropped on every publish) is reached.
  */
-import { DynamoCacheTable } from '../lambda/adapters/dynamodb/cache-table.js';
-import { DynamoVersionRows } from '../lambda/adapters/dynamodb/version-rows.js';
-import { S3BodyStore } from '../lambda/adapters/s3/body-store.js';
+import { DynamoCacheTable } from '../lambda/adapters/cache-table/dynamodb.js';
+import { DynamoVersionRows } from '../lambda/adapters/version-rows/dynamodb.js';
+import { S3BodyStore } from '../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey } from '../lambda/core/cache-key.js';
 import type { CacheTable, VersionRows } from '../lambda/core/ports.js';
-import { regenerate, type RegenerateDeps } from '../lambda/core/regenerate.js';
+import { regenerate, type RegenerateDeps } from '../lambda/core/regenerate/regenerate.js';
 import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';

@@ -5,7 +5,7 @@
  * CDN, so the purge is printed, as the service itself prints it.
  */
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
-import { LocalCdnInvalidator } from '../lambda/adapters/cdn/local-invalidator.js';
+import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
 import type { CdnInvalidator } from '../lambda/core/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../lambda/shared/cdn.js';
 import type { Target } from './target.js';

@@ -3,7 +3,7 @@
  * file alone decides how a person sees it (`--json` prints the data as is).
  */
 import type { CdnPurge } from '../lambda/core/ports.js';
-import type { HoldResult, ReleaseResult, RollbackResult } from '../lambda/core/rollback.js';
+import type { HoldResult, ReleaseResult, RollbackResult } from '../lambda/core/operate/rollback.js';
 import { versionIdOf } from '../lambda/core/rows.js';
 import type { DeadLetterView, RedriveResult } from './commands/dlq.js';
 import type { Inspection } from './commands/inspect.js';

@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { SweeperMetric } from '../lambda/core/sweep.js';
+import { SweeperMetric } from '../lambda/core/operate/sweep.js';
 import {
   OriginMetricName,
   originMetric,

@@ -1,5 +1,5 @@
 /**
- * The sweeper's schedule and the alarms on what it reports (`lambda/core/sweep.ts`): work that
+ * The sweeper's schedule and the alarms on what it reports (`lambda/core/operate/sweep.ts`): work that
  * should have finished, work that failed for good, leases abandoned by renders that died.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -8,10 +8,10 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { SweeperMetric } from '../lambda/core/sweep.js';
+import { SweeperMetric } from '../lambda/core/operate/sweep.js';
 import { ALARM_PERIOD, isrAlarm, serviceMetric, SWEEPER_SERVICE_DIMENSION } from './isr-metrics.js';
 
-/** How often the sweeper runs; each run reads a bounded amount (its cost is in core/sweep.ts). */
+/** How often the sweeper runs; each run reads a bounded amount (its cost is in core/operate/sweep.ts). */
 export const SWEEP_INTERVAL = Duration.minutes(5);
 
 /** An EventBridge rule invoking the sweeper every `SWEEP_INTERVAL`. */

@@ -8,8 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIPv6, type AddressInfo } from 'node:net';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
-import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate-request.js';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/webhook-signature.js';
+import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate/request.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/revalidate/webhook-signature.js';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
 import { LOOPBACK } from './backends/backend.js';
 import { functionUrlEvent } from './function-url.js';
@@ -42,6 +42,8 @@ export interface HttpFrontOptions {
   /** The origin function's timeout, as its context reports it. */
   readonly functionTimeoutMs: number;
   readonly onError: (error: unknown) => void;
+  /** How long an idle keep-alive connection is kept open. @default Node's (5 s) */
+  readonly keepAliveTimeoutMs?: number | undefined;
 }
 
 const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
@@ -117,6 +119,8 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     res.end(body);
   }
 
+  if (options.keepAliveTimeoutMs !== undefined)
+    server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? LOOPBACK, () => resolve());

@@ -6,7 +6,7 @@
  * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
 import { join, resolve } from 'node:path';
-import { StaticSecretSource } from '../lambda/adapters/secrets/extension-secret.js';
+import { StaticSecretSource } from '../lambda/adapters/secret-source/static.js';
 import { isLoopbackHost } from '../lambda/core/settings.js';
 import {
   loadLocalConfig,
@@ -26,7 +26,7 @@ import {
   startLocalBackends,
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
-import { LocalCdnInvalidator } from '../lambda/adapters/cdn/local-invalidator.js';
+import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';

@@ -5,7 +5,7 @@
  * exponential backoff, and honour Retry-After; a refusal (400, 401, 403, 409 conflict, 413) is
  * final. Time and randomness come in as dependencies, so tests never wait.
  */
-import { requestTargetOf, signedHeadersOf } from '../lambda/core/webhook-signature.js';
+import { requestTargetOf, signedHeadersOf } from '../lambda/core/revalidate/webhook-signature.js';
 import type { AdapterConfig } from './config.js';
 import type { RevalidationBody } from './revalidations.js';
 import type { RequestSigner } from './sigv4.js';

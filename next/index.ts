@@ -16,7 +16,7 @@ export {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   type SignedParts,
-} from '../lambda/core/webhook-signature.js';
+} from '../lambda/core/revalidate/webhook-signature.js';
 
 /** The cache handler over `next start`'s environment. */
 const FaceTheoryCacheHandler = createCacheHandler();

@@ -14,7 +14,7 @@ import {
   SendMessageCommand,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { DeadLetterAttribute } from '../../lambda/adapters/sqs/dead-letter-queue.js';
+import { DeadLetterAttribute } from '../../lambda/adapters/dead-letter-queue/sqs.js';
 import { OperationError } from '../errors.js';
 import type { Target } from '../target.js';
 

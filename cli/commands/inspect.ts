@@ -2,7 +2,7 @@
  * `isr inspect <url>`: everything the table and the bucket say about one page, read in one
  * Query of its partition (META, LOCK, REQ#, VER# share the pk) and one HeadObject.
  */
-import { queryAll } from '../../lambda/adapters/dynamodb/query-all.js';
+import { queryAll } from '../../lambda/adapters/shared/dynamodb/query-all.js';
 import { HeadObjectCommand, NotFound } from '@aws-sdk/client-s3';
 import {
   itemToHolder,
@@ -11,7 +11,7 @@ import {
   num,
   str,
   type Item,
-} from '../../lambda/adapters/dynamodb/items.js';
+} from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey } from '../../lambda/core/cache-key.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import type { LeaseHolder } from '../../lambda/core/errors.js';

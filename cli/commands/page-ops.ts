@@ -1,17 +1,17 @@
 /**
- * `isr rollback | hold | release`: the adapters wired to the use cases of `core/rollback.ts`,
+ * `isr rollback | hold | release`: the adapters wired to the use cases of `core/operate/rollback.ts`,
  * which hold every rule (checked against the META read, under a seized lease, CDN purged).
  */
-import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
-import { DynamoPageHistory } from '../../lambda/adapters/dynamodb/page-history.js';
-import { DynamoTagIndex } from '../../lambda/adapters/dynamodb/tag-index.js';
-import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
+import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
+import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
+import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
+import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { CdnInvalidator } from '../../lambda/core/ports.js';
-import type { PageOpsDeps } from '../../lambda/core/rollback.js';
+import type { PageOpsDeps } from '../../lambda/core/operate/rollback.js';
 import type { Target } from '../target.js';
 
-export { hold, release, rollback } from '../../lambda/core/rollback.js';
+export { hold, release, rollback } from '../../lambda/core/operate/rollback.js';
 
 export function pageOpsDeps(
   target: Pick<Target, 'clients' | 'tableName' | 'bucket' | 'settings'>,

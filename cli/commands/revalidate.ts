@@ -8,7 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { Hash } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, Provider } from '@smithy/types';
-import { requestTargetOf, signedHeadersOf } from '../../lambda/core/webhook-signature.js';
+import {
+  requestTargetOf,
+  signedHeadersOf,
+} from '../../lambda/core/revalidate/webhook-signature.js';
 
 export interface RevalidateInput {
   readonly paths: readonly string[];

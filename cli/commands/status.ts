@@ -1,12 +1,12 @@
 /**
  * `isr stuck` and `isr failed`: the work that needs an operator's eye, as the sweeper sees it
- * (`core/sweep.ts` over the sparse status index, one Query per shard, never a Scan): STARTED past
+ * (`core/operate/sweep.ts` over the sparse status index, one Query per shard, never a Scan): STARTED past
  * its expected completion, LOCKs past their expiry (abandoned), FAILED REQ# rows and broken pages.
  */
-import { DynamoStatusIndexReader } from '../../lambda/adapters/dynamodb/status-index-reader.js';
+import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import type { StatusRow as IndexedRow } from '../../lambda/core/ports.js';
-import { sweepTasks, type TaskReport } from '../../lambda/core/sweep.js';
+import { sweepTasks, type TaskReport } from '../../lambda/core/operate/sweep.js';
 import type { Target } from '../target.js';
 
 export interface StatusRow {

@@ -8,7 +8,8 @@
  * Lambda concurrency rendering. Probing a few random slots keeps a render to one or two writes;
  * the cap is a hard upper bound, and near it a request may be refused with a slot still free.
  */
-import { LeaseHeldError } from './errors.js';
+import { tryTakeLease } from './lease.js';
+import { systemRandom, type Random } from './random.js';
 import type { CacheTable, Lease } from './ports.js';
 
 export interface AdmissionPolicy {
@@ -26,9 +27,9 @@ export const renderSlotPk = (slot: number): string => `ISR#RENDER-SLOT#${slot}`;
 export class RenderAdmission {
   readonly #table: CacheTable;
   readonly #policy: AdmissionPolicy;
-  readonly #random: () => number;
+  readonly #random: Random;
 
-  constructor(table: CacheTable, policy: AdmissionPolicy, random: () => number = Math.random) {
+  constructor(table: CacheTable, policy: AdmissionPolicy, random: Random = systemRandom) {
     this.#table = table;
     this.#policy = policy;
     this.#random = random;
@@ -45,16 +46,13 @@ export class RenderAdmission {
     const first = Math.floor(this.#random() * limit);
     for (let probe = 0; probe < probes; probe++) {
       const slot = (first + probe * Math.max(1, Math.floor(limit / probes))) % limit;
-      try {
-        return await this.#table.acquireLease({
-          pk: renderSlotPk(slot),
-          now: nowSeconds,
-          durationSeconds: holdSeconds,
-          owner,
-        });
-      } catch (error) {
-        if (!(error instanceof LeaseHeldError)) throw error;
-      }
+      const taken = await tryTakeLease(this.#table, {
+        pk: renderSlotPk(slot),
+        now: nowSeconds,
+        durationSeconds: holdSeconds,
+        owner,
+      });
+      if ('lease' in taken) return taken.lease;
     }
     return undefined;
   }

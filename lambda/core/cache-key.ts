@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
 import type { PathMatcher } from './path-patterns.js';
+import { partitionKey, TENANT_PATTERN } from './rows.js';
 
 /** Longest normalised cache key (path plus canonical query) accepted, in characters. */
 export const MAX_CACHE_KEY_LENGTH = 1024;
@@ -11,8 +12,6 @@ export const MAX_CACHE_KEY_LENGTH = 1024;
  */
 export const MAX_RAW_QUERY_LENGTH = 16 * 1024;
 
-/** Tenants are short identifiers; `#` is excluded so the pk stays unambiguous. */
-const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 // C0 controls, DEL and C1 controls: never part of a page address.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
@@ -84,9 +83,48 @@ export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy):
   return { tenant, path, query, key, hash, pk: partitionKey(tenant, hash) };
 }
 
-/** The FaceTheory partition key of a cache entry. */
-export const partitionKey = (tenant: string | undefined, hash: string): string =>
-  tenant === undefined ? `CACHE#${hash}` : `TENANT#${tenant}#CACHE#${hash}`;
+/**
+ * The service's tenancy. Single-tenant (undefined): no request names a tenant. Multi-tenant: every
+ * request names one, well-formed, and, when `tenants` is set, one of those served here.
+ */
+export interface Tenancy {
+  readonly tenants?: readonly string[] | undefined;
+}
+
+/**
+ * The tenancy rule, in one place: the tenant a request's entry belongs to under `tenancy`.
+ * @throws InvalidCacheKeyError (`unexpected-tenant`, `missing-tenant`, `invalid-tenant`,
+ * `unknown-tenant`); each caller words the refusal for its own audience
+ */
+export function tenantFor(
+  tenancy: Tenancy | undefined,
+  tenant: string | undefined,
+): string | undefined {
+  if (tenancy === undefined) {
+    if (tenant === undefined) return undefined;
+    return reject(
+      InvalidKeyReason.UnexpectedTenant,
+      'this service is single-tenant: name no tenant',
+    );
+  }
+  if (!tenant) return reject(InvalidKeyReason.MissingTenant, 'the tenant header is required');
+  validateTenant(tenant);
+  if (tenancy.tenants !== undefined && !tenancy.tenants.includes(tenant)) {
+    reject(InvalidKeyReason.UnknownTenant, 'this tenant is not served here');
+  }
+  return tenant;
+}
+
+/**
+ * A request's cache key under the service's tenancy: `tenantFor`, then `normaliseCacheKey`.
+ * What the origin, the revalidate endpoint and the operator's CLI all key a page by.
+ * @throws InvalidCacheKeyError
+ */
+export const cacheKeyFor = (
+  tenancy: Tenancy | undefined,
+  input: CacheKeyInput,
+  policy: CacheKeyPolicy,
+): CacheKey => normaliseCacheKey({ ...input, tenant: tenantFor(tenancy, input.tenant) }, policy);
 
 export const sha256Hex = (value: string): string =>
   createHash('sha256').update(value, 'utf8').digest('hex');

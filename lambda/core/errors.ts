@@ -35,6 +35,8 @@ export const InvalidKeyReason = {
   TooLong: 'too-long',
   InvalidTenant: 'invalid-tenant',
   MissingTenant: 'missing-tenant',
+  /** A single-tenant service was asked for a tenant's page. */
+  UnexpectedTenant: 'unexpected-tenant',
   UnknownTenant: 'unknown-tenant',
   /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
   PathNotRenderable: 'path-not-renderable',

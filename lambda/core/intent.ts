@@ -1,5 +1,7 @@
 import * as v from 'valibot';
+import { sha256Hex } from './cache-key.js';
 import { InvalidMessageError } from './errors.js';
+import type { CacheMeta } from './ports.js';
 
 /**
  * The regeneration intent: the message the origin queues when it serves a stale page and the
@@ -43,3 +45,86 @@ export function parseIntent(body: string): RegenerationIntent {
   }
   return parsed.output;
 }
+
+/** The page an intent regenerates: its key's address, and the partition its rows live in. */
+export interface IntentPage {
+  readonly tenant: string | undefined;
+  readonly path: string;
+  readonly query: string;
+  readonly pk: string;
+}
+
+/**
+ * Why a regeneration is queued, which with the page is all its FIFO deduplication ID keys on:
+ * - `stale`: a stale hit. Every hit on one generation within one window collapses into one
+ *   message (one message ID, the worker's idempotency key). The window is short, well under
+ *   SQS's 5-minute dedupe memory, so an attempt that failed or was dropped is queued again by
+ *   the next stale hit after at most `windowSeconds`; a new generation, etag or revalidation
+ *   always makes a new intent.
+ * - `revalidation`: a revalidation that asked for its pages to be regenerated: one intent per
+ *   page per revalidation (its retries included), never held back by a failure backoff.
+ */
+export type IntentCause =
+  | {
+      readonly kind: 'stale';
+      readonly meta: Pick<CacheMeta, 'generatedAt' | 'etag' | 'revalidatedAt'>;
+      readonly nowSeconds: number;
+      readonly windowSeconds: number;
+    }
+  | { readonly kind: 'revalidation'; readonly effectId: string };
+
+/** An intent as it is queued: the message, and the FIFO identity SQS keys it by. */
+export interface QueuedIntent {
+  readonly intent: RegenerationIntent;
+  readonly deduplicationId: string;
+  readonly groupId: string;
+}
+
+/**
+ * The one builder of regeneration intents, with the one dedupe scheme: the ID hashes the page,
+ * the deployment and what the cause says makes this intent new. A stale hit's intent names the
+ * generation it saw (so the worker skips it once a newer one is live); a revalidation's does not.
+ */
+export function regenerationIntent(
+  page: IntentPage,
+  deployId: string,
+  cause: IntentCause,
+): QueuedIntent {
+  const observed =
+    cause.kind === 'stale'
+      ? {
+          observedGeneratedAt: cause.meta.generatedAt,
+          ...(cause.meta.etag === undefined ? {} : { observedEtag: cause.meta.etag }),
+        }
+      : {};
+  return {
+    intent: {
+      v: 1,
+      ...(page.tenant === undefined ? {} : { tenant: page.tenant }),
+      path: page.path,
+      query: page.query,
+      deployId,
+      ...observed,
+    },
+    deduplicationId: sha256Hex([page.pk, deployId, ...identityOf(cause)].join('|')),
+    groupId: messageGroupOf(page.pk),
+  };
+}
+
+/** What makes an intent of this cause new, besides its page and deployment. */
+function identityOf(cause: IntentCause): (string | number)[] {
+  if (cause.kind === 'revalidation') return [cause.kind, cause.effectId];
+  const { meta } = cause;
+  const window = Math.floor(cause.nowSeconds / cause.windowSeconds);
+  // A revalidation of the same generation makes a new intent: it must not be deduped away.
+  return [cause.kind, meta.generatedAt, meta.etag ?? '', meta.revalidatedAt ?? '', window];
+}
+
+/**
+ * The FIFO message group of a cache key's intents: the key itself (hashed, since a group ID is
+ * at most 128 characters). SQS hands out one message of a group at a time, so a shared group
+ * would make one failing page hold back every page that shares it for as long as its retries
+ * last; with a group per key only that page waits. Concurrency stays bounded by the event
+ * source's maximum concurrency, not by the number of groups.
+ */
+export const messageGroupOf = (pk: string): string => sha256Hex(pk);

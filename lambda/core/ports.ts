@@ -367,7 +367,7 @@ export interface PendingPurge {
   readonly attempts: number;
 }
 
-/** Where pending purges wait for `retryPendingPurges` (core/cdn-purge.ts). */
+/** Where pending purges wait for `retryPendingPurges` (core/operate/pending-purges.ts). */
 export interface PendingPurges {
   /** Records a purge; recording the same purge (id and `recordedAt`) again keeps one. */
   add(purge: PendingPurge): Promise<void>;

@@ -1,5 +1,9 @@
 import type { CacheKey } from './cache-key.js';
 
+/** The FaceTheory partition key of a cache entry: `TENANT#<tenant>#CACHE#<hash>` or `CACHE#<hash>`. */
+export const partitionKey = (tenant: string | undefined, hash: string): string =>
+  tenant === undefined ? `CACHE#${hash}` : `TENANT#${tenant}#CACHE#${hash}`;
+
 /** Sort keys of the rows that share one cache entry's partition. */
 export const SortKey = {
   Meta: 'META',
@@ -42,6 +46,23 @@ export const bodyKeyOf = (
   leaseToken: string,
   prefix: string = BODY_KEY_PREFIX,
 ): string => `${prefix}${cacheKey.tenant ?? '_'}/${cacheKey.hash}/${leaseToken}`;
+
+/**
+ * The page and the lease token a body key names (`bodyKeyOf` read backwards), or undefined when
+ * the key is not `<prefix><tenant or _>/<hash>/<token>`: such an object is never ours to delete.
+ */
+export function bodyOwnerOf(
+  s3Key: string,
+  prefix: string,
+): { readonly pk: string; readonly token: string } | undefined {
+  if (!s3Key.startsWith(prefix)) return undefined;
+  const parts = s3Key.slice(prefix.length).split('/');
+  if (parts.length !== 3) return undefined;
+  const [tenant = '', hash = '', token = ''] = parts;
+  if (hash === '' || token === '') return undefined;
+  if (tenant !== '_' && !TENANT_PATTERN.test(tenant)) return undefined;
+  return { pk: partitionKey(tenant === '_' ? undefined : tenant, hash), token };
+}
 
 /**
  * Tag an earlier release set on superseded bodies for the lifecycle rule. Nothing sets it now (a
@@ -96,7 +117,7 @@ export const statusShards = (status: IndexedStatus): string[] =>
  * The one row the sweeper writes (its orphan-body listing cursor). Its partition key is all the
  * sweeper's role may write (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
  */
-/** The partition of CDN purges CloudFront has not accepted yet (see `adapters/dynamodb/pending-purges.ts`). */
+/** The partition of CDN purges CloudFront has not accepted yet (see `adapters/pending-purges/dynamodb.ts`). */
 export const PENDING_PURGES_PK = 'CDN#PENDING';
 
 export const SweepCursorKey = { pk: 'SWEEP#orphan-bodies', sk: 'CURSOR' } as const;

@@ -1,11 +1,11 @@
-import { SqsRegenerationQueue } from '../adapters/sqs/regeneration-queue.js';
+import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { RenderAdmission } from '../core/admission.js';
-import type { LogSink } from '../core/regenerate.js';
+import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
-import type { OriginDeps } from './serve.js';
+import type { OriginDeps } from '../core/serve/serve.js';
 
 /** The origin's use-case dependencies, from validated configuration and injected clients. */
 export function createOriginDeps(

@@ -5,8 +5,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import { MetricUnit } from '../shared/observability.js';
-import { CacheStatus, type PageResponse } from './responses.js';
-import { servePage, type OriginDeps, type PageRequest } from './serve.js';
+import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
+import { servePage, type OriginDeps, type PageRequest } from '../core/serve/serve.js';
 
 export interface OriginHandlerOptions {
   readonly deps: OriginDeps;

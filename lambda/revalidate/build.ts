@@ -1,18 +1,18 @@
-import { RequestRowStore } from '../adapters/dynamodb/request-store.js';
-import { DynamoRevalidationMarks } from '../adapters/dynamodb/revalidation-marks.js';
-import { DynamoTagRevalidations } from '../adapters/dynamodb/tag-revalidations.js';
-import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
-import { SqsRegenerationQueue } from '../adapters/sqs/regeneration-queue.js';
+import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
+import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
+import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
+import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
+import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { systemClock } from '../core/clock.js';
-import type { PurgeLog } from '../adapters/cdn/cloudfront-invalidator.js';
+import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
 import type { CdnInvalidator } from '../core/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { RevalidateConfig } from '../shared/config.js';
-import { createIdempotencyConfig } from '../shared/idempotency.js';
+import { createIdempotencyConfig } from '../core/idempotency.js';
 import { createObservability } from '../shared/observability.js';
 import type { ServiceRuntime } from '../shared/service.js';
 import { createRevalidateHandler } from './handler.js';
-import type { CallerAuth, RevalidateServiceDeps } from './serve-revalidation.js';
+import type { CallerAuth, RevalidateServiceDeps } from '../core/revalidate/serve-revalidation.js';
 
 /**
  * The one place a revalidation's CDN purger is chosen: the injected one (local mode, tests),

@@ -10,12 +10,12 @@ import type {
 } from 'aws-lambda';
 import type { FunctionUrlResult } from '../origin/handler.js';
 import { MetricUnit } from '../shared/observability.js';
-import type { RevalidateDecision } from './serve-revalidation.js';
+import type { RevalidateDecision } from '../core/revalidate/serve-revalidation.js';
 import {
   serveRevalidation,
   type RevalidateHttpRequest,
   type RevalidateServiceDeps,
-} from './serve-revalidation.js';
+} from '../core/revalidate/serve-revalidation.js';
 
 export interface RevalidateHandlerOptions {
   readonly deps: RevalidateServiceDeps;

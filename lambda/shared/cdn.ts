@@ -6,9 +6,9 @@
  */
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CloudFrontInvalidator, type PurgeLog } from '../adapters/cdn/cloudfront-invalidator.js';
-import { DynamoPendingPurges } from '../adapters/dynamodb/pending-purges.js';
-import { retryPendingPurges } from '../core/cdn-purge.js';
+import { CloudFrontInvalidator, type PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
+import { DynamoPendingPurges } from '../adapters/pending-purges/dynamodb.js';
+import { retryPendingPurges } from '../core/operate/pending-purges.js';
 import type { Clock } from '../core/clock.js';
 import type { CdnInvalidator } from '../core/ports.js';
 

@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Decision } from '../core/regenerate.js';
+import type { Decision } from '../core/decision.js';
 
 export const METRICS_NAMESPACE = 'FaceTheoryIsr';
 

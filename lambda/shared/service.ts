@@ -1,15 +1,16 @@
-import { DynamoCacheTable } from '../adapters/dynamodb/cache-table.js';
-import { DynamoRenderCounter } from '../adapters/dynamodb/render-counter.js';
-import { DynamoVersionRows } from '../adapters/dynamodb/version-rows.js';
-import { DynamoTagIndex } from '../adapters/dynamodb/tag-index.js';
-import { DemoRenderer } from '../adapters/render/demo-renderer.js';
-import { HttpRenderer } from '../adapters/render/http-renderer.js';
-import { ExtensionSecretSource } from '../adapters/secrets/extension-secret.js';
-import { S3BodyStore } from '../adapters/s3/body-store.js';
+import { DynamoCacheTable } from '../adapters/cache-table/dynamodb.js';
+import { DynamoRenderCounter } from '../adapters/render-counter/dynamodb.js';
+import { DynamoVersionRows } from '../adapters/version-rows/dynamodb.js';
+import { DynamoTagIndex } from '../adapters/tag-index/dynamodb.js';
+import { DemoRenderer } from '../adapters/renderer/demo.js';
+import { HttpRenderer } from '../adapters/renderer/http.js';
+import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
+import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CdnInvalidator, Renderer, SecretSource } from '../core/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings.js';
-import type { LogSink, RegenerateDeps } from '../core/regenerate.js';
+import type { RegenerateDeps } from '../core/regenerate/regenerate.js';
+import type { LogSink } from '../core/log.js';
 import type { AwsClients } from './aws-clients.js';
 import type { ServiceConfig } from './config.js';
 
@@ -99,7 +100,7 @@ export function createRegenerateDeps(
   return {
     cacheTable: new DynamoCacheTable(tables),
     bodies: new S3BodyStore({ client: runtime.clients.s3, bucket: config.bucket }),
-    tagIndex: new DynamoTagIndex(tables),
+    tagIndex: new DynamoTagIndex({ ...tables, clock, random: runtime.random }),
     versions: new DynamoVersionRows(tables),
     keepVersions: config.keepVersions,
     renderer: runtime.renderer ?? createRenderer(config, runtime, clock),

@@ -1,10 +1,10 @@
-import { DynamoBodyReferences } from '../adapters/dynamodb/body-references.js';
-import { DynamoStatusIndexReader } from '../adapters/dynamodb/status-index-reader.js';
-import { DynamoSweepCursor } from '../adapters/dynamodb/sweep-cursor.js';
-import { S3BodyListing } from '../adapters/s3/body-listing.js';
-import { S3BodyStore } from '../adapters/s3/body-store.js';
+import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
+import { DynamoStatusIndexReader } from '../adapters/status-index-reader/dynamodb.js';
+import { DynamoSweepCursor } from '../adapters/sweep-cursor/dynamodb.js';
+import { S3BodyListing } from '../adapters/body-listing/s3.js';
+import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { SweepDeps } from '../core/sweep.js';
+import type { SweepDeps } from '../core/operate/sweep.js';
 import type { AwsClients } from '../shared/aws-clients.js';
 import type { SweeperConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';

@@ -10,7 +10,7 @@ import {
   MAX_LOGGED_KEYS,
   SweeperMetric,
   type SweepDeps,
-} from '../core/sweep.js';
+} from '../core/operate/sweep.js';
 import { MetricUnit } from '../shared/observability.js';
 
 export { SweeperMetric };

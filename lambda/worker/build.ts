@@ -1,12 +1,12 @@
-import { RequestRowStore } from '../adapters/dynamodb/request-store.js';
-import { SqsDeadLetterQueue } from '../adapters/sqs/dead-letter-queue.js';
-import type { LogSink } from '../core/regenerate.js';
+import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
+import { SqsDeadLetterQueue } from '../adapters/dead-letter-queue/sqs.js';
+import type { LogSink } from '../core/log.js';
 import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
 import { createWorkerHandler } from './handler.js';
-import { createIdempotencyConfig } from '../shared/idempotency.js';
-import type { WorkerDeps } from './process-message.js';
+import { createIdempotencyConfig } from '../core/idempotency.js';
+import type { WorkerDeps } from '../core/regenerate/process-message.js';
 
 /** The worker's use-case dependencies, from validated configuration and injected clients. */
 export function createWorkerDeps(

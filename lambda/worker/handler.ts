@@ -5,9 +5,13 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeadLetterQueue } from '../core/ports.js';
-import { Decision } from '../core/regenerate.js';
+import { Decision } from '../core/decision.js';
 import { countDecision, MetricUnit } from '../shared/observability.js';
-import { processMessage, type WorkerDeps, type WorkerMessage } from './process-message.js';
+import {
+  processMessage,
+  type WorkerDeps,
+  type WorkerMessage,
+} from '../core/regenerate/process-message.js';
 
 export interface WorkerHandlerOptions {
   readonly deps: WorkerDeps;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, type Message, type QueueAttributeName } from '@aws-sdk/client-sqs';
-import { htmlPage } from '../../lambda/adapters/render/module-renderer.js';
-import { claimItem } from '../../lambda/adapters/dynamodb/request-row.js';
+import { htmlPage } from '../../lambda/adapters/renderer/module.js';
+import { claimItem } from '../../lambda/adapters/shared/dynamodb/request-row.js';
 import { run } from '../../cli/run.js';
 import type { Target } from '../../cli/target.js';
 import type { Inspection } from '../../cli/commands/inspect.js';

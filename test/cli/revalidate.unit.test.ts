@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildRevalidateRequest, sendRevalidate } from '../../cli/commands/revalidate.js';
 import { run } from '../../cli/run.js';
-import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
+import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
 import { sigV4Holds } from '../helpers/sigv4.js';
 

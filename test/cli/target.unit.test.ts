@@ -9,7 +9,7 @@ import { cdnInvalidatorFor } from '../../cli/cdn.js';
 import { TargetError } from '../../cli/errors.js';
 import { run } from '../../cli/run.js';
 import { destroyTarget, stackTarget } from '../../cli/target.js';
-import { CloudFrontInvalidator } from '../../lambda/adapters/cdn/cloudfront-invalidator.js';
+import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 
 const cfnMock = mockClient(CloudFormationClient);

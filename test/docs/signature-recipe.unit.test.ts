@@ -8,7 +8,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { requestTargetOf, signatureRefusal } from '../../lambda/core/webhook-signature.js';
+import {
+  requestTargetOf,
+  signatureRefusal,
+} from '../../lambda/core/revalidate/webhook-signature.js';
 import { toRevalidateRequest } from '../../lambda/revalidate/handler.js';
 import { functionUrlEvent } from '../../local/function-url.js';
 

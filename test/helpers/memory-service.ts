@@ -5,18 +5,20 @@
 import type { Context } from 'aws-lambda';
 import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
 import type { Renderer } from '../../lambda/core/ports.js';
-import type { LogSink, RegenerateDeps } from '../../lambda/core/regenerate.js';
-import type { OriginDeps } from '../../lambda/origin/serve.js';
-import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
-import type { WorkerDeps } from '../../lambda/worker/process-message.js';
+import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
+import type { LogSink } from '../../lambda/core/log.js';
+import type { OriginDeps } from '../../lambda/core/serve/serve.js';
+import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
+import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';
 import { TestClock } from './clock.js';
-import { InMemoryBodyStore } from './fakes/body-store.js';
-import { InMemoryCacheTable } from './fakes/cache-table.js';
-import { MemoryTable } from './fakes/memory-table.js';
-import { InMemoryPageHistory } from './fakes/page-history.js';
-import { InMemoryRegenerationQueue } from './fakes/queues.js';
-import { InMemoryRequestStore } from './fakes/request-store.js';
-import { InMemoryRevalidationMarks, InMemoryTagIndex } from './fakes/revalidation.js';
+import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
+import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';
+import { MemoryTable } from '../../lambda/adapters/shared/memory-table.js';
+import { InMemoryPageHistory } from '../../lambda/adapters/page-history/memory.js';
+import { InMemoryRegenerationQueue } from '../../lambda/adapters/regeneration-queue/memory.js';
+import { InMemoryRequestStore } from '../../lambda/adapters/request-store/memory.js';
+import { InMemoryRevalidationMarks } from '../../lambda/adapters/revalidation-marks/memory.js';
+import { InMemoryTagIndex } from '../../lambda/adapters/tag-index/memory.js';
 
 /** A Lambda context whose remaining time is fixed, so claims expire on the test clock alone. */
 export function fixedContext(remainingMs: number, functionName = 'unit'): Context {

@@ -1,5 +1,5 @@
 import type { RenderRequest, RenderResult } from '../../lambda/core/ports.js';
-import { htmlPage, ModuleRenderer } from '../../lambda/adapters/render/module-renderer.js';
+import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 
 export type PageFunction = (
   request: RenderRequest,
@@ -32,12 +32,19 @@ export function countingRenderer(page: PageFunction = defaultPage) {
 export const defaultPage: PageFunction = (request, call) =>
   htmlPage(`<p>${request.cacheKey.key} render ${call}</p>`, { revalidateSeconds: 60 });
 
-/** Waits; stops early (rejecting) when `signal` aborts, like a renderer that honours it. */
-export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    });
+/** A render that never finishes on its own: it rejects once `signal` aborts, as a renderer honouring it does. */
+export const untilAborted = (signal: AbortSignal): Promise<never> =>
+  new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(new Error('aborted'));
+    signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
   });
+
+/**
+ * A gate a test opens by hand: `wait()` resolves once `open()` was called. Lets a test hold a
+ * render, a publish or a request at a chosen point instead of racing it against the wall clock.
+ */
+export function gate() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, wait: () => opened };
+}

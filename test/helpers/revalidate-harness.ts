@@ -5,7 +5,7 @@ import type { CdnInvalidator, SecretSource } from '../../lambda/core/ports.js';
 import { buildRevalidateHandler } from '../../lambda/revalidate/build.js';
 import { loadRevalidateConfig, loadWorkerConfig } from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
-import { processMessage } from '../../lambda/worker/process-message.js';
+import { processMessage } from '../../lambda/core/regenerate/process-message.js';
 import { functionUrlEvent } from '../../local/function-url.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import type { OriginHarness } from './origin-harness.js';

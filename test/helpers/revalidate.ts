@@ -1,11 +1,11 @@
 import type { CdnInvalidator, CdnPurge } from '../../lambda/core/ports.js';
-import { htmlPage } from '../../lambda/adapters/render/module-renderer.js';
+import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import type {
   CallerAuth,
   RevalidateHttpRequest,
   RevalidateServiceDeps,
-} from '../../lambda/revalidate/serve-revalidation.js';
-import { createIdempotencyConfig } from '../../lambda/shared/idempotency.js';
+} from '../../lambda/core/revalidate/serve-revalidation.js';
+import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
 import { fixedContext, memoryService } from './memory-service.js';
 import { countingRenderer } from './renderers.js';
 

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
+  ChangeMessageVisibilityCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
+  type ReceiveMessageResult,
   type Message,
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
-import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
-import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
+import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
+import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
@@ -15,7 +17,7 @@ import type { Renderer } from '../../lambda/core/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadWorkerConfig } from '../../lambda/shared/config.js';
 import { buildWorkerHandler, createWorkerDeps } from '../../lambda/worker/build.js';
-import type { WorkerMessage } from '../../lambda/worker/process-message.js';
+import type { WorkerMessage } from '../../lambda/core/regenerate/process-message.js';
 import { lambdaContext, pollOnce } from '../../local/worker-poller.js';
 import type { RegenerationQueues } from '../../local/provision.js';
 import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';
@@ -34,8 +36,10 @@ export async function createWorkerHarness(options: WorkerHarnessOptions) {
   const [tableName, bucket, queues] = await Promise.all([
     createTestTable(clients),
     createTestBucket(clients),
-    createTestQueues(clients, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 }),
+    // Nothing reappears on the wall clock during a test: `expireVisibility` says when.
+    createTestQueues(clients, { visibilityTimeoutSeconds: 300, maxReceiveCount: 10 }),
   ]);
+  const inFlight = receiptsOf(clients);
   const config = loadWorkerConfig({
     FACETHEORY_CACHE_TABLE_NAME: tableName,
     ISR_BODY_BUCKET: bucket,
@@ -93,6 +97,27 @@ export async function createWorkerHarness(options: WorkerHarnessOptions) {
         waitTimeSeconds: 0,
       }),
     deadLetters: () => drain(clients, queues.dlqUrl),
+    /**
+     * The visibility timeout of every message received so far runs out now (virtual time): those
+     * not deleted, and only those, are handed out again by the next poll.
+     */
+    expireVisibility: async () => {
+      for (const { messageId, receipt } of inFlight.receipts.splice(0)) {
+        const changed = await clients.sqs
+          .send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queues.queueUrl,
+              ReceiptHandle: receipt,
+              VisibilityTimeout: 0,
+            }),
+          )
+          .then(
+            () => true,
+            () => false, // deleted meanwhile: nothing to hand out again
+          );
+        if (changed) inFlight.expiries.set(messageId, (inFlight.expiries.get(messageId) ?? 0) + 1);
+      }
+    },
     destroy: () => {
       clients.dynamodb.destroy();
       clients.s3.destroy();
@@ -112,6 +137,35 @@ export const message = (messageId: string, body: string, receiveCount = 1): Work
   receiveCount,
   groupId: 'g1',
 });
+
+/**
+ * Receipt handles of every message the regeneration queue hands out, as it hands them out, and
+ * the visibility changes the harness made per message. local-aws-sqs counts a
+ * ChangeMessageVisibility as a receive (real SQS does not), so those are taken back out of the
+ * `ApproximateReceiveCount` the worker is handed.
+ */
+function receiptsOf(clients: AwsClients) {
+  const receipts: { messageId: string; receipt: string }[] = [];
+  const expiries = new Map<string, number>();
+  clients.sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName !== 'ReceiveMessageCommand') return result;
+      for (const message of (result.output as ReceiveMessageResult).Messages ?? []) {
+        const { MessageId, ReceiptHandle, Attributes } = message;
+        if (MessageId === undefined || ReceiptHandle === undefined) continue;
+        receipts.push({ messageId: MessageId, receipt: ReceiptHandle });
+        const counted = Number(Attributes?.ApproximateReceiveCount);
+        if (Attributes !== undefined && Number.isInteger(counted)) {
+          Attributes.ApproximateReceiveCount = String(counted - (expiries.get(MessageId) ?? 0));
+        }
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'isr-test-receipts' },
+  );
+  return { receipts, expiries };
+}
 
 async function sendTo(
   clients: AwsClients,

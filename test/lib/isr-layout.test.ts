@@ -2,43 +2,10 @@
  * The shape of `lib/`: no import cycles, no Lambda adapter pulled into the CDK app, and a
  * settings module the Lambdas can bundle without the CDK or zod.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const IMPORT = /^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms;
-
-/** Relative imports (as repository paths) and package imports of one source file. */
-function importsOf(file: string): { local: string[]; packages: string[] } {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  const local: string[] = [];
-  const packages: string[] = [];
-  for (const [, target] of text.matchAll(IMPORT)) {
-    if (target === undefined) continue;
-    if (target.startsWith('.')) {
-      local.push(
-        relative(ROOT, normalize(join(ROOT, dirname(file), target))).replace(/\.js$/, '.ts'),
-      );
-    } else {
-      packages.push(target);
-    }
-  }
-  return { local, packages };
-}
-
-/** Every file reachable from `start` through relative imports. */
-function closure(start: string): Set<string> {
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    importsOf(file).local.forEach(visit);
-  };
-  visit(start);
-  return seen;
-}
+import { closure, importsOf, ROOT } from '../helpers/source-files.js';
 
 const localImports = (file: string) => importsOf(file).local;
 

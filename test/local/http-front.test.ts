@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { StaticSecretSource } from '../../lambda/adapters/secrets/extension-secret.js';
-import { signatureOf } from '../../lambda/core/webhook-signature.js';
+import { StaticSecretSource } from '../../lambda/adapters/secret-source/static.js';
+import { signatureOf } from '../../lambda/core/revalidate/webhook-signature.js';
 import { TestClock } from '../helpers/clock.js';
 import { createOriginHarness } from '../helpers/origin-harness.js';
 import { countingRenderer } from '../helpers/renderers.js';
@@ -17,10 +17,15 @@ afterEach(async () => {
   await Promise.all(fronts.splice(0).map((front) => front.close()));
 });
 
-async function front(handler: OriginHandler, host?: string): Promise<HttpFront> {
+async function front(
+  handler: OriginHandler,
+  host?: string,
+  options: { keepAliveTimeoutMs?: number } = {},
+): Promise<HttpFront> {
   const started = await startHttpFront({
     handler,
     port: 0,
+    ...options,
     ...(host === undefined ? {} : { host }),
     tenantHeader: undefined,
     functionTimeoutMs: 30_000,
@@ -134,20 +139,21 @@ describe('startHttpFront', () => {
 
   it('closes the keep-alive connection of an answer sent while closing, so the stop need not wait', async () => {
     const held: Array<() => void> = [];
+    // Idle connections are kept open far longer than the test may run: the stop completes only
+    // if the answer closed its connection itself.
     const started = await front(
       () => new Promise((resolve) => held.push(() => resolve({ statusCode: 200, body: 'hi' }))),
+      undefined,
+      { keepAliveTimeoutMs: 3_600_000 },
     );
     const inFlight = fetch(`${started.url}/page`); // undici keeps connections alive
     while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
     const closing = started.close();
-    const at = Date.now();
     held.forEach((answer) => answer());
     const response = await inFlight;
     expect(response.headers.get('connection')).toBe('close');
     expect(await response.text()).toBe('hi');
     expect(await closing).toEqual([]);
-    // Node closes an idle keep-alive connection after 5 s; this one closed with its answer.
-    expect(Date.now() - at).toBeLessThan(2_000);
   });
 });
 

@@ -4,8 +4,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../local/backends/ports.js';
-import { sleep } from '../helpers/renderers.js';
 import { javaProcessesFor, processInfo } from './processes.js';
+
+/**
+ * Waits on the wall clock. Only these end-to-end tests do: `npm start` is a process of its own on
+ * the real clock (its pages go stale in real seconds), which no virtual clock can reach.
+ */
+export const wallClockSleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface Started {
   readonly child: ChildProcess;
@@ -142,6 +148,6 @@ export async function until<T>(
     const value = await probe();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new Error(`gave up waiting; last: ${JSON.stringify(value)}`);
-    await sleep(100);
+    await wallClockSleep(100);
   }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { signatureOf } from '../../lambda/core/webhook-signature.js';
+import { signatureOf } from '../../lambda/core/revalidate/webhook-signature.js';
 import { npmStart, stopStarted, until, type Started } from './npm-start.js';
 
 const root = mkdtempSync(join(tmpdir(), 'isr-e2e-rv-'));

@@ -7,12 +7,11 @@ import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { RENDER_COUNT_SK } from '../../lambda/adapters/dynamodb/render-counter.js';
+import { RENDER_COUNT_SK } from '../../lambda/adapters/render-counter/dynamodb.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { freePort } from '../../local/backends/ports.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { startHttpServer } from '../helpers/http-server.js';
-import { sleep } from '../helpers/renderers.js';
 import {
   ctrlC,
   exited,
@@ -20,6 +19,7 @@ import {
   serviceProcesses,
   stopStarted,
   until,
+  wallClockSleep,
   type Started,
 } from './npm-start.js';
 import { isRunning, javaProcessesFor, listeningAddresses } from './processes.js';
@@ -92,7 +92,7 @@ describe('npm start', () => {
 
     expect(await get(page)).toEqual({ status: 200, cache: 'MISS', count: 1 });
     expect(await get(page)).toEqual({ status: 200, cache: 'HIT', count: 1 });
-    await sleep(REVALIDATE * 1000 + 200);
+    await wallClockSleep(REVALIDATE * 1000 + 200);
     expect(await get(page)).toEqual({ status: 200, cache: 'STALE', count: 1 });
     expect(
       await until(
@@ -108,7 +108,7 @@ describe('npm start', () => {
     // 200 concurrent requests on the stale page: all served at once, one more render. A slow
     // storm may outlive the new page's freshness and see it stale too: each stale generation
     // seen may cause one render, never more, however many requests saw it.
-    await sleep(REVALIDATE * 1000 + 200);
+    await wallClockSleep(REVALIDATE * 1000 + 200);
     const storm = await Promise.all(Array.from({ length: 200 }, () => get(page)));
     expect(storm.every((reply) => reply.status === 200 && reply.count >= 2)).toBe(true);
     expect(storm.filter((reply) => reply.cache === 'STALE').length).toBeGreaterThan(0);

@@ -7,18 +7,18 @@ import { createHash } from 'node:crypto';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
-import { DynamoCacheTable } from '../../lambda/adapters/dynamodb/cache-table.js';
-import { Guard } from '../../lambda/adapters/dynamodb/conditions.js';
-import { DynamoPageHistory } from '../../lambda/adapters/dynamodb/page-history.js';
-import { S3BodyStore } from '../../lambda/adapters/s3/body-store.js';
+import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
+import { Guard } from '../../lambda/adapters/shared/dynamodb/conditions.js';
+import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
+import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
 import { IsrError } from '../../lambda/core/errors.js';
 import { needsNoRegeneration } from '../../lambda/core/freshness.js';
-import { rollback } from '../../lambda/core/rollback.js';
+import { rollback } from '../../lambda/core/operate/rollback.js';
 import { versionSortKey } from '../../lambda/core/rows.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
 import { createOriginDeps } from '../../lambda/origin/build.js';
-import { servePage } from '../../lambda/origin/serve.js';
+import { servePage } from '../../lambda/core/serve/serve.js';
 import {
   loadOriginConfig,
   loadWorkerConfig,
@@ -26,7 +26,10 @@ import {
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
-import { processMessage, type MessageReport } from '../../lambda/worker/process-message.js';
+import {
+  processMessage,
+  type MessageReport,
+} from '../../lambda/core/regenerate/process-message.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import { removeGuard } from '../helpers/guard-mutation.js';

@@ -12,7 +12,7 @@ import {
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { htmlPage, ModuleRenderer } from '../../lambda/adapters/render/module-renderer.js';
+import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { BodyStore, Renderer } from '../../lambda/core/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
@@ -77,6 +77,20 @@ export type ModelEvent =
   | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
 
 /** Shared state of one run: true time (epoch seconds) and the event log. */
+/** A wall-clock sleep whose timer never holds the process open. */
+const unrefSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const wake = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    timer.unref();
+    signal?.addEventListener('abort', wake, { once: true });
+  });
+
 export class World {
   trueTime: number;
   readonly log: ModelEvent[] = [];
@@ -91,8 +105,14 @@ export class World {
     this.random = seededRandom(0x15a);
   }
 
+  /**
+   * An actor's clock: the schedule's time, skewed. Its sleeps (a lease keeper set to an hour, a
+   * publish retry) run on the wall clock, as they always have here: the interleaver waits for an
+   * actor asleep on a timer, and time itself only moves when the schedule says so. Their timers
+   * do not keep the process alive: an actor the schedule crashed never wakes to stop its keeper.
+   */
   clockFor(skew: number): Clock {
-    return { now: () => (this.trueTime + skew) * 1000 };
+    return { now: () => (this.trueTime + skew) * 1000, sleep: unrefSleep };
   }
 
   /** SDK clients for one actor: gated, faulty as planned, recording what commits. */

@@ -4,7 +4,7 @@
  * Time is a fake sleep that records each delay; nothing here waits on the clock.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
+import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
 import {
   adapterWith,
   closeEndpoints,

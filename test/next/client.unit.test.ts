@@ -4,7 +4,7 @@
  * sent. Sleeps are recorded, never waited.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { signatureRefusal } from '../../lambda/core/webhook-signature.js';
+import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
 import { RevalidationFailedError } from '../../next/client.js';
 import {
   adapterWith,

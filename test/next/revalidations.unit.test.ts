@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseRevalidateBody } from '../../lambda/core/revalidate-request.js';
+import { parseRevalidateBody } from '../../lambda/core/revalidate/request.js';
 import { revalidationBodiesOf } from '../../next/revalidations.js';
 
 /** The endpoint's own parser with its defaults: every body the adapter sends must pass it. */

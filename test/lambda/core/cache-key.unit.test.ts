@@ -2,9 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import {
   MAX_CACHE_KEY_LENGTH,
   MAX_RAW_QUERY_LENGTH,
+  cacheKeyFor,
   normaliseCacheKey,
   sha256Hex,
+  tenantFor,
   type CacheKeyPolicy,
+  type Tenancy,
 } from '../../../lambda/core/cache-key.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../../../lambda/core/errors.js';
 
@@ -117,5 +120,42 @@ describe('normaliseCacheKey', () => {
     'tenant with space',
   ])('rejects tenant %j', (tenant) => {
     expect(reasonOf(() => keyOf('/a', '', tenant))).toBe(InvalidKeyReason.InvalidTenant);
+  });
+});
+
+describe('the tenancy rule (cacheKeyFor)', () => {
+  const policy = { allowedQueryParams: [] };
+  const key = (tenancy: Tenancy | undefined, tenant: string | undefined, rawPath = '/a') =>
+    cacheKeyFor(tenancy, { tenant, rawPath }, policy);
+  const reasonOf = (run: () => unknown) => {
+    try {
+      run();
+      return 'accepted';
+    } catch (error) {
+      return error instanceof InvalidCacheKeyError ? error.reason : 'other';
+    }
+  };
+
+  it('keys a single-tenant page without a tenant, and refuses a tenant named there', () => {
+    expect(key(undefined, undefined).pk).toMatch(/^CACHE#/);
+    expect(reasonOf(() => key(undefined, 'acme'))).toBe('unexpected-tenant');
+    expect(reasonOf(() => key(undefined, ''))).toBe('unexpected-tenant');
+  });
+
+  it('requires a well-formed tenant in multi-tenant mode, and one served when listed', () => {
+    const open = {};
+    const listed = { tenants: ['acme'] };
+    expect(key(open, 'globex').pk).toMatch(/^TENANT#globex#CACHE#/);
+    expect(key(listed, 'acme').pk).toMatch(/^TENANT#acme#CACHE#/);
+    expect(reasonOf(() => key(open, undefined))).toBe('missing-tenant');
+    expect(reasonOf(() => key(open, ''))).toBe('missing-tenant');
+    expect(reasonOf(() => key(open, 'acme#CACHE#x'))).toBe('invalid-tenant');
+    expect(reasonOf(() => key(listed, 'globex'))).toBe('unknown-tenant');
+    expect(tenantFor(listed, 'acme')).toBe('acme');
+  });
+
+  it('judges the tenant before the path', () => {
+    expect(reasonOf(() => key({ tenants: ['acme'] }, 'globex', '/a/../b'))).toBe('unknown-tenant');
+    expect(reasonOf(() => key({ tenants: ['acme'] }, 'acme', '/a/../b'))).toBe('traversal');
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { isAnswered, isFresh, secondsUntilStale } from '../../../lambda/core/freshness.js';
-import { canStartRender, isLeaseLive } from '../../../lambda/core/lease.js';
 
 describe('freshness', () => {
   const generation = { generatedAt: 1000, revalidateSeconds: 60 };
@@ -40,17 +39,5 @@ describe('isAnswered: the skip rule', () => {
     expect(isAnswered(meta, 5000, { kind: 'page' })).toBe(true);
     expect(isAnswered(meta, 1000, { kind: 'page', brokenBodyKey: 'k1' })).toBe(false);
     expect(isAnswered(meta, 1000, { kind: 'page', brokenBodyKey: 'k0' })).toBe(true);
-  });
-});
-
-describe('lease rules on the caller clock', () => {
-  it('holds a lease iff lease_expires_at > now', () => {
-    expect(isLeaseLive({ expiresAt: 1000 }, 999)).toBe(true);
-    expect(isLeaseLive({ expiresAt: 1000 }, 1000)).toBe(false);
-  });
-
-  it('starts a render only with more lease left than the clock-skew margin', () => {
-    expect(canStartRender({ expiresAt: 1000 }, 994, 5)).toBe(true);
-    expect(canStartRender({ expiresAt: 1000 }, 995, 5)).toBe(false);
   });
 });

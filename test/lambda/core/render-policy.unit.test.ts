@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import {
   ErrorKind,
   failureOf,

@@ -1,6 +1,6 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { HttpRenderer } from '../../../lambda/adapters/render/http-renderer.js';
+import { HttpRenderer } from '../../../lambda/adapters/renderer/http.js';
 import { TestClock } from '../../helpers/clock.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { HttpRenderer } from '../../../lambda/adapters/render/http-renderer.js';
+import { HttpRenderer } from '../../../lambda/adapters/renderer/http.js';
 import { MAX_CACHE_KEY_LENGTH } from '../../../lambda/core/cache-key.js';
 import { TestClock } from '../../helpers/clock.js';
 import { startHttpServer } from '../../helpers/http-server.js';

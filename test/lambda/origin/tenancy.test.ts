@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { tenantFunctionSource } from '../../../lib/edge/tenant-function.js';
 import { TestClock } from '../../helpers/clock.js';
 import { viewerRequest } from '../../helpers/edge.js';

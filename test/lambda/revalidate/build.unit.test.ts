@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CloudFrontInvalidator } from '../../../lambda/adapters/cdn/cloudfront-invalidator.js';
-import { StaticSecretSource } from '../../../lambda/adapters/secrets/extension-secret.js';
+import { CloudFrontInvalidator } from '../../../lambda/adapters/cdn-invalidator/cloudfront.js';
+import { StaticSecretSource } from '../../../lambda/adapters/secret-source/static.js';
 import { createCdnInvalidator, createRevalidateDeps } from '../../../lambda/revalidate/build.js';
 import { createAwsClients } from '../../../lambda/shared/aws-clients.js';
 import { loadRevalidateConfig } from '../../../lambda/shared/config.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import type { CdnPurge } from '../../../lambda/core/ports.js';
 import { TestClock } from '../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
@@ -15,9 +15,12 @@ const clock = new TestClock();
 const purges: string[][] = [];
 /** While set, a purge waits for it: a request held in the middle of being applied. */
 let hold: Promise<void> | undefined;
+/** Called when a purge arrives. */
+let onPurge: (() => void) | undefined;
 const cdn = {
   invalidateTags: async (tags: readonly string[]): Promise<CdnPurge> => {
     purges.push([...tags]);
+    onPurge?.();
     if (hold !== undefined) await hold;
     return { status: 'submitted', invalidationIds: [`I${purges.length}`] };
   },
@@ -106,9 +109,10 @@ describe('POST /_isr/revalidate on the local backends: the contract', () => {
   it('409 in-progress with Retry-After while the first request with the key is applied', async () => {
     let release: () => void = () => undefined;
     hold = new Promise((resolve) => (release = resolve));
-    const before = purges.length;
+    const purging = new Promise<void>((resolve) => (onPurge = resolve));
     const first = rv.post({ tags: ['section:held'] }, { key: 'contract-3' });
-    while (purges.length === before) await new Promise((resolve) => setTimeout(resolve, 5));
+    await purging; // the first request is being applied, its key claimed
+    onPurge = undefined;
     const second = await rv.post({ tags: ['section:held'] }, { key: 'contract-3' });
     hold = undefined;
     release();

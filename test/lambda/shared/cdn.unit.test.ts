@@ -1,7 +1,7 @@
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
-import { CloudFrontInvalidator } from '../../../lambda/adapters/cdn/cloudfront-invalidator.js';
+import { CloudFrontInvalidator } from '../../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { ConfigError } from '../../../lambda/core/errors.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../../../lambda/shared/cdn.js';
 import { CDN_DISTRIBUTION_ID_ENV, cdnDistributionIdOf } from '../../../lambda/shared/cdn-env.js';

@@ -1,16 +1,14 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { ScheduledEvent } from 'aws-lambda';
 import { IndexedStatus, statusShardOf } from '../../../lambda/core/rows.js';
-import type { SweepDeps } from '../../../lambda/core/sweep.js';
+import type { SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { createObservability } from '../../../lambda/shared/observability.js';
 import { createSweeperHandler, SweeperMetric } from '../../../lambda/sweeper/handler.js';
 import { TestClock } from '../../helpers/clock.js';
-import {
-  InMemoryBodyListing,
-  InMemoryBodyReferences,
-  InMemoryStatusIndex,
-  InMemorySweepCursor,
-} from '../../helpers/fakes/sweep.js';
+import { InMemorySweepCursor } from '../../../lambda/adapters/sweep-cursor/memory.js';
+import { InMemoryBodyListing } from '../../../lambda/adapters/body-listing/memory.js';
+import { InMemoryBodyReferences } from '../../../lambda/adapters/body-references/memory.js';
+import { InMemoryStatusIndex } from '../../../lambda/adapters/status-index-reader/memory.js';
 import { fixedContext } from '../../helpers/memory-service.js';
 
 const clock = new TestClock();

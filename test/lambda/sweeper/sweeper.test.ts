@@ -5,14 +5,14 @@
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
-import { RequestRowStore } from '../../../lambda/adapters/dynamodb/request-store.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
+import { RequestRowStore } from '../../../lambda/adapters/request-store/dynamodb.js';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
 import type { BodyReferences } from '../../../lambda/core/ports.js';
 import { SweepCursorKey, bodyKeyOf } from '../../../lambda/core/rows.js';
-import { runSweep, type SweepDeps } from '../../../lambda/core/sweep.js';
+import { runSweep, type SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
-import { createIdempotencyConfig } from '../../../lambda/shared/idempotency.js';
+import { createIdempotencyConfig } from '../../../lambda/core/idempotency.js';
 import { buildSweeperHandler, createSweeperDeps } from '../../../lambda/sweeper/build.js';
 import { TestClock } from '../../helpers/clock.js';
 import { fixedContext } from '../../helpers/memory-service.js';

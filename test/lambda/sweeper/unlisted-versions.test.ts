@@ -10,15 +10,15 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Guard } from '../../../lambda/adapters/dynamodb/conditions.js';
-import { DynamoBodyReferences } from '../../../lambda/adapters/dynamodb/body-references.js';
-import { itemToMeta, versionToItem } from '../../../lambda/adapters/dynamodb/items.js';
-import { DynamoRevalidationMarks } from '../../../lambda/adapters/dynamodb/revalidation-marks.js';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { Guard } from '../../../lambda/adapters/shared/dynamodb/conditions.js';
+import { DynamoBodyReferences } from '../../../lambda/adapters/body-references/dynamodb.js';
+import { itemToMeta, versionToItem } from '../../../lambda/adapters/shared/dynamodb/items.js';
+import { DynamoRevalidationMarks } from '../../../lambda/adapters/revalidation-marks/dynamodb.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
 import type { BodyReferences } from '../../../lambda/core/ports.js';
 import { bodyKeyOf, SortKey } from '../../../lambda/core/rows.js';
-import { runSweep, type SweepReport } from '../../../lambda/core/sweep.js';
+import { runSweep, type SweepReport } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
 import { createSweeperDeps } from '../../../lambda/sweeper/build.js';
 import { TestClock } from '../../helpers/clock.js';

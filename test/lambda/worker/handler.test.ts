@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DeadLetterAttribute } from '../../../lambda/adapters/sqs/dead-letter-queue.js';
-import { htmlPage } from '../../../lambda/adapters/render/module-renderer.js';
+import { DeadLetterAttribute } from '../../../lambda/adapters/dead-letter-queue/sqs.js';
+import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { TestClock } from '../../helpers/clock.js';
-import { countingRenderer, sleep } from '../../helpers/renderers.js';
+import { countingRenderer } from '../../helpers/renderers.js';
 import {
   createWorkerHarness,
   intentFor,
@@ -58,8 +58,9 @@ describe('worker handler on a real queue', () => {
     expect(await h.cacheTable.getMeta(h.keyFor('/good').pk, { consistent: true })).toBeDefined();
     expect(await h.cacheTable.getMeta(h.keyFor('/fails').pk, { consistent: true })).toBeUndefined();
 
-    // Only the failing record comes back, once its visibility timeout (1 s) has passed ...
-    await sleep(1_100);
+    // Only the failing record comes back, and only once its visibility timeout has passed ...
+    expect((await h.poll(4)).received).toBe(0);
+    await h.expireVisibility();
     const second = await h.poll(4);
     expect(second.received).toBe(1);
     expect(second.failed).toEqual([]);
@@ -73,7 +74,7 @@ describe('worker handler on a real queue', () => {
     );
     expect(attribute(exhausted[0] ?? {}, DeadLetterAttribute.ReceiveCount)).toBe('2');
 
-    await sleep(1_100);
+    await h.expireVisibility();
     expect((await h.poll(4)).received).toBe(0);
     expect(counter.callsFor('/fails')).toBe(2);
     expect(counter.callsFor('/good')).toBe(1);
@@ -94,7 +95,7 @@ describe('worker handler on a real queue', () => {
       error_code: { S: 'refused:uncacheable' },
     });
 
-    await sleep(1_100); // past the visibility timeout: nothing comes back
+    await h.expireVisibility(); // past the visibility timeout: nothing comes back
     expect((await h.poll(1)).received).toBe(0);
     expect(counter.callsFor('/private')).toBe(1);
   });

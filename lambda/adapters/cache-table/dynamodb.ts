@@ -1,0 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
+import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
+import { LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/lease.js';
+import type {
+  AcquireLeaseInput,
+  AcquiredLease,
+  CacheMeta,
+  CacheTable,
+  Lease,
+  PublishInput,
+  RecordFailureInput,
+} from '../../core/ports.js';
+import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/rows.js';
+import { PublishAction, classifyPublishFailure } from '../shared/dynamodb/cancellation.js';
+import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
+import {
+  itemToHolder,
+  itemToMeta,
+  keyOf,
+  leaseToItem,
+  metaToItem,
+  versionToItem,
+} from '../shared/dynamodb/items.js';
+import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+
+export interface DynamoCacheTableOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** How long after expiry DynamoDB TTL may collect a LOCK row. @default LOCK_TTL_BUFFER_SECONDS */
+  readonly lockTtlBufferSeconds?: number;
+}
+
+/** The cache table on DynamoDB: META reads, the LOCK lease, and the publish transaction. */
+export class DynamoCacheTable implements CacheTable {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #lockTtlBuffer: number;
+
+  constructor(options: DynamoCacheTableOptions) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? LOCK_TTL_BUFFER_SECONDS;
+  }
+
+  async getMeta(
+    pk: string,
+    options: { consistent?: boolean } = {},
+  ): Promise<CacheMeta | undefined> {
+    const { Item } = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#tableName,
+        Key: keyOf(pk, SortKey.Meta),
+        ConsistentRead: options.consistent ?? false,
+      }),
+    );
+    return Item === undefined ? undefined : itemToMeta(Item);
+  }
+
+  /**
+   * Returns the lease it replaced, if any (`ReturnValues: ALL_OLD` costs nothing): an expired one,
+   * or with `seize`, whichever was there.
+   */
+  async acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
+    const lease: Lease = {
+      pk: input.pk,
+      token: randomUUID(),
+      expiresAt: input.now + input.durationSeconds,
+      owner: input.owner,
+    };
+    const condition =
+      input.seize === true
+        ? {}
+        : {
+            ConditionExpression: Guard.leaseFree,
+            ExpressionAttributeNames: namesOf(Guard.leaseFree),
+            ExpressionAttributeValues: { ':now': { N: String(input.now) } },
+          };
+    try {
+      const { Attributes } = await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: leaseToItem(lease, lockTtlOf(lease.expiresAt, this.#lockTtlBuffer)),
+          ...condition,
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return Attributes === undefined ? lease : { ...lease, takenOver: itemToHolder(Attributes) };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new LeaseHeldError(input.pk, itemToHolder(error.Item));
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Conditioned on the token alone: any takeover replaces the token atomically, so a caller whose
+   * token is still on the row is still the only writer, even if its time ran out meanwhile.
+   */
+  async refreshLease(
+    lease: Lease,
+    input: { now: number; durationSeconds: number },
+  ): Promise<Lease> {
+    const expiresAt = input.now + input.durationSeconds;
+    const update = 'SET #lease_expires_at = :expires_at, #status_at = :expires_at, #ttl = :ttl';
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          UpdateExpression: update,
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ExpressionAttributeValues: {
+            ':expires_at': { N: String(expiresAt) },
+            ':ttl': { N: String(lockTtlOf(expiresAt, this.#lockTtlBuffer)) },
+            ':token': { S: lease.token },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ...lease, expiresAt };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new LeaseLostError(lease.pk, itemToHolder(error.Item), { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async releaseLease(lease: Lease): Promise<boolean> {
+    const released = await conditionalWrite(
+      this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(Guard.leaseToken),
+          ExpressionAttributeValues: { ':token': { S: lease.token } },
+        }),
+      ),
+    );
+    return released !== undefined;
+  }
+
+  async recordFailure(input: RecordFailureInput): Promise<boolean> {
+    // A broken page joins the status index, so the sweeper and `isr failed` find it.
+    const update =
+      'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error' +
+      (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
+    const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
+    const written = await conditionalWrite(
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(input.pk, SortKey.Meta),
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: namesOf(update, condition),
+          ExpressionAttributeValues: {
+            ':count': { N: String(input.record.count) },
+            ':failed_at': { N: String(input.record.lastFailedAt) },
+            ':next_at': { N: String(input.record.nextAttemptAt) },
+            ':error': { S: input.record.error },
+            ':generated_at': { N: String(input.observedGeneratedAt) },
+            ':previous': { N: String(input.previousCount) },
+            ...(input.broken
+              ? { ':shard': { S: statusShardOf(IndexedStatus.Broken, input.pk) } }
+              : {}),
+          },
+        }),
+      ),
+    );
+    return written !== undefined;
+  }
+
+  async clearRevalidationMark(lease: Lease): Promise<boolean> {
+    const update = 'REMOVE #revalidated_by';
+    const cleared = await conditionalWrite(
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          UpdateExpression: update,
+          ConditionExpression: Guard.leaseToken,
+          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ExpressionAttributeValues: { ':token': { S: lease.token } },
+        }),
+      ),
+    );
+    return cleared !== undefined;
+  }
+
+  /**
+   * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
+   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
+   * delivery completed it first; and with a version (Recipe B), Put VER# (never over another
+   * row). The condition sits on the Delete itself: DynamoDB rejects a ConditionCheck and a
+   * Delete on the same item.
+   */
+  async publishGeneration(input: PublishInput): Promise<void> {
+    const { lease, meta, now, seal } = input;
+    if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
+    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
+    const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
+    const items: TransactWriteItem[] = [
+      {
+        Put: {
+          TableName: this.#tableName,
+          Item: metaToItem(meta),
+          ConditionExpression: Guard.notNewerGeneration,
+          ExpressionAttributeNames: namesOf(Guard.notNewerGeneration),
+          ExpressionAttributeValues: { ':generated_at': { N: String(meta.generatedAt) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      {
+        Delete: {
+          TableName: this.#tableName,
+          Key: keyOf(lease.pk, SortKey.Lock),
+          ConditionExpression: lockCondition,
+          ExpressionAttributeNames: namesOf(lockCondition),
+          ExpressionAttributeValues: {
+            ':token': { S: lease.token },
+            ':now': { N: String(now) },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ];
+    if (seal !== undefined) {
+      const update = sealUpdate({
+        s3Key: meta.s3Key,
+        generatedAt: meta.generatedAt,
+        ttl: seal.ttl,
+        now,
+      });
+      actions.push(PublishAction.SealRequest);
+      items.push({
+        Update: {
+          TableName: this.#tableName,
+          Key: requestKey(lease.pk, seal.idempotencyKey),
+          ...update,
+          ConditionExpression: Guard.requestOpen,
+          ExpressionAttributeNames: namesOf(update.UpdateExpression, Guard.requestOpen),
+          ExpressionAttributeValues: {
+            ...update.ExpressionAttributeValues,
+            ':started': { S: RequestStatus.Started },
+          },
+        },
+      });
+    }
+    if (meta.currentSk !== undefined) {
+      actions.push(PublishAction.PutVersion);
+      items.push({
+        Put: {
+          TableName: this.#tableName,
+          Item: versionToItem({ ...meta, currentSk: meta.currentSk }),
+          ConditionExpression: Guard.rowAbsent,
+          ExpressionAttributeNames: namesOf(Guard.rowAbsent),
+        },
+      });
+    }
+    try {
+      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+    } catch (error) {
+      throw classifyPublishFailure(error, lease, actions, seal?.idempotencyKey) ?? error;
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import {
+  LeaseHeldError,
+  LeaseLostError,
+  NewerGenerationError,
+  RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
+} from '../../core/errors.js';
+import { isLeaseLive } from '../../core/lease.js';
+import type {
+  AcquireLeaseInput,
+  AcquiredLease,
+  CacheMeta,
+  CacheTable,
+  Lease,
+  PublishInput,
+  RecordFailureInput,
+} from '../../core/ports.js';
+import { RequestStatus } from '../../core/rows.js';
+import { MemoryTable, type LockRow } from '../shared/memory-table.js';
+
+const holderOf = (lock: LockRow | undefined) =>
+  lock === undefined
+    ? undefined
+    : { token: lock.token, expiresAt: lock.expiresAt, owner: lock.owner };
+
+/**
+ * The cache table in memory, with the conditions of `adapters/shared/dynamodb/conditions.ts` evaluated
+ * in JavaScript: acquire only a free or expired LOCK, refresh and release only with the token,
+ * publish atomically only with the token on an unexpired lease, never over a newer generation,
+ * and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once. Integration tests hold the real one to the same rules.
+ */
+export class InMemoryCacheTable implements CacheTable {
+  constructor(readonly state: MemoryTable = new MemoryTable()) {}
+
+  getMeta(pk: string, _options?: { consistent?: boolean }): Promise<CacheMeta | undefined> {
+    const meta = this.state.metas.get(pk);
+    return Promise.resolve(meta === undefined ? undefined : { ...meta });
+  }
+
+  acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
+    const previous = this.state.locks.get(input.pk);
+    if (input.seize !== true && previous !== undefined && isLeaseLive(previous, input.now)) {
+      return Promise.reject(new LeaseHeldError(input.pk, holderOf(previous)));
+    }
+    const lease: Lease = {
+      pk: input.pk,
+      token: randomUUID(),
+      expiresAt: input.now + input.durationSeconds,
+      owner: input.owner,
+    };
+    this.state.locks.set(input.pk, {
+      token: lease.token,
+      expiresAt: lease.expiresAt,
+      owner: lease.owner,
+    });
+    return Promise.resolve({ ...lease, takenOver: holderOf(previous) });
+  }
+
+  refreshLease(lease: Lease, input: { now: number; durationSeconds: number }): Promise<Lease> {
+    const lock = this.state.locks.get(lease.pk);
+    if (lock?.token !== lease.token) {
+      return Promise.reject(new LeaseLostError(lease.pk, holderOf(lock)));
+    }
+    const expiresAt = input.now + input.durationSeconds;
+    this.state.locks.set(lease.pk, { ...lock, expiresAt });
+    return Promise.resolve({ ...lease, expiresAt });
+  }
+
+  releaseLease(lease: Lease): Promise<boolean> {
+    if (this.state.locks.get(lease.pk)?.token !== lease.token) return Promise.resolve(false);
+    this.state.locks.delete(lease.pk);
+    return Promise.resolve(true);
+  }
+
+  publishGeneration(input: PublishInput): Promise<void> {
+    const { lease, meta, now, seal } = input;
+    if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
+    const lock = this.state.locks.get(lease.pk);
+    if (lock?.token === lease.token && lock.revalidatedBy !== undefined) {
+      return Promise.reject(new RevalidatedDuringRenderError(lease.pk));
+    }
+    if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
+      return Promise.reject(new LeaseLostError(lease.pk, holderOf(lock)));
+    }
+    const current = this.state.metas.get(meta.pk);
+    if (current !== undefined && current.generatedAt > meta.generatedAt) {
+      return Promise.reject(new NewerGenerationError(meta.pk, current.generatedAt));
+    }
+    const request =
+      seal === undefined
+        ? undefined
+        : this.state.requests.get(MemoryTable.requestId(lease.pk, seal.idempotencyKey));
+    if (seal !== undefined && request?.status !== RequestStatus.Started) {
+      return Promise.reject(new RequestAlreadyCompletedError(lease.pk, seal.idempotencyKey));
+    }
+    const versionId =
+      meta.currentSk === undefined ? undefined : MemoryTable.versionId(meta.pk, meta.currentSk);
+    if (versionId !== undefined && this.state.versions.has(versionId)) {
+      return Promise.reject(new Error(`version ${versionId} exists`));
+    }
+    this.state.metas.set(meta.pk, { ...meta });
+    this.state.locks.delete(lease.pk);
+    if (versionId !== undefined && meta.currentSk !== undefined) {
+      // The generation's attributes: no TTL, no kept list, no hold (see `versionToItem`).
+      const version = { ...meta, ttl: undefined, versionSks: undefined, holdUntil: undefined };
+      this.state.versions.set(versionId, { ...version, sk: meta.currentSk });
+    }
+    if (request !== undefined && seal !== undefined) {
+      request.status = RequestStatus.Completed;
+      request.ttl = seal.ttl;
+      request.sealed = { s3Key: meta.s3Key, generatedAt: meta.generatedAt };
+    }
+    return Promise.resolve();
+  }
+
+  recordFailure(input: RecordFailureInput): Promise<boolean> {
+    const meta = this.state.metas.get(input.pk);
+    if (
+      meta === undefined ||
+      meta.generatedAt !== input.observedGeneratedAt ||
+      (meta.failures?.count ?? 0) !== input.previousCount
+    ) {
+      return Promise.resolve(false);
+    }
+    this.state.metas.set(input.pk, { ...meta, failures: input.record });
+    return Promise.resolve(true);
+  }
+
+  clearRevalidationMark(lease: Lease): Promise<boolean> {
+    const lock = this.state.locks.get(lease.pk);
+    if (lock?.token !== lease.token) return Promise.resolve(false);
+    this.state.locks.set(lease.pk, { ...lock, revalidatedBy: undefined });
+    return Promise.resolve(true);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Pending CDN purges as rows of the cache table: `pk = CDN#PENDING`, `sk = <recorded at, 13-digit
+ * epoch ms>#<purge id>`, so a Query reads them oldest first. Written by whoever purges (only when
+ * CloudFront throttled it past its backoff), deleted by `retryPendingPurges` once CloudFront
+ * accepts it. Growth is bounded by the sweeper; `ttl` (long after any retry would matter) is
+ * garbage collection only. One partition: rows exist only while CloudFront is saturated, far below
+ * a partition's write rate.
+ */
+import {
+  DeleteItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
+import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+import { PENDING_PURGES_PK } from '../../core/rows.js';
+
+export { PENDING_PURGES_PK } from '../../core/rows.js';
+
+/** Sorted by when the purge was first recorded, then by its id (two in one ms). */
+export const pendingPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id'>): string =>
+  `${String(purge.recordedAt).padStart(13, '0')}#${purge.id}`;
+
+/** How long an unflushed row is kept before TTL may collect it. @default 7 days */
+const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
+
+export class DynamoPendingPurges implements PendingPurges {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #ttlSeconds: number;
+
+  constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  }
+
+  async add(purge: PendingPurge): Promise<void> {
+    await conditionalWrite(
+      this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: this.#toItem(purge),
+          // Recorded once: a repeated add (a retried call) leaves the row and its attempts alone.
+          ConditionExpression: Guard.rowAbsent,
+          ExpressionAttributeNames: namesOf(Guard.rowAbsent),
+        }),
+      ),
+    );
+  }
+
+  async oldest(limit: number): Promise<PendingPurge[]> {
+    const { Items } = await this.#client.send(
+      new QueryCommand({
+        TableName: this.#tableName,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+        ExpressionAttributeValues: { ':pk': { S: PENDING_PURGES_PK } },
+        ScanIndexForward: true,
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return (Items ?? []).map(itemToPurge);
+  }
+
+  async recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
+    const update = 'SET #reason = :reason, #last_attempt_at = :at ADD #attempts :one';
+    await conditionalWrite(
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
+          UpdateExpression: update,
+          // Never recreates a row another sweeper removed after the CDN accepted it.
+          ConditionExpression: Guard.rowExists,
+          ExpressionAttributeNames: namesOf(update, Guard.rowExists),
+          ExpressionAttributeValues: {
+            ':reason': { S: input.reason },
+            ':at': { N: String(input.at) },
+            ':one': { N: '1' },
+          },
+        }),
+      ),
+    );
+  }
+
+  async remove(purge: PendingPurge): Promise<void> {
+    await this.#client.send(
+      new DeleteItemCommand({
+        TableName: this.#tableName,
+        Key: keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
+      }),
+    );
+  }
+
+  #toItem(purge: PendingPurge): Item {
+    return {
+      ...keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
+      purge_id: { S: purge.id },
+      // A list, not a string set: a set cannot be empty and would lose the sent order.
+      tags: { L: purge.tags.map((tag) => ({ S: tag })) },
+      reason: { S: purge.reason },
+      recorded_at: { N: String(purge.recordedAt) },
+      attempts: { N: String(purge.attempts) },
+      ttl: { N: String(Math.floor(purge.recordedAt / 1000) + this.#ttlSeconds) },
+    };
+  }
+}
+
+const itemToPurge = (item: Item): PendingPurge => ({
+  id: str(item, 'purge_id') ?? '',
+  tags: (item.tags?.L ?? []).flatMap((value) => (value.S === undefined ? [] : [value.S])),
+  reason: str(item, 'reason') ?? '',
+  recordedAt: num(item, 'recorded_at') ?? 0,
+  attempts: num(item, 'attempts') ?? 0,
+});

@@ -1,0 +1,39 @@
+import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+
+const keyOf = (purge: PendingPurge) => `${purge.recordedAt}#${purge.id}`;
+
+/** Pending purges in memory, oldest first, with the DynamoDB adapter's add-once rule. */
+export class InMemoryPendingPurges implements PendingPurges {
+  readonly rows = new Map<string, PendingPurge & { lastAttemptAt?: number }>();
+
+  get all(): PendingPurge[] {
+    return [...this.rows.values()].sort((a, b) => a.recordedAt - b.recordedAt);
+  }
+
+  add(purge: PendingPurge): Promise<void> {
+    if (!this.rows.has(keyOf(purge))) this.rows.set(keyOf(purge), purge);
+    return Promise.resolve();
+  }
+
+  oldest(limit: number): Promise<PendingPurge[]> {
+    return Promise.resolve(this.all.slice(0, limit));
+  }
+
+  recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
+    const row = this.rows.get(keyOf(purge));
+    if (row !== undefined) {
+      this.rows.set(keyOf(purge), {
+        ...row,
+        reason: input.reason,
+        attempts: row.attempts + 1,
+        lastAttemptAt: input.at,
+      });
+    }
+    return Promise.resolve();
+  }
+
+  remove(purge: PendingPurge): Promise<void> {
+    this.rows.delete(keyOf(purge));
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,76 @@
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import {
+  LeaseLostError,
+  NewerGenerationError,
+  RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
+  TransactionConflictError,
+  type IsrError,
+} from '../../../core/errors.js';
+import { itemToHolder, num } from './items.js';
+
+/** What each action of the publish transaction stands for, in order. */
+export const PublishAction = {
+  PutMeta: 'put-meta',
+  DeleteLock: 'delete-lock',
+  SealRequest: 'seal-request',
+  PutVersion: 'put-version',
+} as const;
+export type PublishAction = (typeof PublishAction)[keyof typeof PublishAction];
+
+/** Cancellation codes that say "try the same thing again", not "your condition is false". */
+export const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'RequestLimitExceeded',
+]);
+
+/**
+ * Reads `CancellationReasons` rather than assuming every cancellation means "lease not owned":
+ * a failed LOCK condition means the lease was lost (or, with our token still there, that a
+ * revalidation marked it during the render), a failed META condition means a newer
+ * generation is live, a failed REQ# condition means another delivery already completed the
+ * intent, and conflicts or throttling inside the transaction are worth a retry (the SDK retries
+ * throttled and failed calls itself, but never a cancelled transaction). Returns undefined for
+ * anything else, which the caller rethrows as is.
+ */
+export function classifyPublishFailure(
+  error: unknown,
+  lease: { readonly pk: string; readonly token: string },
+  actions: readonly PublishAction[],
+  idempotencyKey?: string,
+): IsrError | undefined {
+  const { pk } = lease;
+  if (!(error instanceof Error)) return undefined;
+  if (error.name !== 'TransactionCanceledException') return undefined;
+  const reasons: CancellationReason[] =
+    (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+  const reasonFor = (action: PublishAction): CancellationReason | undefined =>
+    reasons[actions.indexOf(action)];
+
+  const lock = reasonFor(PublishAction.DeleteLock);
+  if (lock?.Code === 'ConditionalCheckFailed') {
+    // Still our lease, marked by a revalidation: render again rather than publish.
+    if (lock.Item?.lease_token?.S === lease.token && lock.Item.revalidated_by !== undefined) {
+      return new RevalidatedDuringRenderError(pk, { cause: error });
+    }
+    return new LeaseLostError(pk, itemToHolder(lock.Item), { cause: error });
+  }
+  const meta = reasonFor(PublishAction.PutMeta);
+  if (meta?.Code === 'ConditionalCheckFailed') {
+    const current = meta.Item === undefined ? undefined : num(meta.Item, 'generated_at');
+    return new NewerGenerationError(pk, current, { cause: error });
+  }
+  const seal = reasonFor(PublishAction.SealRequest);
+  if (seal?.Code === 'ConditionalCheckFailed' && idempotencyKey !== undefined) {
+    return new RequestAlreadyCompletedError(pk, idempotencyKey, { cause: error });
+  }
+  if (reasons.some((reason) => TRANSIENT_CODES.has(reason.Code ?? ''))) {
+    const codes = reasons.map((reason) => reason.Code ?? 'None').join(', ');
+    return new TransactionConflictError(`publish on ${pk} was cancelled transiently: [${codes}]`, {
+      cause: error,
+    });
+  }
+  return undefined;
+}

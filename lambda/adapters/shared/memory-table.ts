@@ -1,0 +1,47 @@
+/**
+ * The state the in-memory fakes share, shaped like the rows of the cache table: META, LOCK and
+ * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
+ * the real transaction does.
+ */
+import type { RecordedOutcome } from '../../core/idempotency.js';
+import type { CacheMeta, PageVersion } from '../../core/ports.js';
+import type { RequestStatus } from '../../core/rows.js';
+
+export interface LockRow {
+  readonly token: string;
+  readonly expiresAt: number;
+  readonly owner: string | undefined;
+  /** Set by a revalidation while the lease is held. */
+  readonly revalidatedBy?: string | undefined;
+}
+
+export interface RequestRowState {
+  status: RequestStatus;
+  claimToken: string | undefined;
+  requestHash: string | undefined;
+  ttl: number;
+  inProgressExpiresAtMs: number | undefined;
+  createdAt: number | undefined;
+  lockedBy: string | undefined;
+  /** Canonical JSON of the request the key was first used with. */
+  request?: string | undefined;
+  /** Written by a settlement. */
+  outcome?: RecordedOutcome | undefined;
+  /** Written by a publish that sealed the row. */
+  sealed?: { readonly s3Key: string; readonly generatedAt: number } | undefined;
+}
+
+export class MemoryTable {
+  readonly metas = new Map<string, CacheMeta>();
+  readonly locks = new Map<string, LockRow>();
+  readonly requests = new Map<string, RequestRowState>();
+  /** VER# rows, by `versionId(pk, sk)`. */
+  readonly versions = new Map<string, PageVersion>();
+  /** `TAG#<tenant>#<tag>` -> the page pks indexed under it. */
+  readonly tagPages = new Map<string, Set<string>>();
+  /** `TAG#<tenant>#<tag>` -> when it was last revalidated (epoch ms). */
+  readonly tagRevalidatedAt = new Map<string, number>();
+
+  static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
+  static versionId = (pk: string, sk: string): string => `${pk}\u0000${sk}`;
+}

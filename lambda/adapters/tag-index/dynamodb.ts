@@ -1,0 +1,105 @@
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  type DynamoDBClient,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { TagIndex } from '../../core/ports.js';
+import { systemRandom, type Random } from '../../core/random.js';
+import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+
+/** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
+export const tagPartition = (tenant: string | undefined, tag: string): string =>
+  `TAG#${tenant ?? '_'}#${tag}`;
+export const PAGE = 'PAGE#';
+export const STATE = 'STATE';
+const WRITE_BATCH = 25;
+const READ_BATCH = 100;
+const MAX_ROUNDS = 8;
+
+/**
+ * The tag -> page index on the cache table, as publishers keep it (the revalidation's side is
+ * `tag-revalidations.ts`). Rows are small and bounded by pages x tags; a page keeps a row per tag
+ * it carries, so a revalidation reads one partition per tag.
+ */
+export class DynamoTagIndex implements TagIndex {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #clock: Clock;
+  readonly #random: Random;
+
+  /** `clock` and `random` time the backoff of a retried batch. @default the system's */
+  constructor(options: {
+    client: DynamoDBClient;
+    tableName: string;
+    clock?: Clock | undefined;
+    random?: Random | undefined;
+  }) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
+  }
+
+  async add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
+    await this.#write(
+      tags.map((tag) => ({
+        PutRequest: { Item: { ...keyOf(tagPartition(tenant, tag), `${PAGE}${pk}`) } },
+      })),
+    );
+  }
+
+  async remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
+    await this.#write(
+      tags.map((tag) => ({
+        DeleteRequest: { Key: keyOf(tagPartition(tenant, tag), `${PAGE}${pk}`) },
+      })),
+    );
+  }
+
+  async revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
+    const found = new Map<string, number>();
+    for (let start = 0; start < tags.length; start += READ_BATCH) {
+      let keys: Item[] = tags
+        .slice(start, start + READ_BATCH)
+        .map((tag) => keyOf(tagPartition(tenant, tag), STATE));
+      for (let round = 0; keys.length > 0; round++) {
+        if (round >= MAX_ROUNDS) throw new Error('tag states stayed unprocessed');
+        const { Responses, UnprocessedKeys } = await this.#client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.#tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of Responses?.[this.#tableName] ?? []) {
+          const tag = (str(item, 'pk') ?? '').slice(tagPartition(tenant, '').length);
+          const at = num(item, 'revalidated_at_ms');
+          if (at !== undefined) found.set(tag, at);
+        }
+        keys = UnprocessedKeys?.[this.#tableName]?.Keys ?? [];
+        if (keys.length > 0) await this.#backoff(round);
+      }
+    }
+    return found;
+  }
+
+  /** Waits before another round of what DynamoDB left unprocessed: growing, jittered. */
+  #backoff(round: number): Promise<void> {
+    return this.#clock.sleep(25 * 2 ** round * (1 + this.#random()));
+  }
+
+  /** Batch writes, 25 at a time, until DynamoDB has processed every one (it may throttle some). */
+  async #write(requests: WriteRequest[]): Promise<void> {
+    for (let start = 0; start < requests.length; start += WRITE_BATCH) {
+      let pending = requests.slice(start, start + WRITE_BATCH);
+      for (let round = 0; pending.length > 0; round++) {
+        if (round >= MAX_ROUNDS) throw new Error('tag index writes stayed unprocessed');
+        const { UnprocessedItems } = await this.#client.send(
+          new BatchWriteItemCommand({ RequestItems: { [this.#tableName]: pending } }),
+        );
+        pending = UnprocessedItems?.[this.#tableName] ?? [];
+        if (pending.length > 0) await this.#backoff(round);
+      }
+    }
+  }
+}

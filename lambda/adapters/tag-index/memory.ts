@@ -1,0 +1,49 @@
+import type { TagIndex, TagRevalidations } from '../../core/ports.js';
+import type { MemoryTable } from '../shared/memory-table.js';
+
+const tagKey = (tenant: string | undefined, tag: string) => `TAG#${tenant ?? '_'}#${tag}`;
+
+/** The tag -> page index in memory, both sides (publishers', and revalidations'). */
+export class InMemoryTagIndex implements TagIndex, TagRevalidations {
+  constructor(readonly state: MemoryTable) {}
+
+  add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
+    for (const tag of tags) {
+      const pages = this.state.tagPages.get(tagKey(tenant, tag)) ?? new Set<string>();
+      pages.add(pk);
+      this.state.tagPages.set(tagKey(tenant, tag), pages);
+    }
+    return Promise.resolve();
+  }
+
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
+    for (const tag of tags) this.state.tagPages.get(tagKey(tenant, tag))?.delete(pk);
+    return Promise.resolve();
+  }
+
+  pages(tenant: string | undefined, tag: string, cursor?: string) {
+    const all = [...(this.state.tagPages.get(tagKey(tenant, tag)) ?? [])].sort();
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const page = all.slice(start, start + 2);
+    const next = start + 2 < all.length ? String(start + 2) : undefined;
+    return Promise.resolve({ pks: page, next });
+  }
+
+  recordRevalidation(
+    tenant: string | undefined,
+    tag: string,
+    input: { effectId: string; atMs: number },
+  ): Promise<void> {
+    this.state.tagRevalidatedAt.set(tagKey(tenant, tag), input.atMs);
+    return Promise.resolve();
+  }
+
+  revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
+    const found = new Map<string, number>();
+    for (const tag of tags) {
+      const at = this.state.tagRevalidatedAt.get(tagKey(tenant, tag));
+      if (at !== undefined) found.set(tag, at);
+    }
+    return Promise.resolve(found);
+  }
+}

@@ -1,0 +1,75 @@
+import {
+  PutItemCommand,
+  QueryCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { TagRevalidations } from '../../core/ports.js';
+import { keyOf, str } from '../shared/dynamodb/items.js';
+import { PAGE, STATE, tagPartition } from '../tag-index/dynamodb.js';
+
+/**
+ * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
+ * compares it with when it started, within a lease), so a week is ample; DynamoDB TTL then
+ * removes the row of a tag nobody revalidates again.
+ */
+export const TAG_STATE_TTL_SECONDS = 7 * 86_400;
+
+/** The tag index as a revalidation reads it, and where it records each tag's revalidation. */
+export class DynamoTagRevalidations implements TagRevalidations {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #pageSize: number | undefined;
+
+  /** `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB). */
+  constructor(options: { client: DynamoDBClient; tableName: string; pageSize?: number }) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#pageSize = options.pageSize;
+  }
+
+  async pages(tenant: string | undefined, tag: string, cursor?: string) {
+    const { Items, LastEvaluatedKey } = await this.#client.send(
+      new QueryCommand({
+        TableName: this.#tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :page)',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: {
+          ':pk': { S: tagPartition(tenant, tag) },
+          ':page': { S: PAGE },
+        },
+        ProjectionExpression: '#sk',
+        ConsistentRead: true,
+        Limit: this.#pageSize,
+        ExclusiveStartKey: cursor === undefined ? undefined : decodeCursor(cursor),
+      }),
+    );
+    return {
+      pks: (Items ?? []).map((item) => (str(item, 'sk') ?? '').slice(PAGE.length)),
+      next: LastEvaluatedKey === undefined ? undefined : encodeCursor(LastEvaluatedKey),
+    };
+  }
+
+  async recordRevalidation(
+    tenant: string | undefined,
+    tag: string,
+    input: { effectId: string; atMs: number },
+  ): Promise<void> {
+    await this.#client.send(
+      new PutItemCommand({
+        TableName: this.#tableName,
+        Item: {
+          ...keyOf(tagPartition(tenant, tag), STATE),
+          revalidated_at_ms: { N: String(input.atMs) },
+          revalidated_by: { S: input.effectId },
+          ttl: { N: String(Math.floor(input.atMs / 1000) + TAG_STATE_TTL_SECONDS) },
+        },
+      }),
+    );
+  }
+}
+
+const encodeCursor = (key: Record<string, AttributeValue>): string =>
+  Buffer.from(JSON.stringify(key)).toString('base64url');
+const decodeCursor = (cursor: string): Record<string, AttributeValue> =>
+  JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, AttributeValue>;

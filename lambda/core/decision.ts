@@ -1,0 +1,26 @@
+/**
+ * What the worker decided for a regeneration intent, logged as `decision` and counted as a
+ * metric (the names operators search for and the alarms key on). A regeneration itself ends in a
+ * few of these (`RegenerateOutcome`); the others are the worker's: how its idempotency, backoff,
+ * and error handling ended the intent.
+ */
+export const Decision = {
+  New: 'new',
+  Fresh: 'fresh',
+  Duplicate: 'duplicate',
+  Conflict: 'conflict',
+  LeaseHeld: 'lease-held',
+  LeaseLost: 'lease-lost',
+  Superseded: 'superseded',
+  Refused: 'refused',
+  RenderFailed: 'render-failed',
+  Backoff: 'backoff',
+  InProgress: 'in-progress',
+  Retry: 'retry',
+  Poison: 'poison',
+  /** An operator holds the page (`isr hold`, `isr rollback --hold`): not regenerated. */
+  Held: 'held',
+  /** An ignorable error ended the work: someone else did, or is doing, it. */
+  Ignored: 'ignored',
+} as const;
+export type Decision = (typeof Decision)[keyof typeof Decision];

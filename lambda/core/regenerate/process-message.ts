@@ -1,0 +1,119 @@
+/**
+ * The worker's use case: one regeneration intent off the queue, turned into at most one
+ * published generation and a disposition for the message (see `processMessage`).
+ */
+import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
+import { epochSeconds } from '../clock.js';
+import { Decision } from '../decision.js';
+import { isAnswered, isHeld, type Need } from '../freshness.js';
+import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
+import { parseIntent, type RegenerationIntent } from '../intent.js';
+import type { CacheMeta } from '../ports.js';
+import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
+import type { RegenerateDeps } from './regenerate.js';
+import { settleIntent } from './settle-intent.js';
+
+/** One SQS record, as the worker needs it. */
+export interface WorkerMessage {
+  readonly messageId: string;
+  readonly body: string;
+  /** How many times SQS has handed this message out, this time included. */
+  readonly receiveCount: number;
+  readonly groupId: string | undefined;
+}
+
+export interface WorkerDeps extends RegenerateDeps {
+  readonly keyPolicy: CacheKeyPolicy;
+  readonly idempotency: Idempotency;
+  /** Receives after which a retryable failure is dead-lettered instead of retried. */
+  readonly maxReceiveCount: number;
+  /** @default DEFAULT_FAILURE_POLICY */
+  readonly failurePolicy?: FailurePolicy | undefined;
+  readonly owner?: string | undefined;
+}
+
+/** The disposition of one message, with what the log line needs to find it. */
+export type MessageReport = Disposition & {
+  readonly idempotencyKey: string;
+  readonly cacheKeyHash: string | undefined;
+};
+
+/**
+ * Turns one regeneration intent into at most one published generation. Order (seed 000, as
+ * corrected in DESIGN.md): an operator holds the page -> done; META answers it -> done; the page is backing off after failures ->
+ * done (unless the intent was explicit); REQ# COMPLETED -> recorded result; STARTED and
+ * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
+ * done (the holder regenerates); render; body; one publish transaction that seals REQ#.
+ */
+export async function processMessage(
+  deps: WorkerDeps,
+  message: WorkerMessage,
+): Promise<MessageReport> {
+  let parsed: { intent: RegenerationIntent; cacheKey: CacheKey };
+  try {
+    parsed = parseMessage(deps, message);
+  } catch (error) {
+    const report = { idempotencyKey: message.messageId, cacheKeyHash: undefined };
+    return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
+  }
+  const { intent, cacheKey } = parsed;
+  const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
+  const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
+  try {
+    const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+    const skip = skipped(deps, intent, meta, need);
+    if (skip !== undefined) return { ...report, ...skip };
+    const call: IdempotentCall = {
+      pk: cacheKey.pk,
+      key: message.messageId,
+      request: {
+        tenant: cacheKey.tenant ?? null,
+        cacheKey: cacheKey.key,
+        deployId: intent.deployId,
+      },
+    };
+    const lastReceive = message.receiveCount >= deps.maxReceiveCount;
+    const run = await runOnce(deps.idempotency, call, (claimed) =>
+      settleIntent(deps, claimed, cacheKey, need, meta, lastReceive),
+    );
+    return { ...report, ...dispositionOfRun(deps, run) };
+  } catch (error) {
+    return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
+  }
+}
+
+/**
+ * An intent acknowledged without a claim or a render: the page is held, already answers the
+ * intent, or (for an intent a stale hit queued) is backing off after failures.
+ */
+function skipped(
+  deps: WorkerDeps,
+  intent: RegenerationIntent,
+  meta: CacheMeta | undefined,
+  need: Need,
+): Disposition | undefined {
+  const now = epochSeconds(deps.clock);
+  // An operator's hold stops every intent, explicit ones too, until it ends or is lifted.
+  if (isHeld(meta, now)) {
+    return { decision: Decision.Held, action: 'ack', detail: { holdUntil: meta?.holdUntil } };
+  }
+  if (isAnswered(meta, now, need)) return { decision: Decision.Fresh, action: 'ack' };
+  // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
+  const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
+    const detail = { retryState: state, failures: meta?.failures };
+    return { decision: Decision.Backoff, action: 'ack', detail };
+  }
+  return undefined;
+}
+
+/** The intent and its cache key. @throws InvalidMessageError, InvalidCacheKeyError (terminal) */
+function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
+  const intent = parseIntent(message.body);
+  const cacheKey = normaliseCacheKey(
+    { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
+    deps.keyPolicy,
+  );
+  return { intent, cacheKey };
+}

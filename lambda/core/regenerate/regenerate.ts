@@ -1,0 +1,303 @@
+/**
+ * One regeneration under the lease: take the lease, re-read META, render, write a new body,
+ * publish META + release LOCK (+ seal REQ#) in one transaction, then settle what is left.
+ *
+ * Write order across the two stores: the body goes to S3 first, then META in DynamoDB points
+ * at it. A crash between the two leaves an unreferenced body and a LOCK (and REQ# STARTED) that
+ * expire; the next delivery redoes the work under a new key, and the next lease taker retires
+ * the body. A failed render publishes nothing, so the last good page stays live.
+ */
+import type { RenderAdmission } from '../admission.js';
+import type { CacheKey } from '../cache-key.js';
+import { epochSeconds, type Clock } from '../clock.js';
+import { RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
+import { isAnswered, isHeld, type Need } from '../freshness.js';
+import {
+  abandonedBodyOf,
+  canStartRender,
+  LeaseKeeper,
+  releaseLease,
+  tryTakeLease,
+} from '../lease.js';
+import type { LogSink } from '../log.js';
+import type {
+  AcquiredLease,
+  BodyStore,
+  CacheMeta,
+  CacheTable,
+  IdempotencySeal,
+  Renderer,
+  RenderResult,
+  TagIndex,
+  VersionRows,
+} from '../ports.js';
+import type { Random } from '../random.js';
+import { admitPage, type AdmittedPage, type RenderPolicy } from '../render-policy.js';
+import type { Retention } from '../retention.js';
+import { indexGainedTags, afterPublish } from './after-publish.js';
+import { generationToPublish } from './generation.js';
+import { publish } from './publish.js';
+import { logDropped, renderInSlot, renderUnderLease } from './render.js';
+import { retireBody } from './retire.js';
+
+export interface RegenerateDeps extends RenderPolicy {
+  readonly cacheTable: CacheTable;
+  readonly bodies: BodyStore;
+  readonly renderer: Renderer;
+  readonly clock: Clock;
+  /** Jitter of the publish retries. @default systemRandom */
+  readonly random?: Random | undefined;
+  /** Must outlast the render plus the body write; the lease is refreshed while rendering. */
+  readonly leaseSeconds: number;
+  /** How often the lease is refreshed during a render. @default a third of the lease */
+  readonly leaseRefreshMs?: number | undefined;
+  /** How far apart two workers' clocks may be (see `canStartRender`). @default 0 */
+  readonly clockSkewMarginSeconds?: number | undefined;
+  /** Kept below the lease, so a render cannot outlive it unnoticed. */
+  readonly renderTimeoutMs: number;
+  /** Where bodies are written. @default BODY_KEY_PREFIX */
+  readonly bodyKeyPrefix?: string | undefined;
+  /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
+  readonly retention?: Retention | undefined;
+  /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
+  readonly publishAttempts?: number;
+  readonly log?: LogSink | undefined;
+  /** Caps renders at once (the origin's MISSes); none when unset (the worker's event source caps it). */
+  readonly admission?: RenderAdmission | undefined;
+  /** The tag -> page index; a page's tags are not indexed without it. */
+  readonly tagIndex?: TagIndex | undefined;
+  /** The page's VER# rows: versions a publish drops from META's list are deleted here. */
+  readonly versions: VersionRows;
+  /** Versions kept per page, the live one included. @default SETTING_DEFAULTS.keepVersions */
+  readonly keepVersions?: number | undefined;
+}
+
+export interface RegenerateInput {
+  readonly cacheKey: CacheKey;
+  /** What the render is for; the skip rule (`isAnswered`) reads it once the lease is held. */
+  readonly need: Need;
+  readonly seal?: IdempotencySeal | undefined;
+  readonly owner?: string | undefined;
+}
+
+export type RegenerateOutcome =
+  | { readonly decision: 'new'; readonly meta: CacheMeta; readonly page: RenderResult }
+  | { readonly decision: 'fresh'; readonly meta: CacheMeta | undefined }
+  | { readonly decision: 'held'; readonly holdUntil: number }
+  | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }
+  | { readonly decision: 'lease-lost' }
+  | { readonly decision: 'superseded'; readonly currentGeneratedAt: number | undefined }
+  | { readonly decision: 'duplicate' };
+
+/**
+ * Regenerates a page once, under its lease (see the module comment). The lease is released and
+ * what is left is settled before it returns or throws.
+ * @throws RenderRefusedError (terminal: the page must not be cached), RenderRetryableError (the
+ * render may succeed later), RenderOverloadedError (every render slot is taken),
+ * RevalidatedDuringRenderError (revalidated during every render it was allowed), or a store
+ * error, a TransactionConflictError past its publish attempts among them
+ */
+export async function regenerate(
+  deps: RegenerateDeps,
+  input: RegenerateInput,
+): Promise<RegenerateOutcome> {
+  const taken = await tryTakeLease(deps.cacheTable, {
+    pk: input.cacheKey.pk,
+    now: epochSeconds(deps.clock),
+    durationSeconds: deps.leaseSeconds,
+    owner: input.owner,
+  });
+  if (!('lease' in taken)) return { decision: 'lease-held', holder: taken.heldBy };
+  return new Regeneration(deps, input, taken.lease).run();
+}
+
+/**
+ * Where a regeneration stands, as far as what it leaves behind goes: the only state it carries.
+ * - `leased`: LOCK is ours (until it expires), no body written;
+ * - `body-written`: LOCK is ours and a body was written that our publish may yet point to;
+ * - `refused`: LOCK is ours, and the body written will never be published (a publish was
+ *   cancelled by a condition on META, REQ# or a revalidation's mark);
+ * - `published`: our publish committed and deleted LOCK: nothing is left;
+ * - `lease-lost`: LOCK is not ours any more; `orphan` is a body of ours no META points to.
+ */
+type Standing =
+  | { readonly step: 'leased' }
+  | { readonly step: 'body-written'; readonly s3Key: string }
+  | { readonly step: 'refused'; readonly s3Key: string }
+  | { readonly step: 'published' }
+  | { readonly step: 'lease-lost'; readonly orphan?: string | undefined };
+
+/** A revalidation came during the render: its page may predate it, so render once more. */
+const RENDER_AGAIN = 'render-again';
+/** Renders after a revalidation before the intent is left to a retry. */
+const MAX_RENDERS_AFTER_REVALIDATION = 2;
+
+/** One regeneration, from the lease taken to what it leaves behind settled. */
+class Regeneration {
+  readonly #deps: RegenerateDeps;
+  readonly #input: RegenerateInput;
+  readonly #lease: AcquiredLease;
+  readonly #keeper: LeaseKeeper;
+  /** The tag revalidations this lease already rendered again for (they count once). */
+  readonly #seenTagRevalidations = new Map<string, number>();
+  #standing: Standing = { step: 'leased' };
+
+  constructor(deps: RegenerateDeps, input: RegenerateInput, lease: AcquiredLease) {
+    this.#deps = deps;
+    this.#input = input;
+    this.#lease = lease;
+    this.#keeper = new LeaseKeeper(deps.cacheTable, lease, {
+      clock: deps.clock,
+      durationSeconds: deps.leaseSeconds,
+      refreshEveryMs: deps.leaseRefreshMs,
+      onRefreshError: (error) => deps.log?.warn('lease refresh failed', { pk: lease.pk, error }),
+    });
+  }
+
+  async run(): Promise<RegenerateOutcome> {
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.#renderAndPublish();
+        if (outcome !== RENDER_AGAIN) return outcome;
+        if (attempt > MAX_RENDERS_AFTER_REVALIDATION) {
+          throw new RevalidatedDuringRenderError(this.#lease.pk);
+        }
+        if (!(await this.#startOver())) return { decision: 'lease-lost' };
+      }
+    } finally {
+      await this.#keeper.stop();
+      await this.#settle();
+      const abandoned = abandonedBodyOf(
+        this.#input.cacheKey,
+        this.#lease,
+        this.#deps.bodyKeyPrefix,
+      );
+      if (abandoned !== undefined) await retireBody(this.#deps, abandoned);
+    }
+  }
+
+  async #renderAndPublish(): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
+    const deps = this.#deps;
+    const { cacheKey, need } = this.#input;
+    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    const renderStartedMs = deps.clock.now();
+    const generatedAt = Math.floor(renderStartedMs / 1000);
+    // An operator's hold stops queued regenerations; a viewer waiting on a broken body still gets one.
+    if (need.kind === 'intent' && isHeld(current, generatedAt)) {
+      return { decision: 'held', holdUntil: current?.holdUntil ?? generatedAt };
+    }
+    if (isAnswered(current, generatedAt, need)) return { decision: 'fresh', meta: current };
+    if (!canStartRender(this.#keeper.lease, generatedAt, deps.clockSkewMarginSeconds ?? 0)) {
+      return { decision: 'lease-lost' };
+    }
+    const rendered = await renderInSlot(deps, this.#input.owner, () =>
+      renderUnderLease(deps, cacheKey, this.#keeper.signal),
+    );
+    if (rendered === 'lease-lost' || this.#keeper.signal.aborted) return { decision: 'lease-lost' };
+    const page = admitPage(rendered, deps);
+    logDropped(deps, cacheKey, page);
+    const since = { renderStartedMs, seen: this.#seenTagRevalidations };
+    if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;
+    const meta = await this.#writeBody(page, { generatedAt, current });
+    await this.#keeper.stop();
+    return this.#publish(current, meta, page);
+  }
+
+  /** Writes the page's body (S3 first: META will point at it) and returns the META to publish. */
+  async #writeBody(
+    page: AdmittedPage,
+    at: { readonly generatedAt: number; readonly current: CacheMeta | undefined },
+  ): Promise<CacheMeta> {
+    const generation = generationToPublish(this.#deps, this.#input.cacheKey, page, {
+      ...at,
+      token: this.#keeper.lease.token,
+    });
+    this.#standing = { step: 'body-written', s3Key: generation.s3Key };
+    const { etag } = await this.#deps.bodies.putBody({
+      s3Key: generation.s3Key,
+      body: page.body,
+      contentType: page.contentType,
+      metadata: {
+        status: page.status,
+        contentType: page.contentType,
+        contentSecurityPolicy: page.keptHeaders?.['content-security-policy'],
+      },
+    });
+    return generation.meta(etag);
+  }
+
+  /** The publish transaction, and what its answer means for the page and what is left. */
+  async #publish(
+    current: CacheMeta | undefined,
+    meta: CacheMeta,
+    page: RenderResult,
+  ): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
+    const deps = this.#deps;
+    const published = await publish(deps, {
+      lease: this.#keeper.lease,
+      meta,
+      seal: this.#input.seal,
+    });
+    if (published.status === 'published') {
+      this.#standing = { step: 'published' };
+      await afterPublish(deps, this.#input.cacheKey, current, meta);
+      return { decision: 'new', meta, page };
+    }
+    if (published.status === 'lease-lost') {
+      // Either a stale writer, or our own commit whose answer was lost: META tells which.
+      const live = await deps.cacheTable.getMeta(meta.pk, { consistent: true });
+      const ours = live?.s3Key === meta.s3Key;
+      this.#standing = ours ? { step: 'published' } : { step: 'lease-lost', orphan: meta.s3Key };
+      return ours ? { decision: 'new', meta, page } : { decision: 'lease-lost' };
+    }
+    this.#standing = { step: 'refused', s3Key: meta.s3Key }; // cancelled: LOCK is still ours
+    switch (published.status) {
+      case 'revalidated':
+        return RENDER_AGAIN;
+      case 'duplicate':
+        return { decision: 'duplicate' };
+      case 'superseded':
+        return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+    }
+  }
+
+  /**
+   * Before a render after a revalidation: the unpublished body goes (the cancelled publish left
+   * LOCK ours, so nothing points at it), the mark is lifted from LOCK and the keeper refreshes
+   * again. @returns false when the lease is no longer ours
+   */
+  async #startOver(): Promise<boolean> {
+    const { step } = this.#standing;
+    if (step === 'refused' || step === 'body-written') {
+      await retireBody(this.#deps, this.#standing.s3Key);
+    }
+    if (!(await this.#deps.cacheTable.clearRevalidationMark(this.#keeper.lease))) {
+      this.#standing = { step: 'lease-lost' };
+      return false;
+    }
+    this.#standing = { step: 'leased' };
+    this.#keeper.restart();
+    return true;
+  }
+
+  /**
+   * Releases a LOCK still ours and retires a body no META can point to: one whose publish was
+   * refused, one left by a lost lease, or one written under a LOCK this release proves no
+   * publish of ours committed under (see `releaseLease`).
+   */
+  async #settle(): Promise<void> {
+    const standing = this.#standing;
+    if (standing.step === 'published') return;
+    if (standing.step === 'lease-lost') {
+      if (standing.orphan !== undefined) await retireBody(this.#deps, standing.orphan);
+      return;
+    }
+    const released = await releaseLease(this.#deps.cacheTable, this.#keeper.lease, {
+      sink: this.#deps.log,
+      what: 'lease',
+    });
+    if (standing.step === 'refused' || (standing.step === 'body-written' && released)) {
+      await retireBody(this.#deps, standing.s3Key);
+    }
+  }
+}

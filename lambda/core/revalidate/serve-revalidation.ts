@@ -1,0 +1,306 @@
+/**
+ * `POST /_isr/revalidate`, transport aside: authenticate, check the request, then apply it once
+ * per Idempotency-Key. Powertools idempotency over the REQ# row (`runOnce` over a `RequestStore`, the
+ * same store the worker uses) keeps the claim, the `request_hash` check and the stored answer, so:
+ * a new key applies `revalidate()` and stores its 202; the same key and body get that answer
+ * back byte for byte; another body gets a 409 with a diff and nothing is applied; a key still
+ * being applied gets a 409 `in-progress` with Retry-After. A failure releases the claim.
+ */
+import { epochSeconds, type Clock } from '../clock.js';
+import {
+  runOnce,
+  Settlement,
+  type Idempotency,
+  type JsonValue,
+  type RecordedOutcome,
+  type RunOnce,
+} from '../idempotency.js';
+import type { SecretSource } from '../ports.js';
+import {
+  effectIdOf,
+  idempotencyKeyOf,
+  parseRevalidateBody,
+  receiptOf,
+  requestDiff,
+  requestJson,
+  RevalidateRequestError,
+  revalidationOf,
+  revalidationPartition,
+  type CanonicalRevalidation,
+  type RevalidatePolicy,
+} from './request.js';
+import { revalidate, type RevalidationDeps } from './revalidation.js';
+import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
+
+/** What the log line of every call says (`decision` as the seeds name them). */
+export const RevalidateDecision = {
+  New: 'new',
+  Duplicate: 'duplicate',
+  Conflict: 'conflict',
+  InProgress: 'in-progress',
+  Invalid: 'invalid',
+  Unauthorized: 'unauthorized',
+  Failed: 'failed',
+} as const;
+export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
+
+/**
+ * Who may call: `iam` trusts the function URL's AWS_IAM auth (and refuses an event without its
+ * principal), `hmac` requires a valid signature, `open` is local mode on loopback only.
+ */
+export type CallerAuth =
+  | { readonly kind: 'iam' }
+  | { readonly kind: 'hmac'; readonly secret: SecretSource; readonly skewSeconds: number }
+  | { readonly kind: 'open' };
+
+export interface RevalidateServiceDeps {
+  readonly revalidation: RevalidationDeps;
+  readonly policy: RevalidatePolicy;
+  readonly auth: CallerAuth;
+  readonly idempotency: Idempotency;
+  readonly clock: Clock;
+  /** Retry-After of a 409 `in-progress` and of a 503. */
+  readonly retryAfterSeconds: number;
+}
+
+export interface RevalidateHttpRequest {
+  readonly method: string;
+  /** The path as received, with `?query` when there is one: the signature covers it. */
+  readonly target: string;
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly rawBody: string;
+  /** The IAM principal the function URL authenticated, if any. */
+  readonly principal: string | undefined;
+}
+
+export interface RevalidateReply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** JSON text; a replay returns the stored text as is. */
+  readonly body: string;
+  readonly log: RevalidateLog;
+}
+
+export interface RevalidateLog {
+  readonly decision: RevalidateDecision;
+  readonly idempotency_key: string | undefined;
+  readonly effect_id: string | undefined;
+  readonly caller: string | undefined;
+  readonly counts?: unknown;
+  readonly reason?: string | undefined;
+}
+
+/** The answer stored in the REQ# row and replayed for the same key and body. */
+type StoredAnswer = { readonly status: number; readonly body: string };
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+const reply = (
+  status: number,
+  body: Record<string, unknown>,
+  log: RevalidateLog,
+  headers: Record<string, string> = {},
+): RevalidateReply => ({
+  status,
+  headers: { ...JSON_TYPE, ...headers },
+  body: JSON.stringify(body),
+  log,
+});
+
+/** One revalidation request, from authentication to the answer. Never throws. */
+export async function serveRevalidation(
+  deps: RevalidateServiceDeps,
+  request: RevalidateHttpRequest,
+): Promise<RevalidateReply> {
+  const log = { idempotency_key: undefined, effect_id: undefined, caller: undefined };
+  // Authentication comes first: a signature replayed with another method is a 401, not a 405.
+  let caller: string;
+  try {
+    const who = await callerOf(deps, request);
+    if (who.refusal !== undefined) {
+      return reply(
+        401,
+        { error: 'unauthorized', reason: who.refusal },
+        { ...log, decision: RevalidateDecision.Unauthorized, reason: who.refusal },
+      );
+    }
+    caller = who.caller;
+  } catch {
+    return unavailable(deps, { ...log, reason: 'secret-unavailable' });
+  }
+  if (request.method !== 'POST') {
+    return reply(
+      405,
+      { error: 'method-not-allowed', message: 'POST a JSON body' },
+      { ...log, caller, decision: RevalidateDecision.Invalid, reason: 'method-not-allowed' },
+      { allow: 'POST' },
+    );
+  }
+  try {
+    const key = idempotencyKeyOf(request.headers['idempotency-key']);
+    const canonical = parseRevalidateBody(request.rawBody, deps.policy);
+    return await applyOnce(deps, { key, canonical, caller });
+  } catch (error) {
+    if (!(error instanceof RevalidateRequestError)) throw error;
+    const body =
+      error.status === 413
+        ? { error: 'too-large', field: error.field, limit: error.limit, message: error.message }
+        : { error: 'invalid-request', field: error.field, message: error.message };
+    return reply(error.status, body, {
+      ...log,
+      idempotency_key: request.headers['idempotency-key']?.slice(0, 300),
+      caller,
+      decision: RevalidateDecision.Invalid,
+      reason: `${error.field}: ${error.message}`,
+    });
+  }
+}
+
+/** Who is calling, or why they may not. @throws when the webhook key cannot be read now */
+async function callerOf(
+  deps: RevalidateServiceDeps,
+  request: RevalidateHttpRequest,
+): Promise<{ caller: string; refusal?: undefined } | { caller?: undefined; refusal: string }> {
+  switch (deps.auth.kind) {
+    case 'open':
+      return { caller: request.principal ?? 'local' };
+    case 'iam':
+      return request.principal === undefined
+        ? { refusal: 'no-iam-principal' }
+        : { caller: request.principal };
+    case 'hmac': {
+      const refusal = signatureRefusal(
+        {
+          signature: request.headers[SIGNATURE_HEADER],
+          timestamp: request.headers[TIMESTAMP_HEADER],
+          method: request.method,
+          target: request.target,
+          idempotencyKey: request.headers['idempotency-key'],
+          rawBody: request.rawBody,
+        },
+        await deps.auth.secret.value(),
+        epochSeconds(deps.clock),
+        deps.auth.skewSeconds,
+      );
+      return refusal === undefined ? { caller: 'webhook' } : { refusal };
+    }
+  }
+}
+
+/** Applies the request once per key (`runOnce`), and answers how the key's call ended. */
+async function applyOnce(
+  deps: RevalidateServiceDeps,
+  input: {
+    key: string;
+    canonical: ReturnType<typeof parseRevalidateBody>;
+    caller: string;
+  },
+): Promise<RevalidateReply> {
+  const { key, canonical, caller } = input;
+  const pk = revalidationPartition(canonical.tenant);
+  const effectId = effectIdOf(pk, key);
+  const log = { idempotency_key: key, effect_id: effectId, caller };
+  const request = requestJson(canonical);
+  let run: RunOnce<AnsweredOutcome>;
+  try {
+    run = await runOnce(deps.idempotency, { pk, key, request, lockedBy: caller }, () =>
+      applyRevalidation(deps, canonical, effectId),
+    );
+  } catch (error) {
+    return unavailable(deps, { ...log, reason: errorText(error) });
+  }
+  switch (run.status) {
+    case 'new':
+      return answered(run.outcome.response, false, log);
+    case 'replayed':
+      return answered(storedAnswerOf(run.outcome.response), true, log);
+    case 'conflict':
+      return reply(
+        409,
+        {
+          error: 'idempotency-key-reused',
+          message: 'this Idempotency-Key was used with another request; nothing was applied',
+          effect_id: effectId,
+          diff: requestDiff(await deps.idempotency.store.firstRequest(pk, key), request),
+        },
+        { ...log, decision: RevalidateDecision.Conflict },
+      );
+    case 'in-progress':
+      return reply(
+        409,
+        {
+          error: 'in-progress',
+          message: 'a request with this Idempotency-Key is being applied; retry later',
+          effect_id: effectId,
+        },
+        { ...log, decision: RevalidateDecision.InProgress },
+        { 'retry-after': String(deps.retryAfterSeconds) },
+      );
+  }
+}
+
+/** What a new key's call records: the 202 it answered, replayed as is for the same key. */
+type AnsweredOutcome = RecordedOutcome & { readonly response: StoredAnswer };
+
+/** The effect of a new request, and the answer that is stored for its replays. */
+async function applyRevalidation(
+  deps: RevalidateServiceDeps,
+  canonical: CanonicalRevalidation,
+  effectId: string,
+): Promise<AnsweredOutcome> {
+  const effect = await revalidate(
+    deps.revalidation,
+    revalidationOf(canonical, effectId, deps.policy),
+  );
+  const body = JSON.stringify(receiptOf(canonical, effectId, effect));
+  return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+}
+
+/** The stored answer as the reply: a replay returns the stored body byte for byte. */
+const answered = (
+  answer: StoredAnswer,
+  replayed: boolean,
+  log: Omit<RevalidateLog, 'decision'>,
+): RevalidateReply => ({
+  status: answer.status,
+  headers: { ...JSON_TYPE, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) },
+  body: answer.body,
+  log: {
+    ...log,
+    decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
+    counts: countsOf(answer.body),
+  },
+});
+
+/** The answer a REQ# row keeps. @throws when the row holds none (not one of ours) */
+function storedAnswerOf(response: JsonValue | undefined): StoredAnswer {
+  const answer = response as Partial<Record<string, JsonValue>> | undefined;
+  if (typeof answer?.status !== 'number' || typeof answer.body !== 'string') {
+    throw new Error('the stored answer of this Idempotency-Key is unreadable');
+  }
+  return { status: answer.status, body: answer.body };
+}
+
+/** Nothing stored: the key is free again, and the same request can be retried. */
+const unavailable = (
+  deps: RevalidateServiceDeps,
+  log: Omit<RevalidateLog, 'decision'>,
+): RevalidateReply =>
+  reply(
+    503,
+    { error: 'unavailable', message: 'the revalidation could not be applied now; retry' },
+    { ...log, decision: RevalidateDecision.Failed },
+    { 'retry-after': String(deps.retryAfterSeconds) },
+  );
+
+const errorText = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+function countsOf(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { counts?: unknown }).counts;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A MISS: the page rendered in the request under the same lease and publish protocol as the
+ * worker, or, while another holder renders it, that holder's publish waited for (bounded).
+ */
+import type { CacheKey } from '../cache-key.js';
+import { cdnTagsOfPage } from '../cache-tags.js';
+import { epochSeconds } from '../clock.js';
+import { isAnswered, type Need } from '../freshness.js';
+import type { CacheMeta } from '../ports.js';
+import { regenerate } from '../regenerate/regenerate.js';
+import { serveGeneration } from './generation.js';
+import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
+import type { OriginDeps, PageRequest } from './serve.js';
+
+/**
+ * Renders in the request. When another holder is already rendering, waits (bounded) for its
+ * publish, then serves whatever answers the viewer (`isAnswered` with a `page` need).
+ */
+export async function serveMiss(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+  need: Extract<Need, { kind: 'page' }>,
+): Promise<PageResponse> {
+  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
+  if (outcome.decision === 'new') {
+    const headers = generationHeaders(
+      outcome.meta,
+      CacheStatus.Miss,
+      epochSeconds(deps.clock),
+      deps.caching,
+      {
+        contentLength: outcome.page.body.byteLength,
+        vary: deps.tenancy?.header,
+        cacheTags: {
+          header: deps.cacheTagHeader,
+          tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),
+        },
+      },
+    );
+    return {
+      status: outcome.page.status,
+      headers,
+      body: request.method === 'HEAD' ? undefined : outcome.page.body,
+      decision: 'new',
+      cacheStatus: CacheStatus.Miss,
+      cacheKeyHash: undefined,
+    };
+  }
+  const current =
+    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
+  const served =
+    current === undefined
+      ? undefined
+      : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
+  if (served !== undefined) return { ...served, decision: outcome.decision };
+  return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
+    'retry-after': String(deps.retryAfterSeconds),
+  });
+}
+
+/**
+ * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows or
+ * `missWaitMs` is up.
+ */
+async function awaitPublish(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  need: Need,
+): Promise<CacheMeta | undefined> {
+  const deadline = deps.clock.now() + deps.missWaitMs;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
+    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
+    const left = deadline - deps.clock.now();
+    if (left <= 0) return undefined;
+    await deps.clock.sleep(Math.min(delay, left));
+  }
+}

@@ -1,0 +1,137 @@
+import { secondsUntilStale } from '../freshness.js';
+import type { CacheMeta } from '../ports.js';
+import { headersFor304 } from '../response-headers.js';
+
+export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS' } as const;
+export type CacheStatus = (typeof CacheStatus)[keyof typeof CacheStatus];
+
+/** How long shared caches may keep what the origin serves. */
+export interface CachingPolicy {
+  /** `s-maxage` of a stale response: short, so the regenerated page replaces it soon. */
+  readonly staleSharedMaxAge: number;
+  readonly staleWhileRevalidateSeconds: number;
+  readonly staleIfErrorSeconds: number;
+}
+
+export interface PageResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Uint8Array | undefined;
+  /** What was decided, for the log line and the metrics: fresh, stale, new, a 4xx reason... */
+  readonly decision: string;
+  /** How a page was served (HIT, STALE, MISS); undefined for an error answer. */
+  readonly cacheStatus?: CacheStatus | undefined;
+  readonly cacheKeyHash: string | undefined;
+  readonly detail?: Record<string, unknown> | undefined;
+}
+
+/** What an answer adds to a generation's own headers. */
+export interface AnswerShape {
+  /** A 304: only what a revalidation may repeat. */
+  readonly notModified?: boolean;
+  /** Bytes of the body sent (or that GET would send, for HEAD). */
+  readonly contentLength?: number | undefined;
+  /** The request header the page varies on (the tenant header in multi-tenant mode). */
+  readonly vary?: string | undefined;
+  /** The page's CDN cache tags and the header they go in (a purge by tag reaches them). */
+  readonly cacheTags?: { readonly header: string; readonly tags: readonly string[] } | undefined;
+}
+
+/**
+ * Headers of a published generation: the upstream's kept headers (CSP, HSTS, Link...), then the
+ * service's own, which win. `Cache-Control` uses delta-seconds only, which CloudFront honours:
+ * `s-maxage` is the freshness left (short when stale); browsers revalidate with the validators.
+ */
+export function generationHeaders(
+  meta: CacheMeta,
+  cacheStatus: CacheStatus,
+  nowSeconds: number,
+  policy: CachingPolicy,
+  shape: AnswerShape = {},
+): Record<string, string> {
+  const sharedMaxAge =
+    cacheStatus === CacheStatus.Stale
+      ? staleSharedMaxAge(meta, nowSeconds, policy)
+      : secondsUntilStale(meta, nowSeconds);
+  const kept = meta.headers ?? {};
+  const headers: Record<string, string> = {
+    ...(shape.notModified === true ? headersFor304(kept) : kept),
+    'cache-control': [
+      'public',
+      'max-age=0',
+      `s-maxage=${sharedMaxAge}`,
+      `stale-while-revalidate=${policy.staleWhileRevalidateSeconds}`,
+      `stale-if-error=${policy.staleIfErrorSeconds}`,
+    ].join(', '),
+    'last-modified': httpDate(meta.generatedAt),
+    'x-isr-cache': cacheStatus,
+  };
+  if (shape.notModified !== true) {
+    headers['content-type'] = meta.contentType ?? 'application/octet-stream';
+    if (shape.contentLength !== undefined) headers['content-length'] = String(shape.contentLength);
+    if (meta.location !== undefined) headers.location = meta.location;
+  }
+  if (meta.etag !== undefined) headers.etag = meta.etag;
+  if (shape.vary !== undefined) headers.vary = shape.vary;
+  if (shape.cacheTags !== undefined)
+    headers[shape.cacheTags.header] = shape.cacheTags.tags.join(',');
+  return headers;
+}
+
+const httpDate = (epochSeconds: number): string => new Date(epochSeconds * 1000).toUTCString();
+
+/**
+ * Whether a conditional request is answered 304 (RFC 9110 §13.2.2): If-None-Match decides when
+ * present (weak comparison); otherwise If-Modified-Since against the generation's time. Both from
+ * META alone.
+ */
+export function isNotModified(
+  request: {
+    readonly ifNoneMatch?: string | undefined;
+    readonly ifModifiedSince?: string | undefined;
+  },
+  meta: CacheMeta,
+): boolean {
+  if (request.ifNoneMatch !== undefined) return etagMatches(request.ifNoneMatch, meta.etag);
+  if (request.ifModifiedSince === undefined) return false;
+  const since = Date.parse(request.ifModifiedSince);
+  return !Number.isNaN(since) && meta.generatedAt * 1000 <= since;
+}
+
+/** Longest a shared cache keeps a stale page whose regeneration is backing off. */
+const MAX_BACKOFF_SHARED_MAX_AGE = 300;
+
+/**
+ * A stale page is kept briefly, so the regenerated one replaces it soon; while its regeneration
+ * is backing off after failures, nothing will replace it before the next attempt, so the CDN
+ * may keep it until then (bounded), which spares the origin the stale hits of a broken page.
+ */
+function staleSharedMaxAge(meta: CacheMeta, nowSeconds: number, policy: CachingPolicy): number {
+  const wait = meta.failures === undefined ? 0 : meta.failures.nextAttemptAt - nowSeconds;
+  return Math.max(policy.staleSharedMaxAge, Math.min(wait, MAX_BACKOFF_SHARED_MAX_AGE));
+}
+
+/** A refusal with its reason as JSON, never cached. */
+export function errorResponse(
+  status: number,
+  reason: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): PageResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...extraHeaders },
+    body: new TextEncoder().encode(JSON.stringify({ error: reason, message })),
+    decision: reason,
+    cacheKeyHash: undefined,
+  };
+}
+
+/** If-None-Match with the weak comparison RFC 9110 asks for: `*`, lists and `W/` prefixes. */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string | undefined): boolean {
+  if (ifNoneMatch === undefined || etag === undefined) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch
+    .split(',')
+    .some((candidate) => candidate.trim() === '*' || opaque(candidate) === opaque(etag));
+}

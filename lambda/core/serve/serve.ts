@@ -1,0 +1,196 @@
+/**
+ * The origin's use case: one viewer request served from the cache (HIT), at once while one
+ * regeneration is queued (STALE), or rendered in the request (MISS, `miss.ts`).
+ */
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
+import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { epochSeconds } from '../clock.js';
+import {
+  ErrorKind,
+  failureOf,
+  InvalidCacheKeyError,
+  InvalidKeyReason,
+  RenderOverloadedError,
+} from '../errors.js';
+import { needsNoRegeneration } from '../freshness.js';
+import { regenerationIntent } from '../intent.js';
+import type { CacheMeta, RegenerationQueue } from '../ports.js';
+import type { RegenerateDeps } from '../regenerate/regenerate.js';
+import { overloadFallback, serveGeneration } from './generation.js';
+import { serveMiss } from './miss.js';
+import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
+
+export interface OriginDeps extends RegenerateDeps {
+  readonly keyPolicy: CacheKeyPolicy;
+  /**
+   * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
+   * and the tenants served. A request without a tenant, or with one not on the list, is refused;
+   * answers vary on the header.
+   */
+  readonly tenancy?:
+    { readonly header: string; readonly tenants?: readonly string[] | undefined } | undefined;
+  readonly queue: RegenerationQueue;
+  readonly deployId: string;
+  readonly dedupeWindowSeconds: number;
+  /** How long a miss waits for another holder's publish before answering 503. */
+  readonly missWaitMs: number;
+  readonly retryAfterSeconds: number;
+  readonly caching: CachingPolicy;
+  /** The header every page lists its CDN cache tags in (CloudFront's CacheTagConfig). */
+  readonly cacheTagHeader: string;
+  /** @default DEFAULT_FAILURE_POLICY */
+  readonly failurePolicy?: FailurePolicy | undefined;
+  /**
+   * A page served (with 503 and Retry-After) when every render slot is taken, if it is cached;
+   * a plain 503 otherwise. A path, as a viewer would request it.
+   */
+  readonly overloadFallbackPath?: string | undefined;
+  readonly owner?: string | undefined;
+}
+
+/** How long a CDN may keep the 404 of a path outside the render allow-list. */
+const NOT_RENDERABLE_SHARED_MAX_AGE = 60;
+
+/** An origin request, as the use case needs it (never the Host header). */
+export interface PageRequest {
+  readonly method: string;
+  readonly rawPath: string;
+  readonly rawQueryString: string;
+  /** The configured tenant header's value; ignored in single-tenant mode. */
+  readonly tenant: string | undefined;
+  readonly ifNoneMatch: string | undefined;
+  readonly ifModifiedSince?: string | undefined;
+}
+
+/**
+ * Serves one origin request: HIT from the cache, STALE at once while one regeneration is queued,
+ * MISS rendered in the request under the same lease and publish protocol as the worker. What a
+ * failure becomes is decided by its kind (`failureOf`): a refused page is a 502 with its reason,
+ * anything retryable a 503 with Retry-After, never a stack trace.
+ */
+export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
+      allow: 'GET, HEAD',
+    });
+  }
+  let cacheKey: CacheKey;
+  try {
+    cacheKey = cacheKeyOf(deps, request);
+  } catch (error) {
+    if (!(error instanceof InvalidCacheKeyError)) throw error;
+    if (error.reason === InvalidKeyReason.PathNotRenderable) {
+      // Not a malformed request: a page that does not exist here. Shared caches may keep that.
+      return errorResponse(404, error.reason, error.message, {
+        'cache-control': `public, max-age=0, s-maxage=${NOT_RENDERABLE_SHARED_MAX_AGE}`,
+      });
+    }
+    return errorResponse(400, error.reason, error.message);
+  }
+  try {
+    return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
+  } catch (error) {
+    const fallback =
+      error instanceof RenderOverloadedError
+        ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
+        : undefined;
+    return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
+  }
+}
+
+/**
+ * The request's cache key under the service's tenancy (`cacheKeyFor`); the tenant header is
+ * read in multi-tenant mode only. @throws InvalidCacheKeyError
+ */
+const cacheKeyOf = (deps: OriginDeps, request: PageRequest): CacheKey =>
+  cacheKeyFor(
+    deps.tenancy,
+    {
+      tenant: deps.tenancy === undefined ? undefined : request.tenant,
+      rawPath: request.rawPath,
+      rawQueryString: request.rawQueryString,
+    },
+    deps.keyPolicy,
+  );
+
+/** What a viewer is told for a retryable failure, by its code; never its cause. */
+const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
+  'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
+  overloaded: ['overloaded', 'too many pages are being rendered; try again shortly'],
+  unavailable: ['unavailable', 'the cache is unavailable; try again shortly'],
+};
+
+/** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
+function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
+  const failure = failureOf(error);
+  if (failure.kind === ErrorKind.Terminal) {
+    return {
+      ...errorResponse(502, failure.code, `the page could not be cached: ${failure.message}`),
+      detail: { error },
+    };
+  }
+  const [reason, message] = RETRYABLE_ANSWERS[failure.code] ?? RETRYABLE_ANSWERS.unavailable;
+  return {
+    ...errorResponse(503, reason, message, { 'retry-after': String(deps.retryAfterSeconds) }),
+    detail: { error },
+  };
+}
+
+async function serveKey(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  request: PageRequest,
+): Promise<PageResponse> {
+  const now = epochSeconds(deps.clock);
+  // Strongly consistent: once a revalidation has answered 202, no read may still see the page
+  // fresh (an eventually consistent read can lag, usually under a second). 1 RCU instead of 0.5.
+  const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+  if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
+
+  // A held page is served like a fresh one: an operator stopped its regeneration.
+  const fresh = needsNoRegeneration(meta, now);
+  // A page whose regenerations keep failing waits out its backoff: no intent is queued.
+  const state = retryState(meta.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
+  const enqueued = fresh
+    ? undefined
+    : state === RetryState.Due
+      ? enqueueRegeneration(deps, cacheKey, meta, now)
+      : Promise.resolve(state);
+  const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
+  const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus);
+  const enqueue = await enqueued;
+  if (served === undefined) {
+    const miss = await serveMiss(deps, cacheKey, request, {
+      kind: 'page',
+      brokenBodyKey: meta.s3Key,
+    });
+    return { ...miss, detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue } };
+  }
+  return { ...served, detail: enqueue && { enqueue } };
+}
+
+/** Queues one regeneration intent; a failure is reported, never turned into an error page. */
+async function enqueueRegeneration(
+  deps: OriginDeps,
+  cacheKey: CacheKey,
+  meta: CacheMeta,
+  now: number,
+): Promise<'enqueued' | 'enqueue-failed'> {
+  try {
+    const queued = regenerationIntent(cacheKey, deps.deployId, {
+      kind: 'stale',
+      meta,
+      nowSeconds: now,
+      windowSeconds: deps.dedupeWindowSeconds,
+    });
+    await deps.queue.enqueue(queued.intent, queued);
+    return 'enqueued';
+  } catch (error) {
+    deps.log?.warn('could not enqueue a regeneration; the stale page is served', {
+      cacheKeyHash: cacheKey.hash,
+      error,
+    });
+    return 'enqueue-failed';
+  }
+}

@@ -1,0 +1,227 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import { sweepOrphanBodies } from '../../../../lambda/core/operate/orphan-bodies.js';
+import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
+import { runSweep, sweepTasks, taskLogFields } from '../../../../lambda/core/operate/sweep.js';
+import { TestClock } from '../../../helpers/clock.js';
+import { InMemorySweepCursor } from '../../../../lambda/adapters/sweep-cursor/memory.js';
+import { InMemoryBodyListing } from '../../../../lambda/adapters/body-listing/memory.js';
+import { InMemoryBodyReferences } from '../../../../lambda/adapters/body-references/memory.js';
+import { InMemoryStatusIndex } from '../../../../lambda/adapters/status-index-reader/memory.js';
+
+const clock = new TestClock();
+const now = clock.seconds;
+
+function indexWith(rows: { status: IndexedStatus; pk: string; sk: string; at: number }[]) {
+  const index = new InMemoryStatusIndex();
+  for (const { status, ...row } of rows) index.add(statusShardOf(status, row.pk), row);
+  return index;
+}
+
+describe('sweepTasks', () => {
+  it('reports a STARTED row as missing only once its expected completion is past', async () => {
+    const index = indexWith([
+      { status: IndexedStatus.Started, pk: 'CACHE#due', sk: 'REQ#a', at: now },
+      { status: IndexedStatus.Started, pk: 'CACHE#late', sk: 'REQ#b', at: now - 1 },
+      { status: IndexedStatus.Started, pk: 'CACHE#early', sk: 'REQ#c', at: now + 60 },
+    ]);
+    const report = await sweepTasks({ index, clock, pageLimit: 10 });
+    expect(report.missing.map((row) => row.pk)).toEqual(['CACHE#late']);
+    expect(report.startedOpen).toBe(3);
+  });
+
+  it('reports FAILED rows with their reason, expired LOCKs, and broken pages', async () => {
+    const index = indexWith([
+      { status: IndexedStatus.Failed, pk: 'CACHE#f', sk: 'REQ#f', at: now - 100 },
+      { status: IndexedStatus.Lease, pk: 'CACHE#gone', sk: 'LOCK', at: now - 1 },
+      { status: IndexedStatus.Lease, pk: 'CACHE#live', sk: 'LOCK', at: now + 10 },
+      { status: IndexedStatus.Broken, pk: 'CACHE#b', sk: 'META', at: now - 5 },
+    ]);
+    const shard = statusShardOf(IndexedStatus.Failed, 'CACHE#f');
+    index.shards.set(shard, [
+      { pk: 'CACHE#f', sk: 'REQ#f', at: now - 100, errorCode: 'refused:status', error: '403' },
+    ]);
+    const report = await sweepTasks({ index, clock, pageLimit: 10 });
+    expect(report.failed).toEqual([expect.objectContaining({ errorCode: 'refused:status' })]);
+    expect(report.abandoned.map((row) => row.pk)).toEqual(['CACHE#gone']);
+    expect(report.broken.map((row) => row.pk)).toEqual(['CACHE#b']);
+    expect(report.missing).toEqual([]);
+  });
+
+  it('reads at most pageLimit rows per shard, oldest first, and names the shards it cut short', async () => {
+    const pk = 'CACHE#many';
+    const rows = [5, 1, 4, 2, 3].map((age) => ({
+      status: IndexedStatus.Started,
+      pk,
+      sk: `REQ#${age}`,
+      at: now - age,
+    }));
+    const report = await sweepTasks({ index: indexWith(rows), clock, pageLimit: 2 });
+    expect(report.missing.map((row) => row.sk)).toEqual(['REQ#5', 'REQ#4']);
+    expect(report.truncated).toEqual([statusShardOf(IndexedStatus.Started, pk)]);
+  });
+
+  it('lists a bounded number of keys per kind in the log fields, and every count', async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => ({
+      status: IndexedStatus.Failed,
+      pk: `CACHE#${i}`,
+      sk: 'REQ#x',
+      at: now - i,
+    }));
+    const report = await sweepTasks({ index: indexWith(rows), clock, pageLimit: 100 });
+    const fields = taskLogFields(report, 5);
+    expect(fields.failedTasks).toBe(30);
+    expect(fields.failed).toHaveLength(5);
+  });
+});
+
+describe('sweepOrphanBodies', () => {
+  const AGE = 3_600;
+  const old = now - AGE - 1;
+
+  function world() {
+    const listing = new InMemoryBodyListing();
+    const references = new InMemoryBodyReferences();
+    const cursor = new InMemorySweepCursor();
+    const deleted: string[] = [];
+    const deps = {
+      listing,
+      references,
+      cursor,
+      clock,
+      bodies: { deleteBody: (key: string) => Promise.resolve(void deleted.push(key)) },
+      bodyKeyPrefix: 'pages/',
+      orphanAgeSeconds: AGE,
+      listLimit: 100,
+    };
+    return { listing, references, cursor, deleted, deps };
+  }
+
+  it('retires an old body nothing points to, and never one META or a version names', async () => {
+    const w = world();
+    w.listing.bodies.push(
+      { s3Key: 'pages/_/h/live', writtenAt: old },
+      { s3Key: 'pages/_/h/kept', writtenAt: old },
+      { s3Key: 'pages/_/h/orphan', writtenAt: old },
+    );
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(['pages/_/h/live', 'pages/_/h/kept']),
+      unlisted: [],
+      lease: undefined,
+    });
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.deleted).toEqual(['pages/_/h/orphan']);
+    expect(report).toMatchObject({ listed: 3, inUse: 2, retired: ['pages/_/h/orphan'] });
+    // One read for the page, however many of its bodies were listed.
+    expect(w.references.reads).toEqual(['CACHE#h']);
+  });
+
+  it('leaves bodies within the safety window, and keys it does not recognise', async () => {
+    const w = world();
+    w.listing.bodies.push(
+      { s3Key: 'pages/_/h/young', writtenAt: now - AGE },
+      { s3Key: 'pages/not-a-body', writtenAt: old },
+    );
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.deleted).toEqual([]);
+    expect(report).toMatchObject({ young: 1, unrecognised: 1 });
+  });
+
+  it('leaves the body of a live lease on its token, and retires it once the lease ran out', async () => {
+    const w = world();
+    w.listing.bodies.push({ s3Key: 'pages/_/h/tok', writtenAt: old });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(),
+      unlisted: [],
+      lease: { token: 'tok', expiresAt: now + 1 },
+    });
+    expect(await sweepOrphanBodies(w.deps)).toMatchObject({ leased: 1, retired: [] });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(),
+      unlisted: [],
+      lease: { token: 'tok', expiresAt: now },
+    });
+    expect((await sweepOrphanBodies(w.deps)).retired).toEqual(['pages/_/h/tok']);
+  });
+
+  it('deletes the versions META does not list, then retires their old bodies', async () => {
+    const w = world();
+    w.listing.bodies.push(
+      { s3Key: 'pages/_/h/live', writtenAt: old },
+      { s3Key: 'pages/_/h/before-expire', writtenAt: old },
+      { s3Key: 'pages/_/h/young-unlisted', writtenAt: now },
+    );
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(['pages/_/h/live']),
+      unlisted: [
+        { sk: 'VER#1', s3Key: 'pages/_/h/before-expire' },
+        { sk: 'VER#2', s3Key: 'pages/_/h/young-unlisted' },
+      ],
+      lease: undefined,
+    });
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.references.forgotten).toEqual(['CACHE#h VER#1', 'CACHE#h VER#2']);
+    expect(w.deleted).toEqual(['pages/_/h/before-expire']);
+    expect(report).toMatchObject({ versionsForgotten: 2, inUse: 1, young: 1 });
+  });
+
+  it('keeps a version a publish listed after the read, and its body with it', async () => {
+    const w = world();
+    w.listing.bodies.push({ s3Key: 'pages/_/h/listed-meanwhile', writtenAt: old });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(),
+      unlisted: [{ sk: 'VER#3', s3Key: 'pages/_/h/listed-meanwhile' }],
+      lease: undefined,
+    });
+    w.references.listedMeanwhile.add('CACHE#h VER#3');
+    const report = await sweepOrphanBodies(w.deps);
+    expect(w.references.forgotten).toEqual([]);
+    expect(w.deleted).toEqual([]);
+    expect(report).toMatchObject({ versionsForgotten: 0, inUse: 1, retired: [] });
+  });
+
+  it('deletes no version when every one is listed', async () => {
+    const w = world();
+    w.listing.bodies.push({ s3Key: 'pages/_/h/live', writtenAt: old });
+    w.references.pages.set('CACHE#h', {
+      s3Keys: new Set(['pages/_/h/live']),
+      unlisted: [],
+      lease: undefined,
+    });
+    const forget = jest.spyOn(w.references, 'forgetUnlisted');
+    expect(await sweepOrphanBodies(w.deps)).toMatchObject({ versionsForgotten: 0, inUse: 1 });
+    expect(forget).not.toHaveBeenCalled();
+  });
+
+  it('carries the listing on across runs and starts a new lap at the end', async () => {
+    const w = world();
+    for (let i = 0; i < 5; i++) w.listing.bodies.push({ s3Key: `pages/_/h/${i}`, writtenAt: old });
+    const deps = { ...w.deps, listLimit: 2 };
+    const laps = [];
+    for (let run = 0; run < 3; run++) laps.push((await sweepOrphanBodies(deps)).lapComplete);
+    expect(laps).toEqual([false, false, true]);
+    expect(w.deleted.sort()).toEqual(['0', '1', '2', '3', '4'].map((i) => `pages/_/h/${i}`));
+    expect(w.cursor.value).toBeUndefined();
+  });
+});
+
+describe('runSweep', () => {
+  it('reports the parts that worked when another fails, and flushes pending purges', async () => {
+    const w = {
+      listing: { list: () => Promise.reject(new Error('s3 down')) },
+      references: new InMemoryBodyReferences(),
+      cursor: new InMemorySweepCursor(),
+      bodies: { deleteBody: () => Promise.resolve() },
+    };
+    let flushed = 0;
+    const report = await runSweep({
+      tasks: { index: new InMemoryStatusIndex(), clock, pageLimit: 10 },
+      orphans: { ...w, clock, bodyKeyPrefix: 'pages/', orphanAgeSeconds: 3_600, listLimit: 10 },
+      flushPendingPurges: () => Promise.resolve(++flushed + 2),
+    });
+    expect(report.tasks?.startedOpen).toBe(0);
+    expect(report.orphans).toBeUndefined();
+    expect(report.errors.map((e) => e.part)).toEqual(['orphans']);
+    expect(report.purgesFlushed).toBe(3);
+    expect(flushed).toBe(1);
+  });
+});
