@@ -218,9 +218,13 @@ export const requestJson = (request: CanonicalRevalidation): { [field: string]: 
 export const revalidationPartition = (tenant: string | null): string =>
   `REVALIDATE#${tenant ?? '_'}`;
 
-/** Stable for one key in one partition: a retry after a crash repeats the same effect. */
-export const effectIdOf = (pk: string, key: string): string =>
-  `rv_${sha256Hex(`${pk}|${key}`).slice(0, 32)}`;
+/**
+ * One per claim of a key: every answer for the claim names it, and a key used again once its
+ * window has passed (a new claim) names a new effect, so its CDN purge is a new invalidation
+ * (CloudFront answers a reused CallerReference with the old one and purges nothing).
+ */
+export const effectIdOf = (pk: string, key: string, claimToken: string): string =>
+  `rv_${sha256Hex(`${pk}|${key}|${claimToken}`).slice(0, 32)}`;
 
 /** What `revalidate()` is asked to do for a canonical request. */
 export function revalidationOf(

@@ -199,13 +199,13 @@ async function applyOnce(
 ): Promise<RevalidateReply> {
   const { key, canonical, caller } = input;
   const pk = revalidationPartition(canonical.tenant);
-  const effectId = effectIdOf(pk, key);
-  const log = { idempotency_key: key, effect_id: effectId, caller };
+  const log = { idempotency_key: key, effect_id: undefined, caller };
   const request = requestJson(canonical);
+  const { store } = deps.idempotency;
   let run: RunOnce<AnsweredOutcome>;
   try {
     run = await runOnce(deps.idempotency, { pk, key, request, lockedBy: caller }, () =>
-      applyRevalidation(deps, canonical, effectId),
+      applyRevalidation(deps, canonical, effectIdOf(pk, key, store.heldClaim(pk, key) ?? '')),
     );
   } catch (error) {
     return unavailable(deps, { ...log, reason: errorText(error) });
@@ -215,29 +215,44 @@ async function applyOnce(
       return answered(run.outcome.response, false, log);
     case 'replayed':
       return answered(storedAnswerOf(run.outcome.response), true, log);
-    case 'conflict':
+    case 'conflict': {
+      const claim = await store.claimOf(pk, key);
+      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
       return reply(
         409,
         {
           error: 'idempotency-key-reused',
           message: 'this Idempotency-Key was used with another request; nothing was applied',
-          effect_id: effectId,
-          diff: requestDiff(await deps.idempotency.store.firstRequest(pk, key), request),
+          effect_id: effectId ?? null,
+          diff: requestDiff(await store.firstRequest(pk, key), request),
         },
-        { ...log, decision: RevalidateDecision.Conflict },
+        { ...log, effect_id: effectId, decision: RevalidateDecision.Conflict },
       );
-    case 'in-progress':
+    }
+    case 'in-progress': {
+      const claim = await store.claimOf(pk, key);
+      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
       return reply(
         409,
         {
           error: 'in-progress',
           message: 'a request with this Idempotency-Key is being applied; retry later',
-          effect_id: effectId,
+          effect_id: effectId ?? null,
         },
-        { ...log, decision: RevalidateDecision.InProgress },
-        { 'retry-after': String(deps.retryAfterSeconds) },
+        { ...log, effect_id: effectId, decision: RevalidateDecision.InProgress },
+        { 'retry-after': String(claimRetryAfter(deps, claim?.inProgressExpiresAtMs)) },
       );
+    }
   }
+}
+
+/**
+ * Seconds until a claim in progress can run out: its holder may take until then (a crashed one
+ * holds the key that long), so an earlier retry would only be refused again.
+ */
+function claimRetryAfter(deps: RevalidateServiceDeps, expiresAtMs: number | undefined): number {
+  if (expiresAtMs === undefined) return deps.retryAfterSeconds;
+  return Math.max(1, Math.ceil((expiresAtMs - deps.clock.now()) / 1000));
 }
 
 /** What a new key's call records: the 202 it answered, replayed as is for the same key. */
@@ -269,7 +284,8 @@ const answered = (
   log: {
     ...log,
     decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
-    counts: countsOf(answer.body),
+    effect_id: fieldOf(answer.body, 'effect_id') as string | undefined,
+    counts: fieldOf(answer.body, 'counts'),
   },
 });
 
@@ -297,9 +313,10 @@ const unavailable = (
 const errorText = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
-function countsOf(body: string): unknown {
+/** A field of a stored answer, for the log line. */
+function fieldOf(body: string, field: string): unknown {
   try {
-    return (JSON.parse(body) as { counts?: unknown }).counts;
+    return (JSON.parse(body) as Record<string, unknown>)[field];
   } catch {
     return undefined;
   }
