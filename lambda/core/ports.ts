@@ -371,8 +371,13 @@ export interface PendingPurge {
 export interface PendingPurges {
   /** Records a purge; recording the same purge (id and `recordedAt`) again keeps one. */
   add(purge: PendingPurge): Promise<void>;
-  /** The oldest pending purges, at most `limit`. */
+  /** The oldest pending purges, at most `limit`; refused ones are not among them. */
   oldest(limit: number): Promise<PendingPurge[]>;
+  /**
+   * Sets aside a purge the CDN refused for good, with its reason, for an operator: it is never
+   * resubmitted, so refused purges cannot keep newer ones from their turn.
+   */
+  refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void>;
   /** One more failed attempt, and why; a purge removed meanwhile stays removed. */
   recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void>;
   /** Forgets a purge the CDN accepted. */

@@ -5,6 +5,8 @@ const keyOf = (purge: PendingPurge) => `${purge.recordedAt}#${purge.id}`;
 /** Pending purges in memory, oldest first, with the DynamoDB adapter's add-once rule. */
 export class InMemoryPendingPurges implements PendingPurges {
   readonly rows = new Map<string, PendingPurge & { lastAttemptAt?: number }>();
+  /** Purges the CDN refused for good, set aside with their reason. */
+  readonly refused = new Map<string, PendingPurge & { refusedAt: number }>();
 
   get all(): PendingPurge[] {
     return [...this.rows.values()].sort((a, b) => a.recordedAt - b.recordedAt);
@@ -29,6 +31,18 @@ export class InMemoryPendingPurges implements PendingPurges {
         lastAttemptAt: input.at,
       });
     }
+    return Promise.resolve();
+  }
+
+  refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
+    const attempts = purge.attempts + 1;
+    this.refused.set(keyOf(purge), {
+      ...purge,
+      reason: input.reason,
+      attempts,
+      refusedAt: input.at,
+    });
+    this.rows.delete(keyOf(purge));
     return Promise.resolve();
   }
 
