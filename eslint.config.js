@@ -39,5 +39,11 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
+  {
+    // A contract suite is a describe block each adapter's test file runs, the in-memory one and
+    // the real one alike (test/lambda/adapters/<port>/contract.ts): exporting it is the point.
+    files: ['test/**/contract.ts'],
+    rules: { 'jest/no-export': 'off' },
+  },
   prettier,
 );

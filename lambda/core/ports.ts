@@ -407,7 +407,10 @@ export interface StatusRow {
 
 /** The status index read one shard at a time, oldest `status_at` first, a bounded page each. */
 export interface StatusIndexReader {
-  /** @returns at most `limit` rows, and whether the shard holds more */
+  /**
+   * @returns at most `limit` rows, and whether the shard may hold more: a full page says it
+   * may (DynamoDB stops at the limit without looking further), so a count is then a lower bound
+   */
   readShard(
     shard: string,
     limit: number,
