@@ -15,7 +15,7 @@ import type { IdempotentCall, JsonValue, RecordedOutcome } from '../../core/idem
 import { RequestStatus } from '../../core/rows.js';
 
 /** A new claim on an idempotency key (status STARTED). */
-export interface Claim {
+export interface NewClaim {
   readonly pk: string;
   readonly key: string;
   readonly claimToken: string;
@@ -129,7 +129,7 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
     this.#clock = clock;
   }
 
-  protected abstract insertClaim(claim: Claim, nowMs: number): Promise<void>;
+  protected abstract insertClaim(claim: NewClaim, nowMs: number): Promise<void>;
   protected abstract readRow(pk: string, key: string): Promise<RequestRow | undefined>;
   protected abstract writeSettlement(
     pk: string,

@@ -3,7 +3,7 @@ import {
   recordedOutcomeOf,
   RequestStoreBase,
   settledEnding,
-  type Claim,
+  type NewClaim,
   type RequestRow,
 } from './base.js';
 import type { Clock } from '../../core/clock.js';
@@ -20,7 +20,7 @@ export class InMemoryRequestStore extends RequestStoreBase {
     super(clock);
   }
 
-  protected insertClaim(claim: Claim, nowMs: number): Promise<void> {
+  protected insertClaim(claim: NewClaim, nowMs: number): Promise<void> {
     const id = MemoryTable.requestId(claim.pk, claim.key);
     const existing = this.state.requests.get(id);
     const free =

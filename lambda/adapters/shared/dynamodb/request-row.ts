@@ -12,7 +12,7 @@ import {
   recordedOutcomeOf,
   sealedEnding,
   settledEnding,
-  type Claim,
+  type NewClaim,
   type RequestRow,
   type RowEnding,
 } from '../../request-store/base.js';
@@ -26,7 +26,7 @@ export interface RowUpdate {
 
 export const requestKey = (pk: string, key: string): Item => keyOf(pk, requestSortKey(key));
 
-export const claimItem = (claim: Claim): Item => ({
+export const claimItem = (claim: NewClaim): Item => ({
   ...requestKey(claim.pk, claim.key),
   status: { S: RequestStatus.Started },
   claim_token: { S: claim.claimToken },
