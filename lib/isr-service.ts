@@ -43,13 +43,16 @@ export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js
 
 /**
  * Incremental static regeneration behind CloudFront. Who may do what (details in
- * `isr-permissions.ts`): both functions run the lease + publish protocol on the cache table
- * (Get/Put/Update/DeleteItem, table ARN only). The origin renders misses, so it takes and releases
- * its own LOCK row: it can delete a LOCK only because of that, and only ever its own, conditioned
- * on its token. It reads, writes and tags bodies but cannot delete one, and may only send to the
- * regeneration queue. The worker writes, tags and deletes (orphan) bodies, consumes the queue and
- * sends poison messages to the DLQ. The sweeper (every 5 minutes) reads the status index and a
- * page's rows, writes only its cursor row, lists and retires orphan bodies. CloudFront alone may
+ * `isr-permissions.ts`): the origin and the worker run the lease + publish protocol on the cache
+ * table (Get/Put/Update/DeleteItem, table ARN only). The origin renders misses, so it takes and
+ * releases its own LOCK row: it can delete a LOCK only because of that, and only ever its own,
+ * conditioned on its token. It reads and writes bodies but cannot delete one, and may only send
+ * to the regeneration queue. The worker writes and deletes (orphan) bodies, consumes the queue
+ * and sends poison messages to the DLQ. The revalidate function marks pages' rows, queues
+ * regenerations and purges the CDN by cache tag; it has no bucket access. The sweeper (every 5
+ * minutes) reads the status index and a page's rows, writes its cursor row, deletes the VER#
+ * rows META no longer lists and the pending purges CloudFront accepted (recording the attempts
+ * of the others), lists and retires orphan bodies. No function tags bodies. CloudFront alone may
  * invoke the origin (OAC, SigV4).
  */
 export class IsrService extends Construct {
