@@ -6,7 +6,7 @@ import type { FailureRecord } from './backoff.js';
 import type { CacheKey } from './cache-key.js';
 import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
-import type { RegenerationIntent } from './intent.js';
+import type { QueuedIntent, RegenerationIntent } from './intent.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
 export interface CacheMeta extends Generation {
@@ -277,6 +277,15 @@ export interface RegenerationQueue {
     intent: RegenerationIntent,
     options: { readonly deduplicationId: string; readonly groupId: string },
   ): Promise<void>;
+}
+
+/** The queue as a revalidation's fan-out uses it: many intents, few calls. */
+export interface BatchRegenerationQueue extends RegenerationQueue {
+  /**
+   * Queues the intents in as few calls as the queue allows (SQS: 10 a call), so a fan-out costs
+   * one call per ten pages. @throws when an intent could not be queued
+   */
+  enqueueBatch(intents: readonly QueuedIntent[]): Promise<void>;
 }
 
 /** A secret's current value (the upstream's shared header, a webhook signing key). */

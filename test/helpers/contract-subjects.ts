@@ -50,7 +50,7 @@ import type {
   DeadLetterQueue,
   PageHistory,
   PendingPurges,
-  RegenerationQueue,
+  BatchRegenerationQueue,
   RevalidationMarks,
   StatusIndexReader,
   StatusRow,
@@ -210,7 +210,7 @@ export interface Arrived {
 
 /** The two queues a regeneration uses, and what each of them holds. */
 export interface QueueSubject {
-  readonly regeneration: RegenerationQueue;
+  readonly regeneration: BatchRegenerationQueue;
   readonly deadLetters: DeadLetterQueue;
   queued(): Promise<Arrived[]>;
   deadLettered(): Promise<Arrived[]>;

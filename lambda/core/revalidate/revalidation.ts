@@ -15,12 +15,12 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { regenerationIntent } from '../intent.js';
+import { regenerationIntent, type QueuedIntent } from '../intent.js';
 import type {
   CacheMeta,
   CdnInvalidator,
   CdnPurge,
-  RegenerationQueue,
+  BatchRegenerationQueue,
   RevalidationMarks,
   TagRevalidations,
 } from '../ports.js';
@@ -51,7 +51,7 @@ export interface RevalidationEffect {
 export interface RevalidationDeps {
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagRevalidations;
-  readonly queue: RegenerationQueue;
+  readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
   readonly deployId: string;
@@ -132,8 +132,8 @@ async function markPage(
 
 /**
  * Queues a regeneration of each page now, as an explicit intent (no observed generation: it is
- * not held back by a failure backoff). A page is known by the path that named it or, found by
- * tag, by the cache key its META recorded.
+ * not held back by a failure backoff), in batches (one call per ten pages, not one per page). A
+ * page is known by the path that named it or, found by tag, by the cache key its META recorded.
  */
 async function queueRegenerations(
   deps: RevalidationDeps,
@@ -141,19 +141,20 @@ async function queueRegenerations(
   targets: readonly Target[],
   marked: readonly (CacheMeta | undefined)[],
 ): Promise<number> {
-  let queued = 0;
+  const intents: QueuedIntent[] = [];
   for (const [index, target] of targets.entries()) {
     const address = target.key ?? addressOf(marked[index]);
     if (address === undefined) continue;
     const page = { tenant: revalidation.tenant, ...address, pk: target.pk };
-    const intent = regenerationIntent(page, deps.deployId, {
-      kind: 'revalidation',
-      effectId: revalidation.effectId,
-    });
-    await deps.queue.enqueue(intent.intent, intent);
-    queued += 1;
+    intents.push(
+      regenerationIntent(page, deps.deployId, {
+        kind: 'revalidation',
+        effectId: revalidation.effectId,
+      }),
+    );
   }
-  return queued;
+  await deps.queue.enqueueBatch(intents);
+  return intents.length;
 }
 
 /** Path and query of a page from the cache key its META recorded (`cache_key`). */

@@ -114,6 +114,20 @@ describe('revalidate (unit, in-memory ports)', () => {
     expect(ctx.counter.calls).toBe(2);
   });
 
+  it('regenerate: queues in batches of ten, one call per ten pages (negative control: one per page)', async () => {
+    const ctx = setup(() => ['section:all']);
+    const paths = Array.from({ length: 25 }, (_, i) => `/p/${i}`);
+    for (const path of paths) await ctx.get(path);
+    const before = ctx.queue.calls;
+    const effect = await revalidate(
+      ctx.deps,
+      ctx.request({ tags: ['section:all'], regenerate: true }),
+    );
+    expect(effect).toMatchObject({ pages: 25, regenerations: 25 });
+    expect(ctx.queue.calls - before).toBe(3);
+    expect(new Set(ctx.queue.messages.map((m) => m.intent.path))).toEqual(new Set(paths));
+  });
+
   it('tags: every page carrying the tag is marked, pages without it are not', async () => {
     const ctx = setup((path) => (path.startsWith('/blog') ? ['section:blog'] : ['section:docs']));
     for (const path of ['/blog/a', '/blog/b', '/blog/c', '/docs/a']) await ctx.get(path);
