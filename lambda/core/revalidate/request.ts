@@ -16,7 +16,12 @@ import { normaliseTag, tagProblem } from '../cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
 import type { CdnPurge } from '../ports.js';
-import { RevalidationMode, type Revalidation, type RevalidationEffect } from './revalidation.js';
+import {
+  RevalidationMode,
+  type HeldPages,
+  type Revalidation,
+  type RevalidationEffect,
+} from './revalidation.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -270,6 +275,10 @@ const cdnOf = (purge: CdnPurge): JsonValue =>
       ? { status: purge.status, reason: purge.reason }
       : { status: purge.status };
 
+/** Held pages as the receipt lists them (at most `HELD_PAGES_LISTED`). */
+const heldPagesOf = (held: HeldPages): JsonValue =>
+  held.pages.map((page) => ({ key: page.key, hold_until: page.holdUntil }));
+
 /** The 202 receipt: what was done, under which effect, and where the CDN purge stands. */
 export function receiptOf(
   request: CanonicalRevalidation,
@@ -287,7 +296,9 @@ export function receiptOf(
       tags: request.tags.length,
       pages: effect.pages,
       regenerations: effect.regenerations,
+      held: effect.held.count,
     },
+    ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
     cdn: cdnOf(effect.cdn),
   };
 }

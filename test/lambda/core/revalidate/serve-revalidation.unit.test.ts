@@ -130,13 +130,26 @@ describe('serveRevalidation: the idempotent contract', () => {
       mode: 'stale',
       regenerate: false,
       tenant: null,
-      counts: { paths: 2, tags: 1, pages: 1, regenerations: 0 },
+      counts: { paths: 2, tags: 1, pages: 1, regenerations: 0, held: 0 },
       cdn: { status: 'submitted', invalidation_ids: ['I1'] },
     });
     expect(service.state.metas.get(a.pk)?.revalidateSeconds).toBe(0);
     expect(reply.log).toMatchObject({ decision: 'new', idempotency_key: 'k1', caller: 'local' });
     expect(reply.log.effect_id).toBe(receipt.effect_id);
     expect(cdn.purges).toHaveLength(1);
+  });
+
+  it('counts held pages in the receipt and lists them with their hold', async () => {
+    const { call, cache, service } = setup();
+    const a = cache('/a');
+    const holdUntil = service.clock.seconds + 300;
+    const meta = service.state.metas.get(a.pk);
+    if (meta !== undefined) service.state.metas.set(a.pk, { ...meta, holdUntil });
+    cache('/b');
+    const reply = await call(post({ paths: ['/a', '/b'] }, { key: 'k-held' }));
+    const receipt = json(reply.body);
+    expect(receipt.counts).toMatchObject({ pages: 2, held: 1 });
+    expect(receipt.held_pages).toEqual([{ key: '/a', hold_until: holdUntil }]);
   });
 
   it('replays the same key and body byte for byte, flagged, without applying again', async () => {
