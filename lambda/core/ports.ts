@@ -475,3 +475,30 @@ export interface SweepCursor {
   /** `undefined` when the listing reached its end: the next run starts over. */
   save(cursor: string | undefined): Promise<void>;
 }
+
+/** A revalidation as its status reports it, found by effect id (`GET .../<effect_id>`). */
+export interface RevalidationStatus {
+  readonly effectId: string;
+  readonly tenant: string | undefined;
+  readonly mode: 'stale' | 'expire';
+  readonly regenerate: boolean;
+  /** `marking` while pages are still being marked, `done` once every page is. */
+  readonly state: 'marking' | 'done';
+  /** Pages found so far, and of them marked, held (listed: the first few) and queued. */
+  readonly pages: number;
+  readonly marked: number;
+  readonly regenerations: number;
+  readonly held: number;
+  readonly heldPages: readonly { readonly key: string; readonly holdUntil: number }[];
+  /** Epoch ms the revalidation was accepted, and finished marking. */
+  readonly acceptedAtMs: number;
+  readonly doneAtMs?: number | undefined;
+}
+
+/** Revalidation statuses by effect id: one small row each, kept as long as the key's REQ# row. */
+export interface RevalidationStatuses {
+  /** Writes the status (a newer write of one effect replaces the older). */
+  put(status: RevalidationStatus): Promise<void>;
+  /** The status, read strongly consistent; undefined for an unknown effect id. */
+  get(effectId: string): Promise<RevalidationStatus | undefined>;
+}

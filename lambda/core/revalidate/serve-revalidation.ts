@@ -15,7 +15,7 @@ import {
   type RecordedOutcome,
   type RunOnce,
 } from '../idempotency.js';
-import type { SecretSource } from '../ports.js';
+import type { RevalidationStatuses, SecretSource } from '../ports.js';
 import {
   effectIdOf,
   idempotencyKeyOf,
@@ -30,6 +30,7 @@ import {
   type RevalidatePolicy,
 } from './request.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
+import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
 
 /** What the log line of every call says (`decision` as the seeds name them). */
@@ -41,6 +42,8 @@ export const RevalidateDecision = {
   Invalid: 'invalid',
   Unauthorized: 'unauthorized',
   Failed: 'failed',
+  /** A status GET, answered 200 or 404. */
+  Status: 'status',
 } as const;
 export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
 
@@ -55,6 +58,8 @@ export type CallerAuth =
 
 export interface RevalidateServiceDeps {
   readonly revalidation: RevalidationDeps;
+  /** Each revalidation's status, by effect id (the status GET). */
+  readonly statuses: RevalidationStatuses;
   readonly policy: RevalidatePolicy;
   readonly auth: CallerAuth;
   readonly idempotency: Idempotency;
@@ -134,6 +139,8 @@ export async function serveRevalidation(
   } catch {
     return unavailable(deps, { ...log, reason: 'secret-unavailable' });
   }
+  const statusOf = request.method === 'GET' ? statusTargetOf(request.target) : undefined;
+  if (statusOf !== undefined) return serveStatus(deps, statusOf, { ...log, caller });
   if (request.method !== 'POST') {
     return reply(
       405,
@@ -269,12 +276,36 @@ async function applyRevalidation(
   canonical: CanonicalRevalidation,
   effectId: string,
 ): Promise<AnsweredOutcome> {
-  const effect = await revalidate(
-    deps.revalidation,
-    revalidationOf(canonical, effectId, deps.policy),
-  );
+  const revalidation = revalidationOf(canonical, effectId, deps.policy);
+  const accepted = acceptedStatus(revalidation, deps.clock.now());
+  await deps.statuses.put(accepted);
+  const effect = await revalidate(deps.revalidation, revalidation);
+  await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
   const body = JSON.stringify(receiptOf(canonical, effectId, effect));
   return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+}
+
+/** A status GET: the revalidation's status, a 404 for an unknown effect id, a 503 if unreadable. */
+async function serveStatus(
+  deps: RevalidateServiceDeps,
+  effectId: string,
+  log: Omit<RevalidateLog, 'decision' | 'effect_id'>,
+): Promise<RevalidateReply> {
+  const logged = { ...log, effect_id: effectId };
+  let status;
+  try {
+    status = await deps.statuses.get(effectId);
+  } catch (error) {
+    return unavailable(deps, { ...logged, reason: errorText(error) });
+  }
+  if (status === undefined) {
+    return reply(
+      404,
+      { error: 'not-found', message: 'no revalidation has this effect id (or it has expired)' },
+      { ...logged, decision: RevalidateDecision.Status, reason: 'unknown-effect-id' },
+    );
+  }
+  return reply(200, statusJson(status), { ...logged, decision: RevalidateDecision.Status });
 }
 
 /** The stored answer as the reply: a replay returns the stored body byte for byte. */
