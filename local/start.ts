@@ -27,6 +27,7 @@ import {
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
@@ -53,9 +54,27 @@ async function main(): Promise<void> {
   const env = localEnvironment();
   Object.assign(process.env, env); // Powertools reads its settings from the environment
   const local = loadLocalConfig(env);
-  const { port, host } = local;
   const dataDir = resolve(local.dataDir);
+  // First: a second start on this directory must fail before it touches anything in it.
+  const lock = await lockDataDir(dataDir, { host: local.host, port: local.port });
+  if (lock.tookOver !== undefined) {
+    const { pid, since } = lock.tookOver;
+    console.log(`took over ${dataDir} from npm start pid ${pid} (since ${since}), which is gone`);
+  }
+  await serve(env, local, dataDir, lock).catch(async (error: unknown) => {
+    await lock.release();
+    throw error;
+  });
+}
 
+/** Everything after the lock: the backends, the functions, the front, the ordered stop. */
+async function serve(
+  env: Record<string, string | undefined>,
+  local: ReturnType<typeof loadLocalConfig>,
+  dataDir: string,
+  lock: DataDirLock,
+): Promise<void> {
+  const { port, host } = local;
   assertJava();
   await assertPortFree(port, 'the ISR server; set PORT to use another', host);
   let requestStop: ((reason: string) => void) | undefined;
@@ -136,6 +155,8 @@ async function main(): Promise<void> {
       { name: 'the HTTP server', run: () => front.close() },
       { name: 'the worker poller', run: () => poller.stop() },
       { name: 'the backends', run: () => backends.stop() },
+      // Last: the next start may have the directory once DynamoDB Local has closed its file.
+      { name: 'the data directory lock', run: () => lock.release() },
     ]);
     requestStop = stop;
     process.on('SIGINT', () => stop('SIGINT', { signal: true }));
