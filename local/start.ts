@@ -6,8 +6,6 @@
  * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
 import { join, resolve } from 'node:path';
-import { StaticSecretSource } from '../lambda/adapters/secret-source/static.js';
-import { isLoopbackHost } from '../lambda/core/settings.js';
 import {
   loadLocalConfig,
   loadOriginConfig,
@@ -32,6 +30,7 @@ import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
+import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
 
@@ -115,7 +114,7 @@ async function serve(
     const revalidate = localRevalidation(local.revalidateSecret, host);
     const revalidateHandler =
       revalidate.mode === 'disabled'
-        ? undefined
+        ? revalidate.handler
         : buildRevalidateHandler(loadRevalidateConfig(serviceEnv), {
             clients,
             owner: 'local-revalidate',
@@ -196,34 +195,6 @@ async function serve(
     await backends.stop();
     throw error;
   }
-}
-
-/**
- * How `POST /_isr/revalidate` is guarded locally: a signature with ISR_REVALIDATE_SECRET set
- * (the value itself, local only); else open, but only while the server listens on loopback.
- */
-function localRevalidation(value: string | undefined, host: string) {
-  if (value !== undefined) {
-    return {
-      mode: 'hmac' as const,
-      secret: new StaticSecretSource(value),
-      describe: (url: string) => `POST ${url} (x-isr-signature required: ISR_REVALIDATE_SECRET)`,
-    };
-  }
-  if (isLoopbackHost(host) || host === '::1') {
-    return {
-      mode: 'open' as const,
-      secret: undefined,
-      describe: (url: string) =>
-        `POST ${url} (open on loopback, no signature; set ISR_REVALIDATE_SECRET to require one)`,
-    };
-  }
-  return {
-    mode: 'disabled' as const,
-    secret: undefined,
-    describe: () =>
-      `off: listening on ${host}, not loopback; set ISR_REVALIDATE_SECRET to serve it signed`,
-  };
 }
 
 function fail(error: unknown): never {

@@ -108,7 +108,7 @@ function modifiedSince(text: string | undefined, nowMs: number): number | undefi
 }
 
 /** Longest a shared cache keeps a stale page whose regeneration is backing off. */
-const MAX_BACKOFF_SHARED_MAX_AGE = 300;
+export const MAX_BACKOFF_SHARED_MAX_AGE = 300;
 
 /**
  * A stale page is kept briefly, so the regenerated one replaces it soon; while its regeneration
