@@ -96,8 +96,6 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
       { cause: error },
     );
   });
-  await indexTags(deps, cacheKey, meta, version);
-
   const now = epochSeconds(deps.clock);
   const holdUntil = input.holdSeconds === undefined ? undefined : now + input.holdSeconds;
   const generatedAt = Math.max(now, meta.generatedAt + 1);
@@ -111,7 +109,8 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
     rolledBack: { fromSk: meta.currentSk, at: now, by: input.actor },
   };
   const lease = await seize(deps, cacheKey, input.actor, 'rollback');
-  await restoreOrRelease(deps, lease, next, meta);
+  // Indexed under the seized lease: a removal landing before the restore sees LOCK and keeps them.
+  await restoreOrRelease(deps, lease, next, meta, () => indexTags(deps, cacheKey, meta, version));
   await unindexTags(deps, cacheKey, meta, version);
   return {
     decision: 'rolled-back',
@@ -225,14 +224,19 @@ const seize = (
     owner: `${what}:${actor}`,
   });
 
-/** The operator's write; on a refusal the seized lease is released (best-effort: it expires). */
+/**
+ * The operator's write, after `before` (under the same lease); on a refusal the seized lease is
+ * released (best-effort: it expires).
+ */
 async function restoreOrRelease(
   deps: PageOpsDeps,
   lease: AcquiredLease,
   meta: CacheMeta,
   expected: CacheMeta,
+  before?: () => Promise<void>,
 ): Promise<void> {
   try {
+    await before?.();
     await deps.history.restore({ lease, meta, expected, now: epochSeconds(deps.clock) });
   } catch (error) {
     await releaseLease(deps.cacheTable, lease);
