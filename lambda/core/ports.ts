@@ -252,6 +252,13 @@ export interface PageHistory extends VersionRows {
    * @throws LeaseLostError, PageChangedError, VersionNotKeptError
    */
   restore(input: RestoreInput): Promise<void>;
+  /**
+   * Holds the page as it is: sets `hold_until` and `ttl` on META, and nothing else, in one
+   * transaction with the release of `lease`, only while META is the generation the operator
+   * read. A revalidation that marks META meanwhile keeps its mark.
+   * @throws LeaseLostError, PageChangedError
+   */
+  hold(input: HoldWrite): Promise<void>;
   /** Lifts a hold. @returns whether the page was held */
   release(pk: string): Promise<boolean>;
 }
@@ -261,6 +268,17 @@ export interface RestoreInput {
   readonly meta: CacheMeta;
   /** META as the operator read it: the write is refused if it changed since. */
   readonly expected: CacheMeta;
+  readonly now: number;
+}
+
+export interface HoldWrite {
+  readonly lease: Lease;
+  /** Epoch seconds. */
+  readonly holdUntil: number;
+  /** META's TTL from now on: never before the hold ends. */
+  readonly ttl: number;
+  /** `generated_at` of META as the operator read it: the write is refused if it changed since. */
+  readonly expectedGeneratedAt: number;
   readonly now: number;
 }
 

@@ -143,9 +143,15 @@ export async function hold(deps: PageOpsDeps, input: HoldInput): Promise<HoldRes
   const meta = await liveMeta(deps, input.cacheKey);
   const now = epochSeconds(deps.clock);
   const holdUntil = now + input.holdSeconds;
-  const next: CacheMeta = { ...meta, holdUntil, ttl: ttlOf(deps, meta, holdUntil) };
   const lease = await seize(deps, input.cacheKey, input.actor, 'hold');
-  await restoreOrRelease(deps, lease, next, meta);
+  // The hold alone is written: a revalidation that marks META meanwhile stays marked.
+  const ttl = ttlOf(deps, meta, holdUntil);
+  try {
+    await deps.history.hold({ lease, holdUntil, ttl, expectedGeneratedAt: meta.generatedAt, now });
+  } catch (error) {
+    await releaseLease(deps.cacheTable, lease);
+    throw error;
+  }
   return { decision: 'held', holdUntil, tookOver: lease.takenOver };
 }
 
