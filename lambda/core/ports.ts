@@ -139,6 +139,8 @@ export interface RecordFailureInput {
   readonly observedGeneratedAt: number;
   readonly previousCount: number;
   readonly record: FailureRecord;
+  /** META's TTL from now on (an attempt keeps a requested page's rows); absent: unchanged. */
+  readonly ttl?: number | undefined;
   /** The page is now broken: it joins the status index. */
   readonly broken?: boolean | undefined;
 }
