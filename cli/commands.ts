@@ -222,17 +222,17 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'revalidate status': {
-    usage: 'revalidate status <effect_id>',
-    summary: "a revalidation's status by its effect id (same auth as revalidate); 404: unknown",
-    options: {},
+    usage: 'revalidate status <effect_id> [--wait]',
+    summary:
+      "a revalidation's status by its effect id (same auth as revalidate); --wait: until done",
+    options: { wait: { type: 'boolean' } },
     positionals: 1,
-    run: async ({ positionals }, ctx) => {
+    run: async ({ positionals, values }, ctx) => {
       const effectId = positionals[0] ?? '';
       if (!/^rv_[0-9a-f]{32}$/.test(effectId)) {
         throw new UsageError(`an effect id is rv_ and 32 hex digits, got "${effectId}"`);
       }
-      const request = await buildStatusRequest(revalidateUrlOf(ctx), effectId, signingOf(ctx));
-      const result = await sendRevalidate(request, ctx.fetch);
+      const result = await revalidationStatus(ctx, effectId, values.wait === true);
       const text = format.formatRevalidationStatus(result);
       if (result.status >= 300)
         throw new OperationError(`status refused: HTTP ${result.status}`, { data: result, text });
@@ -240,6 +240,26 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 };
+
+/** Polls between two status reads while waiting (each read is one signed GET). */
+const WAIT_POLL_MS = 1_000;
+/** How long `--wait` waits at most: well past any revalidation's marking. */
+const WAIT_LIMIT_MS = 15 * 60_000;
+
+/** The status once, or (`wait`) until it is `done`, a progress line on stderr each poll. */
+async function revalidationStatus(ctx: Context, effectId: string, wait: boolean) {
+  const deadline = ctx.clock.now() + WAIT_LIMIT_MS;
+  for (;;) {
+    const request = await buildStatusRequest(revalidateUrlOf(ctx), effectId, signingOf(ctx));
+    const result = await sendRevalidate(request, ctx.fetch);
+    const state = (result.receipt as { state?: unknown } | null)?.state;
+    if (!wait || result.status !== 200 || state === 'done' || ctx.clock.now() >= deadline) {
+      return result;
+    }
+    ctx.note(format.formatRevalidationStatus(result).split('\n')[0] ?? '');
+    await ctx.clock.sleep(WAIT_POLL_MS);
+  }
+}
 
 /** The target's revalidation endpoint. @throws OperationError when it has none */
 function revalidateUrlOf(ctx: Context): string {

@@ -12,6 +12,7 @@ import {
 import { run } from '../../cli/run.js';
 import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
+import { TestClock } from '../helpers/clock.js';
 import { sigV4Holds } from '../helpers/sigv4.js';
 
 const URL_IAM = 'https://abc123.lambda-url.eu-west-1.on.aws/';
@@ -214,16 +215,24 @@ describe('isr revalidate status', () => {
     );
   });
 
-  async function status(argv: string[], answer: { status: number; body: unknown }) {
+  async function status(
+    argv: string[],
+    answer: { status: number; body: unknown },
+    ...later: { status: number; body: unknown }[]
+  ) {
     const out: string[] = [];
     const requests: { url: string; init: RequestInit }[] = [];
+    const answers = [answer, ...later];
+    const clock = new TestClock(undefined, { autoAdvance: true });
     const code = await run(['revalidate', 'status', ...argv], {
       out: (text) => out.push(text),
       err: (text) => out.push(text),
       env: {},
+      clock,
       fetch: ((url: string, init: RequestInit) => {
         requests.push({ url, init });
-        return Promise.resolve(new Response(JSON.stringify(answer.body), answer));
+        const next = answers.length > 1 ? answers.shift() : answers[0];
+        return Promise.resolve(new Response(JSON.stringify(next?.body), next));
       }) as unknown as typeof fetch,
       target: () =>
         Promise.resolve({ kind: 'local', name: 'local', revalidateUrl: URL_IAM } as Target),
@@ -247,5 +256,20 @@ describe('isr revalidate status', () => {
     const malformed = await status(['rv_nope'], { status: 200, body: {} });
     expect(malformed.code).toBe(2);
     expect(malformed.requests).toHaveLength(0);
+  });
+
+  it('--wait polls until done, a progress line each time, on the clock port', async () => {
+    const marking = (marked: number) => ({
+      status: 200,
+      body: { state: 'marking', counts: { pages: 10, marked } },
+    });
+    const done = { status: 200, body: { state: 'done', counts: { pages: 10, marked: 10 } } };
+    const waited = await status([effectId, '--wait'], marking(0), marking(5), done);
+    expect(waited.code).toBe(0);
+    expect(waited.requests).toHaveLength(3);
+    expect(waited.out).toMatch(/marking {2}\[#{10}-{10}\] 5\/10 pages marked/);
+    expect(waited.out).toMatch(/done {2}\[#{20}\] 10\/10/);
+    const once = await status([effectId], marking(0), done);
+    expect(once.requests).toHaveLength(1);
   });
 });
