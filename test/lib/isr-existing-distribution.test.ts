@@ -19,7 +19,7 @@ import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { CDN_DISTRIBUTION_ID_ENV } from '../../lambda/shared/cdn-env.js';
 import { IsrService, type IsrServiceProps } from '../../lib/isr-service.js';
-import { cdkJsonContext, logicalIdOf } from './stack-fixture.js';
+import { cdkJsonContext, logicalIdOf, synthIsrStack } from './stack-fixture.js';
 
 const ROUTED: IsrServiceProps = {
   renderOriginUrl: 'https://ssr.example.com',
@@ -176,6 +176,25 @@ describe('IsrService on an existing distribution', () => {
   });
 });
 
+describe('IsrService with its own distribution (the default)', () => {
+  it('creates one, the pages on its default behaviour with its policies and cache tags', () => {
+    const { service, template } = synthIsrStack({ service: ROUTED });
+    const config = configOf(template, logicalIdOf(service.distribution));
+    template.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    expect(config.DefaultCacheBehavior).toMatchObject({
+      CachePolicyId: { Ref: logicalIdOf(service.cachePolicy) },
+      FunctionAssociations: [
+        { EventType: 'viewer-request', FunctionARN: functionArnOf(service.viewerRequestFunction!) },
+      ],
+    });
+    expect(config.CacheBehaviors.map((behaviour) => behaviour.PathPattern)).toEqual([
+      '/_next/static/*',
+      '/api/*',
+    ]);
+    expect(config.CacheTagConfig).toEqual({ HeaderName: 'x-isr-cache-tags' });
+  });
+});
+
 describe('what synth refuses with an existing distribution', () => {
   const build = (props: (site: ReturnType<typeof siteStack>) => IsrServiceProps) => {
     const site = siteStack();
@@ -206,6 +225,8 @@ describe('what synth refuses with an existing distribution', () => {
     expect(build((site) => ({ distribution: site.distribution, pathPattern: '*' }))).toThrow(
       /pathPattern must be a CloudFront path pattern starting with \//,
     );
+    // Control: '/*' takes every path the user's own behaviours leave.
+    expect(build((site) => ({ distribution: site.distribution, pathPattern: '/*' }))).not.toThrow();
   });
 
   it("refuses the props that configure a whole distribution: they are the user's", () => {
