@@ -97,8 +97,6 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
       { cause: error },
     );
   });
-  await indexTags(deps, cacheKey, meta, version);
-
   const now = epochSeconds(deps.clock);
   const holdUntil = input.holdSeconds === undefined ? undefined : now + input.holdSeconds;
   const generatedAt = Math.max(now, meta.generatedAt + 1);
@@ -112,7 +110,8 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
     rolledBack: { fromSk: meta.currentSk, at: now, by: input.actor },
   };
   const lease = await seize(deps, cacheKey, input.actor, 'rollback');
-  await restoreOrRelease(deps, lease, next, meta);
+  // Indexed under the seized lease: a removal landing before the restore sees LOCK and keeps them.
+  await restoreOrRelease(deps, lease, next, meta, () => indexTags(deps, cacheKey, meta, version));
   await unindexTags(deps, cacheKey, meta, version);
   return {
     decision: 'rolled-back',
@@ -146,9 +145,15 @@ export async function hold(deps: PageOpsDeps, input: HoldInput): Promise<HoldRes
   const meta = await liveMeta(deps, input.cacheKey);
   const now = epochSeconds(deps.clock);
   const holdUntil = now + input.holdSeconds;
-  const next: CacheMeta = { ...meta, holdUntil, ttl: ttlOf(deps, meta, holdUntil) };
   const lease = await seize(deps, input.cacheKey, input.actor, 'hold');
-  await restoreOrRelease(deps, lease, next, meta);
+  // The hold alone is written: a revalidation that marks META meanwhile stays marked.
+  const ttl = ttlOf(deps, meta, holdUntil);
+  try {
+    await deps.history.hold({ lease, holdUntil, ttl, expectedGeneratedAt: meta.generatedAt, now });
+  } catch (error) {
+    await releaseLease(deps.cacheTable, lease);
+    throw error;
+  }
   return { decision: 'held', holdUntil, tookOver: lease.takenOver };
 }
 
@@ -229,14 +234,19 @@ const seize = (
     owner: `${what}:${actor}`,
   });
 
-/** The operator's write; on a refusal the seized lease is released (best-effort: it expires). */
+/**
+ * The operator's write, after `before` (under the same lease); on a refusal the seized lease is
+ * released (best-effort: it expires).
+ */
 async function restoreOrRelease(
   deps: PageOpsDeps,
   lease: AcquiredLease,
   meta: CacheMeta,
   expected: CacheMeta,
+  before?: () => Promise<void>,
 ): Promise<void> {
   try {
+    await before?.();
     await deps.history.restore({ lease, meta, expected, now: epochSeconds(deps.clock) });
   } catch (error) {
     await releaseLease(deps.cacheTable, lease);

@@ -61,7 +61,9 @@ export async function processMessage(
   const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
   const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
-    const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+    // Strongly consistent: an eventually consistent read can return META from before a
+    // revalidation's mark, still fresh, and the intent would be acknowledged as answered.
+    const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
     const skip = skipped(deps, intent, meta, need);
     if (skip !== undefined) return { ...report, ...skip };
     const call: IdempotentCall = {
@@ -100,7 +102,8 @@ function skipped(
   }
   if (isAnswered(meta, now, need)) return { decision: Decision.Fresh, action: 'ack' };
   // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
-  const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+  const state = retryState(meta?.failures, now, policy, meta?.ttl);
   if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
     const detail = { retryState: state, failures: meta?.failures };
     return { decision: Decision.Backoff, action: 'ack', detail };

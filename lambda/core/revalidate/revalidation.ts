@@ -15,12 +15,13 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { regenerationIntent } from '../intent.js';
+import { isHeld } from '../freshness.js';
+import { regenerationIntent, type QueuedIntent } from '../intent.js';
 import type {
   CacheMeta,
   CdnInvalidator,
   CdnPurge,
-  RegenerationQueue,
+  BatchRegenerationQueue,
   RevalidationMarks,
   TagRevalidations,
 } from '../ports.js';
@@ -43,15 +44,26 @@ export interface Revalidation {
 export interface RevalidationEffect {
   /** Distinct pages marked (a cached page under a key, or tagged with a tag). */
   readonly pages: number;
-  /** Regeneration intents queued (`regenerate: true`). */
+  /** Regeneration intents queued (`regenerate: true`); none for a held page. */
   readonly regenerations: number;
+  /** Marked pages an operator holds: served as they are until the hold ends (`stale` only). */
+  readonly held: HeldPages;
   readonly cdn: CdnPurge;
 }
+
+/** Held pages: how many, and the first `HELD_PAGES_LISTED` of them. */
+export interface HeldPages {
+  readonly count: number;
+  readonly pages: readonly { readonly key: string; readonly holdUntil: number }[];
+}
+
+/** Held pages a receipt lists at most: enough to act on, bounded whatever the page count. */
+export const HELD_PAGES_LISTED = 20;
 
 export interface RevalidationDeps {
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagRevalidations;
-  readonly queue: RegenerationQueue;
+  readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
   readonly deployId: string;
@@ -59,10 +71,11 @@ export interface RevalidationDeps {
   readonly fanOutConcurrency?: number;
 }
 
-/** A page found for the revalidation: where it lives, and its key when a path named it. */
+/** A page found: where it lives, its key when a path named it, the tags it was found under. */
 interface Target {
   readonly pk: string;
   readonly key?: CacheKey | undefined;
+  readonly foundUnder: string[];
 }
 
 /**
@@ -86,8 +99,9 @@ export async function revalidate(
     markPage(deps, revalidation, target),
   );
   const pages = marked.filter((found) => found !== undefined);
+  const heldAt = heldIndexes(deps, revalidation, marked);
   const regenerations = revalidation.regenerate
-    ? await queueRegenerations(deps, revalidation, targets, marked)
+    ? await queueRegenerations(deps, revalidation, targets, marked, heldAt)
     : 0;
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const cdn = await deps.cdn.invalidateTags(
@@ -97,18 +111,53 @@ export async function revalidate(
     ],
     { effectId },
   );
-  return { pages: pages.length, regenerations, cdn };
+  return { pages: pages.length, regenerations, held: heldOf(targets, marked, heldAt), cdn };
+}
+
+/**
+ * Marked pages still held: a hold outlasts a `stale` mark (the page stays a HIT until the hold
+ * ends or is released), while `expire` deletes META, hold and all.
+ */
+function heldIndexes(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  marked: readonly (CacheMeta | undefined)[],
+): Set<number> {
+  const held = new Set<number>();
+  if (revalidation.mode !== RevalidationMode.Stale) return held;
+  const now = epochSeconds(deps.clock);
+  marked.forEach((meta, index) => {
+    if (isHeld(meta, now)) held.add(index);
+  });
+  return held;
+}
+
+/** The held pages as the receipt reports them: counted, the first few listed by cache key. */
+function heldOf(
+  targets: readonly Target[],
+  marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
+): HeldPages {
+  const pages = [...heldAt].slice(0, HELD_PAGES_LISTED).map((index) => ({
+    key: targets[index]?.key?.key ?? marked[index]?.cacheKey ?? targets[index]?.pk ?? '',
+    holdUntil: marked[index]?.holdUntil ?? 0,
+  }));
+  return { count: heldAt.size, pages };
 }
 
 /** The pages named by path, then every page indexed under a tag, each once. */
 async function targetsOf(deps: RevalidationDeps, revalidation: Revalidation): Promise<Target[]> {
   const targets = new Map<string, Target>();
-  for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key });
+  for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
   for (const tag of revalidation.tags) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
-      for (const pk of page.pks) if (!targets.has(pk)) targets.set(pk, { pk });
+      for (const pk of page.pks) {
+        const target = targets.get(pk) ?? { pk, foundUnder: [] };
+        target.foundUnder.push(tag);
+        targets.set(pk, target);
+      }
       cursor = page.next;
     } while (cursor !== undefined);
   }
@@ -122,38 +171,62 @@ async function markPage(
   target: Target,
 ): Promise<CacheMeta | undefined> {
   await deps.marks.markLock(target.pk, revalidation.effectId);
-  return revalidation.mode === RevalidationMode.Expire
-    ? deps.marks.expire(target.pk)
-    : deps.marks.markStale(target.pk, {
-        effectId: revalidation.effectId,
-        now: epochSeconds(deps.clock),
-      });
+  const meta =
+    revalidation.mode === RevalidationMode.Expire
+      ? await deps.marks.expire(target.pk)
+      : await deps.marks.markStale(target.pk, {
+          effectId: revalidation.effectId,
+          now: epochSeconds(deps.clock),
+        });
+  await unindexGone(deps, revalidation, target, meta);
+  return meta;
+}
+
+/**
+ * Index rows that no longer name a page under their tag go: those of a page found without META
+ * (gone by TTL) or without the tag, and every row of a page this revalidation expired. So a gone
+ * page costs one mark, not one on every revalidation of its tags. Guarded (`TagRowRemoval`): a
+ * page a render is publishing keeps its rows.
+ */
+async function unindexGone(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  target: Target,
+  meta: CacheMeta | undefined,
+): Promise<void> {
+  const expired = revalidation.mode === RevalidationMode.Expire ? (meta?.tags ?? []) : [];
+  const stray = target.foundUnder.filter((tag) => !(meta?.tags ?? []).includes(tag));
+  const gone = [...new Set([...expired, ...stray])];
+  if (gone.length > 0) await deps.tagIndex.remove(revalidation.tenant, target.pk, gone);
 }
 
 /**
  * Queues a regeneration of each page now, as an explicit intent (no observed generation: it is
- * not held back by a failure backoff). A page is known by the path that named it or, found by
- * tag, by the cache key its META recorded.
+ * not held back by a failure backoff) except for a held page, in batches (one call per ten pages, not one per page). A
+ * page is known by the path that named it or, found by tag, by the cache key its META recorded.
  */
 async function queueRegenerations(
   deps: RevalidationDeps,
   revalidation: Revalidation,
   targets: readonly Target[],
   marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
 ): Promise<number> {
-  let queued = 0;
+  const intents: QueuedIntent[] = [];
   for (const [index, target] of targets.entries()) {
+    if (heldAt.has(index)) continue; // the worker would only answer `held`
     const address = target.key ?? addressOf(marked[index]);
     if (address === undefined) continue;
     const page = { tenant: revalidation.tenant, ...address, pk: target.pk };
-    const intent = regenerationIntent(page, deps.deployId, {
-      kind: 'revalidation',
-      effectId: revalidation.effectId,
-    });
-    await deps.queue.enqueue(intent.intent, intent);
-    queued += 1;
+    intents.push(
+      regenerationIntent(page, deps.deployId, {
+        kind: 'revalidation',
+        effectId: revalidation.effectId,
+      }),
+    );
   }
-  return queued;
+  await deps.queue.enqueueBatch(intents);
+  return intents.length;
 }
 
 /** Path and query of a page from the cache key its META recorded (`cache_key`). */
