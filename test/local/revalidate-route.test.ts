@@ -61,6 +61,18 @@ describe('the local revalidate route (issue 19, item 20)', () => {
     expect((await fetch(`${url}/hello`)).status).toBe(200);
   });
 
+  it('routes a status GET under the endpoint to the revalidate function, pages elsewhere to the origin', async () => {
+    const seen: string[] = [];
+    const { url } = await front((event) => {
+      seen.push(`${event.requestContext.http.method} ${event.rawPath}`);
+      return Promise.resolve({ statusCode: 404, body: '{"error":"not-found"}' });
+    });
+    const id = `rv_${'0'.repeat(32)}`;
+    expect((await fetch(`${url}/_isr/revalidate/${id}`)).status).toBe(404);
+    expect((await fetch(`${url}/_isr/revalidated`)).status).toBe(200);
+    expect(seen).toEqual([`GET /_isr/revalidate/${id}`]);
+  });
+
   it('negative control: without the route, the origin answers the POST with its 405', async () => {
     const { url } = await front(undefined);
     const reply = await post(url);
