@@ -243,5 +243,7 @@ export const toTrafficRules = (settings: TrafficRules): TrafficRules => ({
   staticPrefixes: settings.staticPrefixes,
   allowedQueryParams: settings.allowedQueryParams,
   unknownQuery: settings.unknownQuery,
-  ignoredQueryParams: settings.ignoredQueryParams,
+  ...(settings.ignoredQueryParams?.length
+    ? { ignoredQueryParams: settings.ignoredQueryParams }
+    : {}),
 });
