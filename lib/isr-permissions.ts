@@ -3,18 +3,19 @@
  * L2 constructs (grantReadWriteData, grantReadWrite) add Scan, Query, batch and listing actions
  * the service never needs. Every statement names this service's table, bucket or queue only.
  *
- * - origin: Get/Put/Update/DeleteItem on the table; GetObject and PutObject on `pages/*` (no
- *   DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
- * - worker: Get/Put/Update/DeleteItem on the table; PutObject and DeleteObject on `pages/*`;
- *   consume the queue (granted by its event source); SendMessage to the DLQ.
+ * - origin: Get/Put/Update/Delete/ConditionCheckItem on the table; GetObject and PutObject on
+ *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
+ * - worker: Get/Put/Update/Delete/ConditionCheckItem on the table; PutObject and DeleteObject on
+ *   `pages/*`; consume the queue (granted by its event source); SendMessage to the DLQ.
  * - a function that purges the CDN (the revalidate function), when granted with
  *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
- *   longer lists; ListBucket under the body prefix; DeleteObject on `pages/*`. No PutObject/GetObject.
- * - revalidate: Get/Put/Update/DeleteItem and Query on the table; SendMessage to the queue;
- *   GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
+ *   longer lists and the tag index rows of gone pages; ListBucket under the body prefix;
+ *   DeleteObject on `pages/*`. No PutObject/GetObject.
+ * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
+ *   the queue; GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -42,19 +43,20 @@ import type { IsrServiceProps } from './isr-service-props.js';
 /**
  * Item actions of the lease + publish protocol, which both functions run (the origin for the
  * misses it renders). A TransactWriteItems call is authorised per item by these same actions
- * (there is no IAM action named after the transaction); the publish (META, LOCK, REQ#, VER#)
- * uses no ConditionCheck, so ConditionCheckItem is not needed. DeleteItem releases the caller's
+ * (there is no IAM action named after the transaction). DeleteItem releases the caller's
  * own LOCK (conditioned on its token), deletes the VER# rows a publish dropped from META's kept
  * list and, in the worker, drops a REQ# claim that is still STARTED so a retry can take it.
  * BatchWriteItem keeps the tag index (a page's `TAG#` rows, written before the publish that gives
  * it a tag) and BatchGetItem reads when its tags were last revalidated: neither reaches an item
- * Put/Delete/GetItem could not. No Scan, Query or table-level action.
+ * Put/Delete/GetItem could not. ConditionCheckItem guards the removal of a tag a page lost (META
+ * and LOCK checked in the Delete's transaction). No Scan, Query or table-level action.
  */
 export const CACHE_TABLE_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
   'dynamodb:BatchWriteItem',
   'dynamodb:BatchGetItem',
 ] as const;
@@ -109,14 +111,16 @@ const ROLE_IDS: Readonly<Record<FunctionKind, string>> = {
 /**
  * Item actions of a revalidation: GetItem/PutItem/UpdateItem/DeleteItem for its REQ# row (read,
  * claim, settle, release) and the marks (LOCK and META updates, META deleted by `expire`, each
- * tag's STATE put), Query for the pages under a tag (`TAG#` partitions). No Scan, no batch, no
- * transaction: it never publishes.
+ * tag's STATE put), Query for the pages under a tag (`TAG#` partitions), ConditionCheckItem with
+ * DeleteItem for the index rows of pages it finds gone (guarded by META and LOCK in one
+ * transaction). No Scan, no batch: it never publishes.
  */
 export const REVALIDATE_TABLE_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
   'dynamodb:Query',
 ] as const;
 
@@ -210,9 +214,10 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
  */
 export const SWEEPER_TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
 /**
- * Deleting the VER# rows META no longer lists: a TransactWriteItems of a ConditionCheck on META
- * and a Delete of the row, authorised by those item actions. IAM cannot scope them by sort key
- * and pages are any partition, so they cover the table; the condition on META is the real guard.
+ * Deleting the VER# rows META no longer lists, and the tag index rows of a page whose META is
+ * gone: a TransactWriteItems of ConditionChecks on META (and LOCK) and a Delete of the row,
+ * authorised by those item actions. IAM cannot scope them by sort key and pages are any
+ * partition, so they cover the table; the conditions on META and LOCK are the real guard.
  */
 export const SWEEPER_VERSION_ACTIONS = [
   'dynamodb:ConditionCheckItem',

@@ -3,8 +3,10 @@
  * keeps serving its last good generation; each failure doubles the wait before the next attempt
  * (stale hits inside the wait queue nothing, queued intents inside it are acknowledged without a
  * render), and after `brokenAfter` failures in a row the page is reported broken and no longer
- * retried on its own: a revalidation or an explicit regeneration retries it. Renders of a broken
- * page therefore grow with log(time), not with its traffic. A publish clears the record.
+ * retried on its own (a revalidation or an explicit regeneration retries it), except once half
+ * its META's remaining retention has passed, so a page still requested keeps its rows (each
+ * attempt moves META's TTL on). Renders of a broken page therefore grow with log(time), not with
+ * its traffic. A publish clears the record.
  */
 
 export interface FailurePolicy {
@@ -38,13 +40,18 @@ export const RetryState = {
 } as const;
 export type RetryState = (typeof RetryState)[keyof typeof RetryState];
 
+/** `expiresAt`: META's TTL, epoch seconds (a broken page is due again half-way to it). */
 export function retryState(
   failures: FailureRecord | undefined,
   nowSeconds: number,
   policy: FailurePolicy,
+  expiresAt?: number,
 ): RetryState {
   if (failures === undefined) return RetryState.Due;
-  if (failures.count >= policy.brokenAfter) return RetryState.Broken;
+  if (failures.count >= policy.brokenAfter) {
+    const keepAlive = expiresAt === undefined ? Infinity : (failures.lastFailedAt + expiresAt) / 2;
+    return nowSeconds >= keepAlive ? RetryState.Due : RetryState.Broken;
+  }
   return nowSeconds < failures.nextAttemptAt ? RetryState.BackingOff : RetryState.Due;
 }
 

@@ -245,7 +245,8 @@ export class ConfigError extends IsrError {
 
 /**
  * An operator's request about a page's versions cannot be carried out as asked (no such page, no
- * such kept version, nothing older to go back to). `code` says which; nothing was written.
+ * such kept version, nothing older to go back to, a hold out of bounds). `code` says which;
+ * nothing was written.
  */
 export class VersionRequestError extends IsrError {
   override readonly name = 'VersionRequestError';
@@ -258,7 +259,8 @@ export class VersionRequestError extends IsrError {
       | 'nothing-older'
       | 'already-live'
       | 'ambiguous-version'
-      | 'version-body-missing',
+      | 'version-body-missing'
+      | 'hold-out-of-bounds',
     message: string,
     options?: ErrorOptions,
   ) {

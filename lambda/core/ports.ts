@@ -139,6 +139,8 @@ export interface RecordFailureInput {
   readonly observedGeneratedAt: number;
   readonly previousCount: number;
   readonly record: FailureRecord;
+  /** META's TTL from now on (an attempt keeps a requested page's rows); absent: unchanged. */
+  readonly ttl?: number | undefined;
   /** The page is now broken: it joins the status index. */
   readonly broken?: boolean | undefined;
 }
@@ -253,6 +255,13 @@ export interface PageHistory extends VersionRows {
    * @throws LeaseLostError, PageChangedError, VersionNotKeptError
    */
   restore(input: RestoreInput): Promise<void>;
+  /**
+   * Holds the page as it is: sets `hold_until` and `ttl` on META, and nothing else, in one
+   * transaction with the release of `lease`, only while META is the generation the operator
+   * read. A revalidation that marks META meanwhile keeps its mark.
+   * @throws LeaseLostError, PageChangedError
+   */
+  hold(input: HoldWrite): Promise<void>;
   /** Lifts a hold. @returns whether the page was held */
   release(pk: string): Promise<boolean>;
 }
@@ -262,6 +271,17 @@ export interface RestoreInput {
   readonly meta: CacheMeta;
   /** META as the operator read it: the write is refused if it changed since. */
   readonly expected: CacheMeta;
+  readonly now: number;
+}
+
+export interface HoldWrite {
+  readonly lease: Lease;
+  /** Epoch seconds. */
+  readonly holdUntil: number;
+  /** META's TTL from now on: never before the hold ends. */
+  readonly ttl: number;
+  /** `generated_at` of META as the operator read it: the write is refused if it changed since. */
+  readonly expectedGeneratedAt: number;
   readonly now: number;
 }
 
@@ -303,20 +323,37 @@ export interface RevalidationMarks {
 }
 
 /**
+ * How every remover takes a page out of the tag index: a publish for the tags its page lost, a
+ * rollback, a revalidation for the pages it found gone (or no longer carrying the tag) and the
+ * sweeper for pages whose META is gone.
+ */
+export interface TagRowRemoval {
+  /**
+   * Removes the page's rows under `tags`, each only while the page's META does not carry the
+   * tag and nobody holds the page's lease (a render indexes what it gains before its publish,
+   * under its lease), in one transaction: a row a publish (re)added is never removed, however
+   * late the removal. @returns the tags whose rows went (a kept one is left for a later remover)
+   */
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]>;
+}
+
+/**
  * Which pages carry a tag, per tenant (`pk = TAG#<tenant>#<tag>`, `sk = PAGE#<page pk>`), as
  * publishers keep it: a page is added under a tag before the publish that first gives it the
  * tag, so a revalidation that finds no row for a page cannot miss a published one; rows of tags a
- * page lost are removed after its publish.
+ * page lost are removed after its publish (`TagRowRemoval`).
  */
-export interface TagIndex {
+export interface TagIndex extends TagRowRemoval {
   add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
-  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
   /** When each of `tags` was last revalidated (epoch ms); tags never revalidated are absent. */
   revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
 }
 
-/** The tag index as a revalidation uses it: which pages carry a tag, and when it was revalidated. */
-export interface TagRevalidations {
+/**
+ * The tag index as a revalidation uses it: which pages carry a tag, when it was revalidated,
+ * and the rows of pages it finds gone (or no longer carrying the tag) removed.
+ */
+export interface TagRevalidations extends TagRowRemoval {
   /** One page of the page pks indexed under `tag`, and where the next page starts. */
   pages(
     tenant: string | undefined,
@@ -441,7 +478,14 @@ export interface PageReferences {
    * VER# rows META does not list (all of them when there is no META): garbage, since a publish
    * writes a row and the META listing it at once, unless a publish listed one after this read.
    */
-  readonly unlisted: readonly { readonly sk: string; readonly s3Key: string | undefined }[];
+  readonly unlisted: readonly {
+    readonly sk: string;
+    readonly s3Key: string | undefined;
+    /** The tags the version carried: its page's index rows under them may be left over. */
+    readonly tags?: readonly string[] | undefined;
+  }[];
+  /** The tags META carries; undefined when META is gone. */
+  readonly tags?: readonly string[] | undefined;
   /** The page's LOCK, when there is one: a live lease may still publish the body of its token. */
   readonly lease: { readonly token: string | undefined; readonly expiresAt: number } | undefined;
 }

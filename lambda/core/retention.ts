@@ -28,3 +28,14 @@ export const metaTtl = (
   generatedAt +
   revalidateSeconds +
   (status === 404 || status === 410 ? retention.goneSeconds : retention.idleSeconds);
+
+/**
+ * META's TTL after a regeneration attempt that published nothing (a failure record): a page
+ * still requested keeps its rows and history; never earlier than it was.
+ */
+export const attemptTtl = (
+  current: number | undefined,
+  nowSeconds: number,
+  status: number | undefined,
+  retention: Retention,
+): number => Math.max(current ?? 0, metaTtl(nowSeconds, 0, status, retention));

@@ -54,14 +54,16 @@ export const bodyKeyOf = (
 export function bodyOwnerOf(
   s3Key: string,
   prefix: string,
-): { readonly pk: string; readonly token: string } | undefined {
+):
+  { readonly pk: string; readonly tenant: string | undefined; readonly token: string } | undefined {
   if (!s3Key.startsWith(prefix)) return undefined;
   const parts = s3Key.slice(prefix.length).split('/');
   if (parts.length !== 3) return undefined;
   const [tenant = '', hash = '', token = ''] = parts;
   if (hash === '' || token === '') return undefined;
   if (tenant !== '_' && !TENANT_PATTERN.test(tenant)) return undefined;
-  return { pk: partitionKey(tenant === '_' ? undefined : tenant, hash), token };
+  const owner = tenant === '_' ? undefined : tenant;
+  return { pk: partitionKey(owner, hash), tenant: owner, token };
 }
 
 /**

@@ -66,7 +66,7 @@ const AWKWARD: Readonly<Record<string, readonly string[]>> = {
   renderPaths: ['b', '/a b', ''],
   keptHeaders: ['Set-Cookie', 'bad header', ''],
   bodyKeyPrefix: ['bad', '/x/'],
-  tenants: ['a#b', '-x', 'a,b'],
+  tenants: ['a#b', '-x', 'a,b', 'Acme'],
   deployId: ['x'.repeat(129), ''],
   overloadFallbackPath: ['busy', 'a,/b'],
   staticPrefixes: ['/', '/_isr/', '/_', 'x/', '/a*/', '/a b/'],

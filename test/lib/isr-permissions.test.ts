@@ -65,6 +65,7 @@ describe('IAM boundaries', () => {
       expect([...actionsOf(dynamodb[0])].sort()).toEqual([
         'dynamodb:BatchGetItem',
         'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',

@@ -38,16 +38,17 @@ export class DynamoBodyReferences implements BodyReferences {
     const s3Keys = new Set<string>();
     const metaKey = meta === undefined ? undefined : str(meta, 's3_key');
     if (metaKey !== undefined) s3Keys.add(metaKey);
-    const unlisted: { sk: string; s3Key: string | undefined }[] = [];
+    const unlisted: { sk: string; s3Key: string | undefined; tags?: string[] }[] = [];
     for (const item of versions) {
       const sk = str(item, 'sk') ?? '';
       const s3Key = str(item, 's3_key');
-      if (!listed.has(sk)) unlisted.push({ sk, s3Key });
+      if (!listed.has(sk)) unlisted.push({ sk, s3Key, tags: item.tags?.SS });
       else if (s3Key !== undefined) s3Keys.add(s3Key);
     }
     return {
       s3Keys,
       unlisted,
+      tags: meta === undefined ? undefined : (meta.tags?.SS ?? []),
       lease:
         lock === undefined
           ? undefined

@@ -159,6 +159,7 @@ export class DynamoCacheTable implements CacheTable {
     // A broken page joins the status index, so the sweeper and `isr failed` find it.
     const update =
       'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error' +
+      (input.ttl === undefined ? '' : ', #ttl = :ttl') +
       (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
     const written = await conditionalWrite(
@@ -174,6 +175,7 @@ export class DynamoCacheTable implements CacheTable {
             ':failed_at': { N: String(input.record.lastFailedAt) },
             ':next_at': { N: String(input.record.nextAttemptAt) },
             ':error': { S: input.record.error },
+            ...(input.ttl === undefined ? {} : { ':ttl': { N: String(input.ttl) } }),
             ':generated_at': { N: String(input.observedGeneratedAt) },
             ':previous': { N: String(input.previousCount) },
             ...(input.broken

@@ -124,7 +124,7 @@ export class InMemoryCacheTable implements CacheTable {
     ) {
       return Promise.resolve(false);
     }
-    this.state.metas.set(input.pk, { ...meta, failures: input.record });
+    this.state.metas.set(input.pk, { ...meta, failures: input.record, ttl: input.ttl ?? meta.ttl });
     return Promise.resolve(true);
   }
 

@@ -16,7 +16,7 @@ import {
   TransactionConflictError,
   VersionRequestError,
 } from '../../core/errors.js';
-import type { PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
+import type { HoldWrite, PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
 import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
@@ -116,6 +116,55 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     }
   }
 
+  /**
+   * One transaction: Update META's `hold_until` and `ttl` alone, conditioned on the generation
+   * the operator read (a revalidation's mark, written meanwhile, is left as it is); Delete LOCK,
+   * conditioned on the operator's (seized) lease.
+   */
+  async hold(input: HoldWrite): Promise<void> {
+    const { lease, now } = input;
+    const update = 'SET #hold_until = :hold_until, #ttl = :ttl';
+    const unchanged = allOf(Guard.rowExists, Guard.sameGeneration);
+    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
+    try {
+      await this.client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: keyOf(lease.pk, SortKey.Meta),
+                UpdateExpression: update,
+                ConditionExpression: unchanged,
+                ExpressionAttributeNames: namesOf(update, unchanged),
+                ExpressionAttributeValues: {
+                  ':hold_until': { N: String(input.holdUntil) },
+                  ':ttl': { N: String(input.ttl) },
+                  ':generated_at': { N: String(input.expectedGeneratedAt) },
+                },
+              },
+            },
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: keyOf(lease.pk, SortKey.Lock),
+                ConditionExpression: lockCondition,
+                ExpressionAttributeNames: namesOf(lockCondition),
+                ExpressionAttributeValues: {
+                  ':token': { S: lease.token },
+                  ':now': { N: String(now) },
+                },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      throw classifyRestoreFailure(error, lease.pk, undefined) ?? error;
+    }
+  }
+
   async release(pk: string): Promise<boolean> {
     const update = 'REMOVE #hold_until';
     const condition = '(attribute_exists(#hold_until))';
@@ -134,7 +183,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   }
 }
 
-/** Reads the cancellation reasons of a restore: [META, LOCK, VER#]. */
+/** Reads the cancellation reasons of a restore or a hold: [META, LOCK, VER#]. */
 function classifyRestoreFailure(
   error: unknown,
   pk: string,

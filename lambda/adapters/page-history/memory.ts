@@ -1,6 +1,6 @@
 import { LeaseLostError, PageChangedError, VersionRequestError } from '../../core/errors.js';
 import { isLeaseLive } from '../../core/lease.js';
-import type { PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
+import type { HoldWrite, PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
 import { MemoryTable } from '../shared/memory-table.js';
 
 /**
@@ -58,6 +58,21 @@ export class InMemoryPageHistory implements PageHistory {
       );
     }
     this.state.metas.set(meta.pk, { ...meta });
+    this.state.locks.delete(lease.pk);
+    return Promise.resolve();
+  }
+
+  hold(input: HoldWrite): Promise<void> {
+    const { lease, now } = input;
+    const lock = this.state.locks.get(lease.pk);
+    if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
+      return Promise.reject(new LeaseLostError(lease.pk, lock));
+    }
+    const current = this.state.metas.get(lease.pk);
+    if (current === undefined || current.generatedAt !== input.expectedGeneratedAt) {
+      return Promise.reject(new PageChangedError(lease.pk));
+    }
+    this.state.metas.set(lease.pk, { ...current, holdUntil: input.holdUntil, ttl: input.ttl });
     this.state.locks.delete(lease.pk);
     return Promise.resolve();
   }

@@ -1,13 +1,16 @@
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
+  TransactWriteItemsCommand,
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
-import type { TagIndex } from '../../core/ports.js';
+import type { TagIndex, TagRowRemoval } from '../../core/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
+import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+import { SortKey } from '../../core/rows.js';
 
 /** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
 export const tagPartition = (tenant: string | undefined, tag: string): string =>
@@ -50,12 +53,8 @@ export class DynamoTagIndex implements TagIndex {
     );
   }
 
-  async remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
-    await this.#write(
-      tags.map((tag) => ({
-        DeleteRequest: { Key: keyOf(tagPartition(tenant, tag), `${PAGE}${pk}`) },
-      })),
-    );
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
+    return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
   }
 
   async revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
@@ -102,4 +101,65 @@ export class DynamoTagIndex implements TagIndex {
       }
     }
   }
+}
+
+/** The tag index as the sweeper uses it: only the guarded removal of a gone page's rows. */
+export class DynamoTagRows implements TagRowRemoval {
+  constructor(readonly options: { readonly client: DynamoDBClient; readonly tableName: string }) {}
+
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
+    return removePageRows(this.options.client, this.options.tableName, { tenant, pk, tags });
+  }
+}
+
+/**
+ * `TagRowRemoval.remove` on DynamoDB: per tag, one TransactWriteItems of a ConditionCheck on
+ * META (it does not carry the tag), a ConditionCheck on LOCK (nobody holds the lease) and the
+ * Delete of the row. A cancelled one keeps its row: a publish carries the tag, a render may be
+ * about to, or a conflict; a later remover (the tag's next revalidation, the sweeper) retries.
+ * Cost: about 6 write units per tag removed, only when a page loses a tag or is gone.
+ */
+export async function removePageRows(
+  client: DynamoDBClient,
+  tableName: string,
+  page: { tenant: string | undefined; pk: string; tags: readonly string[] },
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const tag of new Set(page.tags)) {
+    try {
+      await client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: tableName,
+                Key: keyOf(page.pk, SortKey.Meta),
+                ConditionExpression: Guard.tagNotCarried,
+                ExpressionAttributeNames: namesOf(Guard.tagNotCarried),
+                ExpressionAttributeValues: { ':tag': { S: tag } },
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: tableName,
+                Key: keyOf(page.pk, SortKey.Lock),
+                ConditionExpression: Guard.leaseAbsent,
+                ExpressionAttributeNames: namesOf(Guard.leaseAbsent),
+              },
+            },
+            {
+              Delete: {
+                TableName: tableName,
+                Key: keyOf(tagPartition(page.tenant, tag), `${PAGE}${page.pk}`),
+              },
+            },
+          ],
+        }),
+      );
+      removed.push(tag);
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+    }
+  }
+  return removed;
 }

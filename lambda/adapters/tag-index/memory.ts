@@ -16,9 +16,16 @@ export class InMemoryTagIndex implements TagIndex, TagRevalidations {
     return Promise.resolve();
   }
 
-  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
-    for (const tag of tags) this.state.tagPages.get(tagKey(tenant, tag))?.delete(pk);
-    return Promise.resolve();
+  /** Each row goes only while META does not carry its tag and no LOCK is held, as on DynamoDB. */
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
+    const removed: string[] = [];
+    for (const tag of new Set(tags)) {
+      if (this.state.metas.get(pk)?.tags?.includes(tag) === true) continue;
+      if (this.state.locks.has(pk)) continue;
+      this.state.tagPages.get(tagKey(tenant, tag))?.delete(pk);
+      removed.push(tag);
+    }
+    return Promise.resolve(removed);
   }
 
   pages(tenant: string | undefined, tag: string, cursor?: string) {

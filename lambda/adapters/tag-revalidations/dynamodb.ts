@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { TagRevalidations } from '../../core/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
-import { PAGE, STATE, tagPartition } from '../tag-index/dynamodb.js';
+import { PAGE, removePageRows, STATE, tagPartition } from '../tag-index/dynamodb.js';
 
 /**
  * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
@@ -48,6 +48,10 @@ export class DynamoTagRevalidations implements TagRevalidations {
       pks: (Items ?? []).map((item) => (str(item, 'sk') ?? '').slice(PAGE.length)),
       next: LastEvaluatedKey === undefined ? undefined : encodeCursor(LastEvaluatedKey),
     };
+  }
+
+  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
+    return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
   }
 
   async recordRevalidation(

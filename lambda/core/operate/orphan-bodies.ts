@@ -25,7 +25,15 @@
  * VER# row (rare: after an expire or META's TTL), one two-item TransactWriteItems (~4 write units).
  */
 import { epochSeconds, type Clock } from '../clock.js';
-import type { BodyListing, BodyReferences, BodyStore, ListedBody, SweepCursor } from '../ports.js';
+import type {
+  BodyListing,
+  BodyReferences,
+  BodyStore,
+  ListedBody,
+  PageReferences,
+  SweepCursor,
+  TagRowRemoval,
+} from '../ports.js';
 import { isBodyLeased } from '../lease.js';
 import { bodyOwnerOf } from '../rows.js';
 
@@ -34,6 +42,8 @@ export interface OrphanSweepDeps {
   readonly references: BodyReferences;
   readonly bodies: Pick<BodyStore, 'deleteBody'>;
   readonly cursor: SweepCursor;
+  /** Where a gone page's tag index rows are removed; without it they wait for a revalidation. */
+  readonly tagRows?: TagRowRemoval | undefined;
   readonly clock: Clock;
   readonly bodyKeyPrefix: string;
   readonly orphanAgeSeconds: number;
@@ -66,7 +76,7 @@ export async function sweepOrphanBodies(deps: OrphanSweepDeps): Promise<OrphanRe
   const start = await deps.cursor.load();
   const page = await deps.listing.list({ cursor: start, limit: deps.listLimit });
   const counts = { young: 0, inUse: 0, leased: 0, unrecognised: 0, versionsForgotten: 0 };
-  const byPage = new Map<string, { body: ListedBody; token: string }[]>();
+  const byPage = new Map<string, { body: ListedBody; token: string; tenant?: string }[]>();
   for (const body of page.bodies) {
     if (now - body.writtenAt <= deps.orphanAgeSeconds) {
       counts.young += 1;
@@ -78,7 +88,7 @@ export async function sweepOrphanBodies(deps: OrphanSweepDeps): Promise<OrphanRe
       continue;
     }
     const bodies = byPage.get(owner.pk) ?? [];
-    bodies.push({ body, token: owner.token });
+    bodies.push({ body, token: owner.token, tenant: owner.tenant });
     byPage.set(owner.pk, bodies);
   }
 
@@ -92,6 +102,7 @@ export async function sweepOrphanBodies(deps: OrphanSweepDeps): Promise<OrphanRe
         const refs = await deps.references.of(pk);
         const inUse = new Set(refs.s3Keys);
         if (refs.unlisted.length > 0) {
+          await unindexStrayTags(deps, bodies[0]?.tenant, pk, refs);
           const sks = refs.unlisted.map((version) => version.sk);
           const forgotten = new Set(await deps.references.forgetUnlisted(pk, sks));
           counts.versionsForgotten += forgotten.size;
@@ -118,4 +129,21 @@ export async function sweepOrphanBodies(deps: OrphanSweepDeps): Promise<OrphanRe
     ...counts,
     lapComplete: page.next === undefined,
   };
+}
+
+/**
+ * The index rows of tags only versions META no longer lists carried (every tag, once META is
+ * gone by TTL) go before those versions do, while their tags are still known: so a gone page
+ * stops costing marks. Guarded (`TagRowRemoval`): a page being published keeps its rows.
+ */
+async function unindexStrayTags(
+  deps: OrphanSweepDeps,
+  tenant: string | undefined,
+  pk: string,
+  refs: PageReferences,
+): Promise<void> {
+  const live = new Set(refs.tags ?? []);
+  const stray = new Set(refs.unlisted.flatMap((version) => version.tags ?? []));
+  const gone = [...stray].filter((tag) => !live.has(tag));
+  if (deps.tagRows !== undefined && gone.length > 0) await deps.tagRows.remove(tenant, pk, gone);
 }

@@ -66,6 +66,7 @@ export interface RollbackResult {
 
 export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise<RollbackResult> {
   const { cacheKey } = input;
+  if (input.holdSeconds !== undefined) checkHold(input.holdSeconds);
   const meta = await liveMeta(deps, cacheKey);
   const kept = meta.versionSks ?? [];
   if (kept.length === 0 || meta.currentSk === undefined) {
@@ -96,8 +97,6 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
       { cause: error },
     );
   });
-  await indexTags(deps, cacheKey, meta, version);
-
   const now = epochSeconds(deps.clock);
   const holdUntil = input.holdSeconds === undefined ? undefined : now + input.holdSeconds;
   const generatedAt = Math.max(now, meta.generatedAt + 1);
@@ -111,7 +110,8 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
     rolledBack: { fromSk: meta.currentSk, at: now, by: input.actor },
   };
   const lease = await seize(deps, cacheKey, input.actor, 'rollback');
-  await restoreOrRelease(deps, lease, next, meta);
+  // Indexed under the seized lease: a removal landing before the restore sees LOCK and keeps them.
+  await restoreOrRelease(deps, lease, next, meta, () => indexTags(deps, cacheKey, meta, version));
   await unindexTags(deps, cacheKey, meta, version);
   return {
     decision: 'rolled-back',
@@ -141,12 +141,19 @@ export interface HoldResult {
  * release. Under a seized lease too, so a regeneration already rendering cannot publish over it.
  */
 export async function hold(deps: PageOpsDeps, input: HoldInput): Promise<HoldResult> {
+  checkHold(input.holdSeconds);
   const meta = await liveMeta(deps, input.cacheKey);
   const now = epochSeconds(deps.clock);
   const holdUntil = now + input.holdSeconds;
-  const next: CacheMeta = { ...meta, holdUntil, ttl: ttlOf(deps, meta, holdUntil) };
   const lease = await seize(deps, input.cacheKey, input.actor, 'hold');
-  await restoreOrRelease(deps, lease, next, meta);
+  // The hold alone is written: a revalidation that marks META meanwhile stays marked.
+  const ttl = ttlOf(deps, meta, holdUntil);
+  try {
+    await deps.history.hold({ lease, holdUntil, ttl, expectedGeneratedAt: meta.generatedAt, now });
+  } catch (error) {
+    await releaseLease(deps.cacheTable, lease);
+    throw error;
+  }
   return { decision: 'held', holdUntil, tookOver: lease.takenOver };
 }
 
@@ -198,7 +205,9 @@ function olderThanLive(meta: CacheMeta): string {
   if (older === undefined) {
     throw new VersionRequestError(
       'nothing-older',
-      `no kept version is older than the live one (${versionIdOf(meta.currentSk ?? '')}); name one with --to`,
+      `no kept version is older than the live one (${versionIdOf(meta.currentSk ?? '')}): a ` +
+        'history starts at the first render, and again after an `expire` revalidation (a ' +
+        'takedown is never rolled back to)',
     );
   }
   return older;
@@ -225,14 +234,19 @@ const seize = (
     owner: `${what}:${actor}`,
   });
 
-/** The operator's write; on a refusal the seized lease is released (best-effort: it expires). */
+/**
+ * The operator's write, after `before` (under the same lease); on a refusal the seized lease is
+ * released (best-effort: it expires).
+ */
 async function restoreOrRelease(
   deps: PageOpsDeps,
   lease: AcquiredLease,
   meta: CacheMeta,
   expected: CacheMeta,
+  before?: () => Promise<void>,
 ): Promise<void> {
   try {
+    await before?.();
     await deps.history.restore({ lease, meta, expected, now: epochSeconds(deps.clock) });
   } catch (error) {
     await releaseLease(deps.cacheTable, lease);
@@ -256,6 +270,20 @@ function generationOf(version: PageVersion): CacheMeta {
     headers: version.headers,
     contentLength: version.contentLength,
   };
+}
+
+/**
+ * Longest hold: a pause an operator means to lift, not a way to freeze a page (a typo such as
+ * `100000d` would also keep its rows for centuries).
+ */
+export const MAX_HOLD_SECONDS = 30 * 86_400;
+
+function checkHold(seconds: number): void {
+  if (Number.isInteger(seconds) && seconds > 0 && seconds <= MAX_HOLD_SECONDS) return;
+  throw new VersionRequestError(
+    'hold-out-of-bounds',
+    `a hold lasts 1 s to ${MAX_HOLD_SECONDS / 86_400} days, got ${seconds} s`,
+  );
 }
 
 /** META's TTL: the usual one after its freshness, and never before a hold ends. */

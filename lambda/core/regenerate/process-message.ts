@@ -101,7 +101,8 @@ function skipped(
   }
   if (isAnswered(meta, now, need)) return { decision: Decision.Fresh, action: 'ack' };
   // An intent queued by a stale hit waits out the page's backoff; an explicit one does not.
-  const state = retryState(meta?.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+  const state = retryState(meta?.failures, now, policy, meta?.ttl);
   if (intent.observedGeneratedAt !== undefined && state !== RetryState.Due) {
     const detail = { retryState: state, failures: meta?.failures };
     return { decision: Decision.Backoff, action: 'ack', detail };

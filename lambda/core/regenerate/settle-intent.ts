@@ -11,6 +11,7 @@ import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../err
 import type { Need } from '../freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
 import type { CacheMeta } from '../ports.js';
+import { attemptTtl, DEFAULT_RETENTION } from '../retention.js';
 import type { WorkerDeps } from './process-message.js';
 import { regenerate, type RegenerateOutcome } from './regenerate.js';
 
@@ -109,17 +110,14 @@ async function recordFailure(
   failure: Failure,
 ): Promise<number | undefined> {
   const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
-  const record = nextFailure(
-    meta.failures,
-    epochSeconds(deps.clock),
-    `${failure.code}: ${failure.message}`,
-    policy,
-  );
+  const now = epochSeconds(deps.clock);
+  const record = nextFailure(meta.failures, now, `${failure.code}: ${failure.message}`, policy);
   const written = await deps.cacheTable.recordFailure({
     pk: meta.pk,
     observedGeneratedAt: meta.generatedAt,
     previousCount: meta.failures?.count ?? 0,
     record,
+    ttl: attemptTtl(meta.ttl, now, meta.statusCode, deps.retention ?? DEFAULT_RETENTION),
     broken: record.count >= policy.brokenAfter,
   });
   return written ? record.count : undefined;

@@ -15,6 +15,7 @@ import {
 import { normaliseTag, tagProblem } from '../cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
+import { parsePageAddress } from '../page-address.js';
 import type { CdnPurge } from '../ports.js';
 import { RevalidationMode, type Revalidation, type RevalidationEffect } from './revalidation.js';
 
@@ -164,18 +165,9 @@ function tenantOf(value: unknown, policy: RevalidatePolicy): string | undefined 
   }
 }
 
-/** A path (query included) keyed as the origin keys a request for it. */
-function keyOfPath(path: string, tenant: string | undefined, policy: RevalidatePolicy): CacheKey {
-  const queryAt = path.indexOf('?');
-  return normaliseCacheKey(
-    {
-      tenant,
-      rawPath: queryAt === -1 ? path : path.slice(0, queryAt),
-      rawQueryString: queryAt === -1 ? '' : path.slice(queryAt + 1),
-    },
-    policy.keyPolicy,
-  );
-}
+/** A page address (`parsePageAddress`) keyed as the origin keys a request for it. */
+const keyOfPath = (path: string, tenant: string | undefined, policy: RevalidatePolicy): CacheKey =>
+  normaliseCacheKey({ tenant, ...parsePageAddress(path) }, policy.keyPolicy);
 
 /** A path's cache key; refused exactly where the origin refuses it. */
 function cacheKeyOf(

@@ -60,10 +60,11 @@ export interface RevalidationDeps {
   readonly fanOutConcurrency?: number;
 }
 
-/** A page found for the revalidation: where it lives, and its key when a path named it. */
+/** A page found: where it lives, its key when a path named it, the tags it was found under. */
 interface Target {
   readonly pk: string;
   readonly key?: CacheKey | undefined;
+  readonly foundUnder: string[];
 }
 
 /**
@@ -107,13 +108,17 @@ export async function revalidate(
  */
 async function targetsOf(deps: RevalidationDeps, revalidation: Revalidation): Promise<Target[]> {
   const targets = new Map<string, Target>();
-  for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key });
+  for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
   const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   for (const tag of [...revalidation.tags, ...variantTags]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
-      for (const pk of page.pks) if (!targets.has(pk)) targets.set(pk, { pk });
+      for (const pk of page.pks) {
+        const target = targets.get(pk) ?? { pk, foundUnder: [] };
+        target.foundUnder.push(tag);
+        targets.set(pk, target);
+      }
       cursor = page.next;
     } while (cursor !== undefined);
   }
@@ -127,12 +132,33 @@ async function markPage(
   target: Target,
 ): Promise<CacheMeta | undefined> {
   await deps.marks.markLock(target.pk, revalidation.effectId);
-  return revalidation.mode === RevalidationMode.Expire
-    ? deps.marks.expire(target.pk)
-    : deps.marks.markStale(target.pk, {
-        effectId: revalidation.effectId,
-        now: epochSeconds(deps.clock),
-      });
+  const meta =
+    revalidation.mode === RevalidationMode.Expire
+      ? await deps.marks.expire(target.pk)
+      : await deps.marks.markStale(target.pk, {
+          effectId: revalidation.effectId,
+          now: epochSeconds(deps.clock),
+        });
+  await unindexGone(deps, revalidation, target, meta);
+  return meta;
+}
+
+/**
+ * Index rows that no longer name a page under their tag go: those of a page found without META
+ * (gone by TTL) or without the tag, and every row of a page this revalidation expired. So a gone
+ * page costs one mark, not one on every revalidation of its tags. Guarded (`TagRowRemoval`): a
+ * page a render is publishing keeps its rows.
+ */
+async function unindexGone(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  target: Target,
+  meta: CacheMeta | undefined,
+): Promise<void> {
+  const expired = revalidation.mode === RevalidationMode.Expire ? (meta?.tags ?? []) : [];
+  const stray = target.foundUnder.filter((tag) => !(meta?.tags ?? []).includes(tag));
+  const gone = [...new Set([...expired, ...stray])];
+  if (gone.length > 0) await deps.tagIndex.remove(revalidation.tenant, target.pk, gone);
 }
 
 /**

@@ -51,7 +51,7 @@ export async function serveGeneration(
       cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
       ...shape,
     });
-  if (status < 300 && isNotModified(request, page)) {
+  if (status < 300 && isNotModified(request, page, deps.clock.now())) {
     const headers = headersOf({ notModified: true });
     return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
   }

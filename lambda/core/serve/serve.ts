@@ -153,7 +153,8 @@ async function serveKey(
   // A held page is served like a fresh one: an operator stopped its regeneration.
   const fresh = needsNoRegeneration(meta, now);
   // A page whose regenerations keep failing waits out its backoff: no intent is queued.
-  const state = retryState(meta.failures, now, deps.failurePolicy ?? DEFAULT_FAILURE_POLICY);
+  const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+  const state = retryState(meta.failures, now, policy, meta.ttl);
   // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
   const enqueued = fresh
     ? undefined

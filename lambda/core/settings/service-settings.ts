@@ -19,6 +19,24 @@ const ALL_AND_DEPLOY: readonly Reader[] = [...ALL, 'deploy'];
 const trim = (item: string): string => item.trim();
 const lower = (item: string): string => item.trim().toLowerCase();
 
+/**
+ * Tenants equal but for case, one sentence per group. Each keeps its own `pk` (FaceTheory
+ * derives it from the tenant as given), but CloudFront compares cache tags case-insensitively.
+ */
+function caseTwins(tenants: readonly string[], name: string): string[] {
+  const groups = new Map<string, string[]>();
+  for (const tenant of tenants) {
+    groups.set(tenant.toLowerCase(), [...(groups.get(tenant.toLowerCase()) ?? []), tenant]);
+  }
+  return [...groups.values()]
+    .filter((group) => group.length > 1)
+    .map(
+      (group) =>
+        `${name} ${group.map((tenant) => JSON.stringify(tenant)).join(', ')} differ only in case: ` +
+        'CloudFront compares cache tags without case, so a purge in one would reach the others',
+    );
+}
+
 export const SERVICE_SETTINGS = {
   /**
    * Upstream SSR origin pages are rendered from. https only; plain http is refused except for
@@ -109,9 +127,10 @@ export const SERVICE_SETTINGS = {
   /**
    * Tenants served in multi-tenant mode; needs `tenantHeader`. Each is a name the cache key
    * accepts (1-64 of `A-Za-z0-9._-`, starting alphanumeric). Set but naming nobody is refused
-   * (fail closed), never read as "any tenant".
+   * (fail closed), never read as "any tenant". Two that differ only in case are refused: their
+   * keys differ, but CloudFront's tags are case-insensitive, so one's purge would reach the other.
    * @default - any well-formed tenant
-   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric
+   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric; no two equal but for case
    */
   tenants: list('ISR_TENANTS', 'prop', ALL_AND_DEPLOY, undefined, trim, true, {
     requires: { tenantHeader: 'multi-tenant mode' },
@@ -121,6 +140,7 @@ export const SERVICE_SETTINGS = {
         (tenant) => TENANT_PATTERN.test(tenant),
         'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-", starting alphanumeric',
       )(tenants, name),
+      ...caseTwins(tenants, name),
     ],
   }),
   /**

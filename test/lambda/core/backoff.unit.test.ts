@@ -32,4 +32,12 @@ describe('failure backoff', () => {
     for (let i = 0; i < 4; i++) record = nextFailure(record, 1_000, 'x', policy);
     expect(retryState(record, 1_000_000, policy)).toBe(RetryState.Broken);
   });
+
+  it('lets a broken page be attempted once half its META’s remaining retention has passed', () => {
+    let record: FailureRecord | undefined;
+    for (let i = 0; i < 4; i++) record = nextFailure(record, 1_000, 'x', policy);
+    const expiresAt = 1_000 + 7 * 86_400;
+    expect(retryState(record, 1_000 + 3.5 * 86_400 - 1, policy, expiresAt)).toBe(RetryState.Broken);
+    expect(retryState(record, 1_000 + 3.5 * 86_400, policy, expiresAt)).toBe(RetryState.Due);
+  });
 });

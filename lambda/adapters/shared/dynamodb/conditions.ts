@@ -33,6 +33,16 @@ export const Guard = {
    * only while no publish has listed it (sweeper).
    */
   versionUnlisted: '(attribute_not_exists(#pk) OR NOT contains(#version_sks, :sk))',
+  /**
+   * On META: it is gone or does not carry the tag `:tag`. A page's row under a tag is removed
+   * only then, so a row a publish (re)added for its tags stays (tag index).
+   */
+  tagNotCarried: '(attribute_not_exists(#pk) OR NOT contains(#tags, :tag))',
+  /**
+   * On LOCK: nobody holds the page's lease. A render indexes the tags it gains before its
+   * publish, under its lease: while LOCK is there, such a row may not be in META yet (tag index).
+   */
+  leaseAbsent: '(attribute_not_exists(#lease_token))',
   /** META still holds the generation the caller saw (failure record, operator's restore). */
   sameGeneration: '(#generated_at = :generated_at)',
   /** META still points at the version the operator read (restore). */

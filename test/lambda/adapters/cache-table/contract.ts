@@ -209,5 +209,18 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.failures).toEqual(record);
       expect(await s.cacheTable.recordFailure(input)).toBe(false); // the count moved on
     });
+
+    it('moves META’s TTL with a failure record that carries one, and keeps it otherwise', async () => {
+      const pk = freshPk();
+      const meta = { ...generation(pk, T), ttl: T + 100 };
+      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T });
+      const record = { count: 1, lastFailedAt: T + 5, nextAttemptAt: T + 20, error: 'e: down' };
+      const input = { pk, observedGeneratedAt: T, previousCount: 0, record };
+      await s.cacheTable.recordFailure(input);
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.ttl).toBe(T + 100);
+      const next = { ...record, count: 2 };
+      await s.cacheTable.recordFailure({ ...input, previousCount: 1, record: next, ttl: T + 900 });
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.ttl).toBe(T + 900);
+    });
   });
 }

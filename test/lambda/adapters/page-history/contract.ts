@@ -1,6 +1,7 @@
 /**
  * The PageHistory port's contract (VersionRows included): a page's versions newest first, an
- * operator's restore under the conditions it states, and a hold lifted once.
+ * operator's restore under the conditions it states, a hold that writes only itself, and a hold
+ * lifted once.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -121,6 +122,35 @@ export function pageHistoryContract(name: string, make: () => Promise<TableSubje
       expect(await s.history.release(pk)).toBe(true);
       expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.holdUntil).toBeUndefined();
       expect(await s.history.release(pk)).toBe(false);
+    });
+    it('holds the page as it is: only hold_until and ttl change, a revalidation mark stays', async () => {
+      const { pk, meta } = await publishedAt(T);
+      await s.marks.markStale(pk, { effectId: 'rv_contract', now: T + 5 });
+      const lease = await seize(pk);
+      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10 };
+      await s.history.hold({ ...write, expectedGeneratedAt: meta.generatedAt });
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject({
+        ...meta,
+        revalidateSeconds: 0,
+        revalidatedAt: T + 5,
+        holdUntil: T + 3_600,
+        ttl: T + 90_000,
+      });
+      expect(await s.cacheTable.releaseLease(lease)).toBe(false); // the hold deleted LOCK
+    });
+
+    it('refuses a hold on another generation, or under a lost lease; nothing written', async () => {
+      const { pk, meta } = await publishedAt(T, T + 1);
+      const lease = await seize(pk);
+      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10 };
+      await expect(s.history.hold({ ...write, expectedGeneratedAt: T })).rejects.toBeInstanceOf(
+        PageChangedError,
+      );
+      await seize(pk, T + 11);
+      await expect(
+        s.history.hold({ ...write, now: T + 11, expectedGeneratedAt: meta.generatedAt }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject(meta);
     });
   });
 }

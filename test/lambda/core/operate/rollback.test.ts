@@ -9,12 +9,20 @@ import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js
 import { DynamoPageHistory } from '../../../../lambda/adapters/page-history/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey, type CacheKey } from '../../../../lambda/core/cache-key.js';
 import type { Clock } from '../../../../lambda/core/clock.js';
+import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { PageChangedError } from '../../../../lambda/core/errors.js';
+import { isFresh } from '../../../../lambda/core/freshness.js';
+import { seizeLease } from '../../../../lambda/core/lease.js';
 import type { Renderer } from '../../../../lambda/core/ports.js';
 import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
-import { hold, rollback, type PageOpsDeps } from '../../../../lambda/core/operate/rollback.js';
+import {
+  hold,
+  release,
+  rollback,
+  type PageOpsDeps,
+} from '../../../../lambda/core/operate/rollback.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 import { shiftedClock, TestClock } from '../../../helpers/clock.js';
@@ -189,5 +197,86 @@ describe('versions and rollback (DynamoDB Local, s3rver)', () => {
     const { outcome, served } = await raceRollback(true);
     expect(outcome.decision).toBe('new');
     expect(served).toBe('v3 (rendered before the rollback)');
+  });
+
+  /**
+   * A revalidation marks the page stale between the hold's read of META and its write; then the
+   * hold is lifted. `holdAs` is the hold. @returns META afterwards, and the time
+   */
+  async function holdAcrossRevalidation(
+    holdAs: (ops: PageOpsDeps, cacheKey: CacheKey) => Promise<unknown>,
+  ) {
+    const ctx = setup((_r, call) => htmlPage(`v${call}`, { revalidateSeconds: 600 }));
+    await ctx.publish();
+    const marks = new DynamoRevalidationMarks({ client: clients.dynamodb, tableName });
+    const table = ctx.ops.cacheTable;
+    const racing: PageOpsDeps['cacheTable'] = {
+      acquireLease: (input) => table.acquireLease(input),
+      releaseLease: (lease) => table.releaseLease(lease),
+      getMeta: async (pk, options) => {
+        const read = await table.getMeta(pk, options);
+        await marks.markStale(pk, { effectId: 'rv_between', now: ctx.clock.seconds });
+        return read;
+      },
+    };
+    await holdAs({ ...ctx.ops, cacheTable: racing }, ctx.cacheKey);
+    await release(ctx.ops, { cacheKey: ctx.cacheKey });
+    return { meta: await ctx.meta(), now: ctx.clock.seconds };
+  }
+
+  it('a hold keeps a revalidation that lands between its read and its write: after release the page is stale', async () => {
+    const { meta, now } = await holdAcrossRevalidation((ops, cacheKey) =>
+      hold(ops, { cacheKey, holdSeconds: 600, actor: 'ops' }),
+    );
+    expect(meta).toMatchObject({ revalidateSeconds: 0, revalidatedAt: now });
+    expect(isFresh(meta!, now)).toBe(false);
+  });
+
+  it('negative control: a hold that writes META whole (as it once did) erases the revalidation', async () => {
+    const { meta, now } = await holdAcrossRevalidation(async (ops, cacheKey) => {
+      const read = await ops.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+      const lease = await seizeLease(ops.cacheTable, {
+        pk: cacheKey.pk,
+        now: ops.clock.now() / 1000,
+        durationSeconds: 30,
+        owner: 'hold:ops',
+      });
+      const held = { ...read!, holdUntil: Math.floor(ops.clock.now() / 1000) + 600 };
+      await ops.history.restore({ lease, meta: held, expected: read!, now: held.holdUntil - 600 });
+    });
+    expect(meta?.revalidateSeconds).toBe(600);
+    expect(isFresh(meta!, now)).toBe(true); // the violation: fresh with the body from before
+  });
+  /** A publish lands between the hold's read of META and its write. @returns the hold's outcome */
+  async function holdAcrossPublish(withoutGenerationGuard: boolean) {
+    const ctx = setup((_r, call) => htmlPage(`v${call}`, { revalidateSeconds: 10 }));
+    await ctx.publish();
+    const own = freshClients();
+    if (withoutGenerationGuard) removeGuard(own.dynamodb, Guard.sameGeneration);
+    const table = ctx.ops.cacheTable;
+    const racing: PageOpsDeps['cacheTable'] = {
+      acquireLease: (input) => table.acquireLease(input),
+      releaseLease: (lease) => table.releaseLease(lease),
+      getMeta: async (pk, options) => {
+        const read = await table.getMeta(pk, options);
+        await ctx.publish();
+        return read;
+      },
+    };
+    const ops = { ...ctx.ops, cacheTable: racing, history: adapters(own).history };
+    const outcome = hold(ops, { cacheKey: ctx.cacheKey, holdSeconds: 600, actor: 'ops' });
+    return { outcome: await outcome.catch((error: unknown) => error), meta: await ctx.meta() };
+  }
+
+  it('a hold is checked against the generation it read: a publish in between refuses it, nothing held', async () => {
+    const { outcome, meta } = await holdAcrossPublish(false);
+    expect(outcome).toBeInstanceOf(PageChangedError);
+    expect(meta?.holdUntil).toBeUndefined();
+  });
+
+  it('negative control: without the generation condition, the hold lands on a page the operator never saw', async () => {
+    const { outcome, meta } = await holdAcrossPublish(true);
+    expect(outcome).toMatchObject({ decision: 'held' });
+    expect(meta?.holdUntil).toBeDefined();
   });
 });

@@ -19,11 +19,34 @@ function brokenAfterFirst(failure: PageFunction = () => htmlPage('down', { statu
   return { counter, heal: () => (healthy = true) };
 }
 
-function setup(failure?: PageFunction, policy = { backoffSeconds: 15, brokenAfter: 10 }) {
+/** What a negative control takes away from the worker and the origin. */
+interface Without {
+  /** The failure record's TTL extension. */
+  readonly ttlExtension?: boolean;
+  /** META's TTL as the origin and the worker read it (so a broken page is never due). */
+  readonly ttlRead?: boolean;
+}
+
+function setup(
+  failure?: PageFunction,
+  policy = { backoffSeconds: 15, brokenAfter: 10 },
+  without: Without = {},
+) {
   const page = brokenAfterFirst(failure);
   const service = memoryService({ renderer: page.counter.renderer });
-  const workerDeps = { ...service.workerDeps, failurePolicy: policy };
-  const originDeps = { ...service.originDeps, failurePolicy: policy };
+  const table = service.cacheTable;
+  const cacheTable = Object.create(table) as typeof table;
+  if (without.ttlExtension === true) {
+    cacheTable.recordFailure = (input) => table.recordFailure({ ...input, ttl: undefined });
+  }
+  if (without.ttlRead === true) {
+    cacheTable.getMeta = async (pk, options) => {
+      const meta = await table.getMeta(pk, options);
+      return meta && { ...meta, ttl: undefined };
+    };
+  }
+  const workerDeps = { ...service.workerDeps, cacheTable, failurePolicy: policy };
+  const originDeps = { ...service.originDeps, cacheTable, failurePolicy: policy };
   const pk = service.keyFor('/p').pk;
   let ids = 0;
   const get = () =>
@@ -181,4 +204,34 @@ describe('a page whose regeneration keeps failing', () => {
     // negative control: without the backoff, every dedupe window of stale traffic renders again
     expect(await rendersUnder(1, hour, 0)).toBeGreaterThan(100);
   }, 60_000);
+  /** A page failing on every regeneration, requested once a day for 30 days. @returns the days its META's TTL had passed */
+  async function daysPastTtl(without: Without = {}) {
+    const ctx = setup(undefined, { backoffSeconds: 15, brokenAfter: 3 }, without);
+    await ctx.get();
+    const lapsed: number[] = [];
+    for (let day = 1; day <= 30; day++) {
+      ctx.clock.advance(86_400);
+      await ctx.get();
+      await ctx.work();
+      const meta = await ctx.meta();
+      if (meta?.ttl === undefined || meta.ttl <= ctx.clock.seconds) lapsed.push(day);
+    }
+    return { lapsed, renders: ctx.counter.calls, versions: (await ctx.meta())?.versionSks };
+  }
+
+  it('keeps its rows while it is requested: every attempt moves META’s TTL on, broken or not', async () => {
+    const { lapsed, renders, versions } = await daysPastTtl();
+    expect(lapsed).toEqual([]);
+    expect(versions).toHaveLength(1); // its history, for a rollback
+    // broken after 3 failures, then one attempt each half of its retention: a handful, not 30
+    expect(renders).toBeLessThanOrEqual(1 + 3 + 30 / 3.5 + 1);
+  });
+
+  it('negative control: without the TTL extension of a failure record, META lapses while requested', async () => {
+    expect((await daysPastTtl({ ttlExtension: true })).lapsed.length).toBeGreaterThan(0);
+  });
+
+  it('negative control: a broken page never attempted again lapses while requested', async () => {
+    expect((await daysPastTtl({ ttlRead: true })).lapsed.length).toBeGreaterThan(0);
+  });
 });

@@ -12,8 +12,8 @@ function setup(auth: CallerAuth = { kind: 'open' }) {
     policy: { keyPolicy: { allowedQueryParams: ['page'] }, maxPaths: 3, maxTags: 2 },
   });
   /** A cached page, fresh for a minute. */
-  const cache = (path: string) => {
-    const key = service.keyFor(path);
+  const cache = (path: string, query = '') => {
+    const key = service.keyFor(path, query);
     service.state.metas.set(key.pk, {
       pk: key.pk,
       s3Key: `pages/${key.hash}`,
@@ -245,5 +245,43 @@ describe('serveRevalidation: the idempotent contract', () => {
     const reply = await call(post({ paths: ['/a', '/b'], regenerate: true }, { key: 'k1' }));
     expect(json(reply.body).counts).toMatchObject({ pages: 1, regenerations: 2 });
     expect(service.queue.drain()).toHaveLength(2);
+  });
+});
+
+describe('serveRevalidation: page addresses, read as the CLI reads them (issue 19, item 18)', () => {
+  it.each([
+    ['a fragment', '/a#section'],
+    ['an absolute URL', 'https://www.example.com/a'],
+    ['an absolute URL with a fragment', 'HTTP://example.com:8080/a/#top'],
+  ])('marks the page an address with %s names', async (_what, address) => {
+    const { call, cache, service } = setup();
+    const a = cache('/a');
+    const reply = await call(post({ paths: [address] }, { key: 'k1' }));
+    expect(reply.status).toBe(202);
+    expect(json(reply.body).counts).toMatchObject({ paths: 1, pages: 1 });
+    expect(service.state.metas.get(a.pk)?.revalidateSeconds).toBe(0);
+  });
+
+  it('keeps the allowed query of an absolute URL, and counts one request for its forms', async () => {
+    const { call, cache, service } = setup();
+    const page2 = cache('/a', 'page=2');
+    const addresses = ['/a?page=2', 'https://example.com/a?utm=x&page=2#c', '/a/?page=2#d'];
+    const reply = await call(post({ paths: addresses }, { key: 'k1' }));
+    expect(json(reply.body).counts).toMatchObject({ paths: 1, pages: 1 });
+    expect(service.state.metas.get(page2.pk)?.revalidateSeconds).toBe(0);
+  });
+
+  it.each([
+    ['a path without its "/"', 'a#x'],
+    ['a host without a scheme', 'example.com/a'],
+    ['another scheme', 'ftp://example.com/a'],
+    ['a fragment alone', '#a'],
+  ])('answers 400 to %s, naming the address', async (_what, address) => {
+    const { call, service } = setup();
+    const reply = await call(post({ paths: ['/ok', address] }, { key: 'k1' }));
+    expect(reply.status).toBe(400);
+    expect(json(reply.body)).toMatchObject({ field: 'paths[1]' });
+    expect(JSON.stringify(json(reply.body))).toContain(`neither a path starting with`);
+    expect(service.state.requests.size).toBe(0);
   });
 });
