@@ -62,7 +62,9 @@ export async function processMessage(
   const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
   const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
-    const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+    // Strongly consistent: an eventually consistent read can return META from before a
+    // revalidation's mark, still fresh, and the intent would be acknowledged as answered.
+    const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
     const skip = skipped(deps, intent, meta, need);
     if (skip !== undefined) return { ...report, ...skip };
     const call: IdempotentCall = {

@@ -17,7 +17,12 @@ import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
 import { parsePageAddress } from '../page-address.js';
 import type { CdnPurge } from '../ports.js';
-import { RevalidationMode, type Revalidation, type RevalidationEffect } from './revalidation.js';
+import {
+  RevalidationMode,
+  type HeldPages,
+  type Revalidation,
+  type RevalidationEffect,
+} from './revalidation.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -210,9 +215,13 @@ export const requestJson = (request: CanonicalRevalidation): { [field: string]: 
 export const revalidationPartition = (tenant: string | null): string =>
   `REVALIDATE#${tenant ?? '_'}`;
 
-/** Stable for one key in one partition: a retry after a crash repeats the same effect. */
-export const effectIdOf = (pk: string, key: string): string =>
-  `rv_${sha256Hex(`${pk}|${key}`).slice(0, 32)}`;
+/**
+ * One per claim of a key: every answer for the claim names it, and a key used again once its
+ * window has passed (a new claim) names a new effect, so its CDN purge is a new invalidation
+ * (CloudFront answers a reused CallerReference with the old one and purges nothing).
+ */
+export const effectIdOf = (pk: string, key: string, claimToken: string): string =>
+  `rv_${sha256Hex(`${pk}|${key}|${claimToken}`).slice(0, 32)}`;
 
 /** What `revalidate()` is asked to do for a canonical request. */
 export function revalidationOf(
@@ -258,6 +267,10 @@ const cdnOf = (purge: CdnPurge): JsonValue =>
       ? { status: purge.status, reason: purge.reason }
       : { status: purge.status };
 
+/** Held pages as the receipt lists them (at most `HELD_PAGES_LISTED`). */
+const heldPagesOf = (held: HeldPages): JsonValue =>
+  held.pages.map((page) => ({ key: page.key, hold_until: page.holdUntil }));
+
 /** The 202 receipt: what was done, under which effect, and where the CDN purge stands. */
 export function receiptOf(
   request: CanonicalRevalidation,
@@ -275,7 +288,9 @@ export function receiptOf(
       tags: request.tags.length,
       pages: effect.pages,
       regenerations: effect.regenerations,
+      held: effect.held.count,
     },
+    ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
     cdn: cdnOf(effect.cdn),
   };
 }

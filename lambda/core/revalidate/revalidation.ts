@@ -15,13 +15,14 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { regenerationIntent } from '../intent.js';
+import { isHeld } from '../freshness.js';
+import { regenerationIntent, type QueuedIntent } from '../intent.js';
 import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
 import type {
   CacheMeta,
   CdnInvalidator,
   CdnPurge,
-  RegenerationQueue,
+  BatchRegenerationQueue,
   RevalidationMarks,
   TagRevalidations,
 } from '../ports.js';
@@ -44,15 +45,26 @@ export interface Revalidation {
 export interface RevalidationEffect {
   /** Distinct pages marked (a cached page under a key, or tagged with a tag). */
   readonly pages: number;
-  /** Regeneration intents queued (`regenerate: true`). */
+  /** Regeneration intents queued (`regenerate: true`); none for a held page. */
   readonly regenerations: number;
+  /** Marked pages an operator holds: served as they are until the hold ends (`stale` only). */
+  readonly held: HeldPages;
   readonly cdn: CdnPurge;
 }
+
+/** Held pages: how many, and the first `HELD_PAGES_LISTED` of them. */
+export interface HeldPages {
+  readonly count: number;
+  readonly pages: readonly { readonly key: string; readonly holdUntil: number }[];
+}
+
+/** Held pages a receipt lists at most: enough to act on, bounded whatever the page count. */
+export const HELD_PAGES_LISTED = 20;
 
 export interface RevalidationDeps {
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagRevalidations;
-  readonly queue: RegenerationQueue;
+  readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
   readonly deployId: string;
@@ -88,8 +100,9 @@ export async function revalidate(
     markPage(deps, revalidation, target),
   );
   const pages = marked.filter((found) => found !== undefined);
+  const heldAt = heldIndexes(deps, revalidation, marked);
   const regenerations = revalidation.regenerate
-    ? await queueRegenerations(deps, revalidation, targets, marked)
+    ? await queueRegenerations(deps, revalidation, targets, marked, heldAt)
     : 0;
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const cdn = await deps.cdn.invalidateTags(
@@ -99,7 +112,38 @@ export async function revalidate(
     ],
     { effectId },
   );
-  return { pages: pages.length, regenerations, cdn };
+  return { pages: pages.length, regenerations, held: heldOf(targets, marked, heldAt), cdn };
+}
+
+/**
+ * Marked pages still held: a hold outlasts a `stale` mark (the page stays a HIT until the hold
+ * ends or is released), while `expire` deletes META, hold and all.
+ */
+function heldIndexes(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  marked: readonly (CacheMeta | undefined)[],
+): Set<number> {
+  const held = new Set<number>();
+  if (revalidation.mode !== RevalidationMode.Stale) return held;
+  const now = epochSeconds(deps.clock);
+  marked.forEach((meta, index) => {
+    if (isHeld(meta, now)) held.add(index);
+  });
+  return held;
+}
+
+/** The held pages as the receipt reports them: counted, the first few listed by cache key. */
+function heldOf(
+  targets: readonly Target[],
+  marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
+): HeldPages {
+  const pages = [...heldAt].slice(0, HELD_PAGES_LISTED).map((index) => ({
+    key: targets[index]?.key?.key ?? marked[index]?.cacheKey ?? targets[index]?.pk ?? '',
+    holdUntil: marked[index]?.holdUntil ?? 0,
+  }));
+  return { count: heldAt.size, pages };
 }
 
 /**
@@ -163,28 +207,31 @@ async function unindexGone(
 
 /**
  * Queues a regeneration of each page now, as an explicit intent (no observed generation: it is
- * not held back by a failure backoff). A page is known by the path that named it or, found by
- * tag, by the cache key its META recorded.
+ * not held back by a failure backoff) except for a held page, in batches (one call per ten pages, not one per page). A
+ * page is known by the path that named it or, found by tag, by the cache key its META recorded.
  */
 async function queueRegenerations(
   deps: RevalidationDeps,
   revalidation: Revalidation,
   targets: readonly Target[],
   marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
 ): Promise<number> {
-  let queued = 0;
+  const intents: QueuedIntent[] = [];
   for (const [index, target] of targets.entries()) {
+    if (heldAt.has(index)) continue; // the worker would only answer `held`
     const address = target.key ?? addressOf(marked[index]);
     if (address === undefined) continue;
     const page = { tenant: revalidation.tenant, ...address, pk: target.pk };
-    const intent = regenerationIntent(page, deps.deployId, {
-      kind: 'revalidation',
-      effectId: revalidation.effectId,
-    });
-    await deps.queue.enqueue(intent.intent, intent);
-    queued += 1;
+    intents.push(
+      regenerationIntent(page, deps.deployId, {
+        kind: 'revalidation',
+        effectId: revalidation.effectId,
+      }),
+    );
   }
-  return queued;
+  await deps.queue.enqueueBatch(intents);
+  return intents.length;
 }
 
 /** Path, query and variant of a page from the cache key its META recorded (`cache_key`). */
