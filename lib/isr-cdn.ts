@@ -9,6 +9,7 @@ import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { CfnDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   AllowedMethods,
+  type BehaviorOptions,
   CachedMethods,
   CacheCookieBehavior,
   CacheHeaderBehavior,
@@ -190,49 +191,72 @@ export interface PageDistributionOptions {
   readonly routesToUpstream?: boolean | undefined;
 }
 
+/** What the pages' behaviour needs, on the service's distribution or on one the user brings. */
+export type PageBehaviourInput = Pick<
+  PageDistributionOptions,
+  | 'functionUrl'
+  | 'cachePolicy'
+  | 'originRequestPolicy'
+  | 'responseHeadersPolicy'
+  | 'originTimeout'
+  | 'viewerRequestFunction'
+  | 'routesToUpstream'
+>;
+
 /**
- * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3, purgeable by cache tag. The function URL is reached through Origin
- * Access Control: CloudFront signs each request (SigV4) and the helper grants
- * cloudfront.amazonaws.com both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL),
- * each conditioned on this distribution's ARN. The access control is named per stack and region.
+ * The pages' behaviour (issue 24: the default behaviour of the service's own distribution, or
+ * a path pattern added to the user's): GET/HEAD over HTTPS only (every method with an
+ * upstream), compressed. The function URL is reached through Origin Access Control: CloudFront
+ * signs each request (SigV4) and the helper grants cloudfront.amazonaws.com both
+ * lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL), each conditioned on the
+ * distribution's ARN. The access control is named per stack and region.
  */
+export function pageBehaviour(
+  scope: Construct,
+  id: string,
+  options: PageBehaviourInput,
+): BehaviorOptions {
+  const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
+  const originAccessControl = new FunctionUrlOriginAccessControl(scope, `${id}OriginAccess`, {
+    originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
+    description: 'ISR origin function URL, signed with SigV4',
+  });
+  return {
+    origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
+      readTimeout: Duration.seconds(readTimeout),
+      originAccessControl,
+    }),
+    viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    allowedMethods: options.routesToUpstream
+      ? AllowedMethods.ALLOW_ALL
+      : AllowedMethods.ALLOW_GET_HEAD,
+    cachedMethods: CachedMethods.CACHE_GET_HEAD,
+    compress: true,
+    cachePolicy: options.cachePolicy,
+    originRequestPolicy: options.originRequestPolicy,
+    responseHeadersPolicy: options.responseHeadersPolicy,
+    functionAssociations:
+      options.viewerRequestFunction === undefined
+        ? undefined
+        : [
+            {
+              function: options.viewerRequestFunction,
+              eventType: FunctionEventType.VIEWER_REQUEST,
+            },
+          ],
+  };
+}
+
+/** The pages as its default behaviour ({@link pageBehaviour}), HTTP/2 and 3, purgeable by cache tag. */
 export function createPageDistribution(
   scope: Construct,
   id: string,
   options: PageDistributionOptions,
 ): Distribution {
-  const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
   const logs = options.accessLogsBucket;
-  const originAccessControl = new FunctionUrlOriginAccessControl(scope, `${id}OriginAccess`, {
-    originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
-    description: 'ISR origin function URL, signed with SigV4',
-  });
   const distribution = new Distribution(scope, id, {
     comment: 'ISR pages',
-    defaultBehavior: {
-      origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
-        readTimeout: Duration.seconds(readTimeout),
-        originAccessControl,
-      }),
-      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-      allowedMethods: options.routesToUpstream
-        ? AllowedMethods.ALLOW_ALL
-        : AllowedMethods.ALLOW_GET_HEAD,
-      cachedMethods: CachedMethods.CACHE_GET_HEAD,
-      compress: true,
-      cachePolicy: options.cachePolicy,
-      originRequestPolicy: options.originRequestPolicy,
-      responseHeadersPolicy: options.responseHeadersPolicy,
-      functionAssociations:
-        options.viewerRequestFunction === undefined
-          ? undefined
-          : [
-              {
-                function: options.viewerRequestFunction,
-                eventType: FunctionEventType.VIEWER_REQUEST,
-              },
-            ],
-    },
+    defaultBehavior: pageBehaviour(scope, id, options),
     httpVersion: HttpVersion.HTTP2_AND_3,
     // CloudFront keeps an error without Cache-Control 10 s by default; a 404 of a renamed asset
     // or of an API must not outlive the upstream's deploy (the origin's gone pages say s-maxage).
