@@ -47,6 +47,8 @@ const MAX_OAC_NAME_LENGTH = 64;
 export interface CacheKeyShape {
   readonly allowedQueryParams: readonly string[];
   readonly tenantHeader: string | undefined;
+  /** Headers that select a page's variant (`variantHeaders`): keyed on and forwarded. */
+  readonly variantHeaders?: readonly { readonly name: string }[] | undefined;
   /** With an upstream: the routing settings the key must answer to. */
   readonly routing?: PageRouting | undefined;
 }
@@ -59,7 +61,7 @@ export interface PageRouting {
 }
 
 /**
- * Keys on exactly the origin's cache-key inputs, and with an upstream on what routes a request
+ * Keys on exactly the origin's cache-key inputs (variant headers included), and with an upstream on what routes a request
  * past the page cache: the bypass cookies and headers (a viewer holding one never gets the
  * public copy: the viewer-request function's choice of origin does not change the cache
  * lookup), and every query parameter when unknown ones pass through. TTLs defer to the origin:
@@ -69,10 +71,7 @@ export interface PageRouting {
  */
 export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
   const routing = shape.routing;
-  const headers = [
-    ...(shape.tenantHeader === undefined ? [] : [shape.tenantHeader]),
-    ...(routing?.bypassHeaders ?? []),
-  ];
+  const headers = [...keyHeadersOf(shape), ...(routing?.bypassHeaders ?? [])];
   const cookies = routing?.bypassCookies ?? [];
   return new CachePolicy(scope, id, {
     cachePolicyName: stackRegionName(scope, 'pages-cache', MAX_POLICY_NAME_LENGTH),
@@ -124,12 +123,18 @@ export function createPageOriginRequestPolicy(scope: Construct, id: string, shap
         ? OriginRequestQueryStringBehavior.none()
         : OriginRequestQueryStringBehavior.allowList(...shape.allowedQueryParams),
     headerBehavior:
-      shape.tenantHeader === undefined
+      keyHeadersOf(shape).length === 0
         ? OriginRequestHeaderBehavior.none()
-        : OriginRequestHeaderBehavior.allowList(shape.tenantHeader),
+        : OriginRequestHeaderBehavior.allowList(...keyHeadersOf(shape)),
     cookieBehavior: OriginRequestCookieBehavior.none(),
   });
 }
+
+/** The headers of the origin's cache key: the tenant header, then each variant header. */
+const keyHeadersOf = (shape: CacheKeyShape): string[] => [
+  ...(shape.tenantHeader === undefined ? [] : [shape.tenantHeader]),
+  ...(shape.variantHeaders ?? []).map((rule) => rule.name),
+];
 
 /**
  * Viewers never see the page's cache tags (they name tenants and pages): CloudFront reads the

@@ -43,6 +43,8 @@ export interface HttpFrontOptions {
   readonly host?: string;
   /** Lower-case tenant header to forward, in multi-tenant mode. */
   readonly tenantHeader: string | undefined;
+  /** Headers that select a page's variant (`variantHeaders`), forwarded as CloudFront does. */
+  readonly variantHeaders?: readonly string[] | undefined;
   /** The origin function's timeout, as its context reports it. */
   readonly functionTimeoutMs: number;
   readonly onError: (error: unknown) => void;
@@ -68,6 +70,7 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
   const forwarded = [
     ...CONDITIONAL_HEADERS,
     ...(options.tenantHeader === undefined ? [] : [options.tenantHeader]),
+    ...(options.variantHeaders ?? []),
   ];
   const inFlight = new Set<Promise<void>>();
   const failedWhileClosing: string[] = [];

@@ -129,6 +129,7 @@ async function serve(
       port,
       host,
       tenantHeader: originConfig.tenantHeader,
+      variantHeaders: originConfig.settings.variantHeaders.map((rule) => rule.name),
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
     });

@@ -42,6 +42,8 @@ export const InvalidKeyReason = {
   UnknownTenant: 'unknown-tenant',
   /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
   PathNotRenderable: 'path-not-renderable',
+  /** A variant header's value outside its configured bounds (`core/variants.ts`). */
+  VariantOutOfBounds: 'variant-out-of-bounds',
 } as const;
 export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 
@@ -202,6 +204,8 @@ export const RefusalReason = {
   SetCookie: 'set-cookie',
   /** The headers to keep with the page are over the size limit. */
   HeadersTooLarge: 'headers-too-large',
+  /** A variant (an RSC prefetch) answered 404: never kept, its page's 404 is what is cached. */
+  VariantNotFound: 'variant-not-found',
 } as const;
 export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 

@@ -9,6 +9,7 @@ import { Decision } from '../decision.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
 import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
+import { variantHeadersOf } from '../variants.js';
 import type { CacheMeta } from '../ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
 import type { RegenerateDeps } from './regenerate.js';
@@ -115,7 +116,12 @@ function skipped(
 function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
   const intent = parseIntent(message.body);
   const cacheKey = normaliseCacheKey(
-    { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
+    {
+      tenant: intent.tenant,
+      rawPath: intent.path,
+      rawQueryString: intent.query,
+      variantHeaders: variantHeadersOf(intent.variant ?? ''),
+    },
     deps.keyPolicy,
   );
   return { intent, cacheKey };

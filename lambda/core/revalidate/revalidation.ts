@@ -17,6 +17,7 @@ import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { isHeld } from '../freshness.js';
 import { regenerationIntent, type QueuedIntent } from '../intent.js';
+import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
 import type {
   CacheMeta,
   CdnInvalidator,
@@ -145,11 +146,15 @@ function heldOf(
   return { count: heldAt.size, pages };
 }
 
-/** The pages named by path, then every page indexed under a tag, each once. */
+/**
+ * The pages named by path, then every page indexed under a tag, each once. A path's variants
+ * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
+ */
 async function targetsOf(deps: RevalidationDeps, revalidation: Revalidation): Promise<Target[]> {
   const targets = new Map<string, Target>();
   for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
-  for (const tag of revalidation.tags) {
+  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
+  for (const tag of [...revalidation.tags, ...variantTags]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
@@ -229,14 +234,20 @@ async function queueRegenerations(
   return intents.length;
 }
 
-/** Path and query of a page from the cache key its META recorded (`cache_key`). */
-function addressOf(meta: CacheMeta | undefined): { path: string; query: string } | undefined {
+/** Path, query and variant of a page from the cache key its META recorded (`cache_key`). */
+function addressOf(
+  meta: CacheMeta | undefined,
+): { path: string; query: string; variant?: string } | undefined {
   if (meta?.cacheKey === undefined) return undefined;
-  const at = meta.cacheKey.indexOf('?');
-  return at === -1
-    ? { path: meta.cacheKey, query: '' }
-    : { path: meta.cacheKey.slice(0, at), query: meta.cacheKey.slice(at + 1) };
+  const [pageKey, variant] = splitOnce(meta.cacheKey, VARIANT_SEPARATOR);
+  const [path, query] = splitOnce(pageKey, '?');
+  return { path, query: query ?? '', ...(variant === undefined ? {} : { variant }) };
 }
+
+const splitOnce = (text: string, separator: string): [string, string | undefined] => {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
+};
 
 /** `work` over `items`, at most `limit` at a time, results in order. */
 async function mapBounded<T, R>(

@@ -6,7 +6,8 @@
 import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
 import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
-import { eachEntry, header, int, list, oneOf, text } from './define.js';
+import { parseVariantRules, VariantParam, variantRuleProblems } from '../variants.js';
+import { eachEntry, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
 import { FUNCTION_KINDS, type Reader } from './spec.js';
 
@@ -142,6 +143,28 @@ export const SERVICE_SETTINGS = {
       ...caseTwins(tenants, name),
     ],
   }),
+  /**
+   * Request headers that select a representation of a page (Next.js RSC payloads): each
+   * variant is its own cache entry, its render gets those headers (no other of the viewer's),
+   * answers carry `Vary` for them and the CDN keys on them. A value outside its bounds is a 400
+   * (`variant-out-of-bounds`), never a new entry. JSON: `[{"name":"rsc","values":["1"]},
+   * {"name":"next-router-segment-prefetch","charset":"A-Za-z0-9_\\-@$!/","maxLength":256}]`.
+   * @default [] - no variants
+   * @bounds at most 8; each a lower-case header name with exactly one of `values` (visible
+   * ASCII) or `charset` (a character class body), `maxLength` 1..256
+   */
+  variantHeaders: json('ISR_VARIANT_HEADERS', 'prop', ALL_AND_DEPLOY, [], parseVariantRules, {
+    check: (rules, name) => [
+      ...rules.flatMap((rule) => variantRuleProblems(rule, `${name} entry`)),
+      ...(rules.length > 8 ? [`${name} names at most 8 headers`] : []),
+    ],
+  }),
+  /**
+   * What a variant's render adds to the upstream request: `next-rsc` the `_rsc` parameter Next.js
+   * checks RSC requests against (computed from the variant's headers, as its client does).
+   * @default 'none'
+   */
+  variantParam: oneOf('ISR_VARIANT_PARAM', 'prop', ALL, Object.values(VariantParam), 'none'),
   /**
    * Bump when rendering changes, so intents of the old deploy never dedupe new ones.
    * @default 'unversioned'
