@@ -20,7 +20,7 @@ import {
   createPageOriginRequestPolicy,
   createPageResponseHeadersPolicy,
 } from './isr-cdn.js';
-import { tenantFunctionSource } from './edge/tenant-function.js';
+import { viewerRequestFunctionSource } from './edge/viewer-request-function.js';
 import { createCdnLogDelivery, type CdnLogDelivery } from './isr-cdn-logs.js';
 import { stackRegionName } from './isr-names.js';
 import type { IsrServiceProps } from './isr-service-props.js';
@@ -35,7 +35,7 @@ export interface PageEdge {
   readonly webAcl: CfnWebACL | undefined;
   readonly distribution: Distribution;
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
-  readonly tenantFunction: CloudFrontFunction | undefined;
+  readonly viewerRequestFunction: CloudFrontFunction | undefined;
 }
 
 /** The web ACL is the service's own (`rateLimitPerFiveMinutes`) or the caller's (`webAclId`). */
@@ -56,7 +56,7 @@ export function createPageEdge(
     'PageResponseHeadersPolicy',
     settings,
   );
-  const tenantFunction = createTenantFunction(scope, settings, props);
+  const viewerRequestFunction = createViewerRequestFunction(scope, settings, props);
   const limit = settings.rateLimitPerFiveMinutes;
   const webAcl = limit === undefined ? undefined : createRateLimitWebAcl(scope, limit);
   const distribution = createPageDistribution(scope, 'Distribution', {
@@ -68,7 +68,7 @@ export function createPageEdge(
     cacheTagHeader: settings.cacheTagHeader,
     originTimeout: settings.originTimeout,
     webAclId: webAcl?.attrArn ?? props.webAclId,
-    viewerRequestFunction: tenantFunction,
+    viewerRequestFunction,
   });
   const cdnLogDelivery =
     props.cdnLogs === undefined
@@ -81,15 +81,15 @@ export function createPageEdge(
     webAcl,
     distribution,
     cdnLogDelivery,
-    tenantFunction,
+    viewerRequestFunction,
   };
 }
 
 /** CloudFront Function names are unique per account, at most 64 characters. */
 const MAX_FUNCTION_NAME_LENGTH = 64;
 
-/** The viewer-request function that derives the tenant from `Host` (see `tenant-function.ts`). */
-function createTenantFunction(
+/** The viewer-request function that derives the tenant from `Host` (see `edge/viewer-request-function.ts`). */
+function createViewerRequestFunction(
   scope: Construct,
   settings: IsrSettings,
   props: IsrServiceProps,
@@ -100,7 +100,7 @@ function createTenantFunction(
     comment: 'ISR: the tenant header from Host; unknown hosts get 421',
     runtime: FunctionRuntime.JS_2_0,
     code: FunctionCode.fromInline(
-      tenantFunctionSource({
+      viewerRequestFunctionSource({
         tenantHeader: settings.tenantHeader,
         tenantsByHost: props.tenantsByHost,
       }),

@@ -2,7 +2,7 @@
  * Rules of the props that name resources rather than settings (the edge's tenant table, secrets,
  * logs, the network, WAF): checked at synth only, since no function reads them.
  */
-import { tenantTableProblems } from './edge/tenant-function.js';
+import { viewerRequestFunctionProblems } from './edge/viewer-request-function.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /** The settings the tenant table must agree with. */
@@ -15,7 +15,7 @@ interface Tenancy {
 export function tenancyProblems(s: Tenancy, props: IsrServiceProps): string[] {
   if (props.tenantsByHost === undefined) return [];
   if (s.tenantHeader === undefined) return ['tenantsByHost needs tenantHeader'];
-  const problems = tenantTableProblems({
+  const problems = viewerRequestFunctionProblems({
     tenantHeader: s.tenantHeader,
     tenantsByHost: props.tenantsByHost,
   });

@@ -80,8 +80,11 @@ export class IsrService extends Construct {
   readonly webAcl: CfnWebACL | undefined;
   /** CloudFront standard logging v2, when `cdnLogs` is set. */
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
-  /** The viewer-request function deriving the tenant from `Host`, with `tenantsByHost`. */
-  readonly tenantFunction: CloudFrontFunction | undefined;
+  /**
+   * The viewer-request CloudFront Function: the tenant from `Host` (`tenantsByHost`) and the
+   * routing to the upstream; undefined when there is neither.
+   */
+  readonly viewerRequestFunction: CloudFrontFunction | undefined;
   readonly alarms: IsrAlarms;
   /** Execution role of the origin function. */
   readonly originRole: Role;
@@ -174,7 +177,7 @@ export class IsrService extends Construct {
     this.webAcl = edge.webAcl;
     this.distribution = edge.distribution;
     this.cdnLogDelivery = edge.cdnLogDelivery;
-    this.tenantFunction = edge.tenantFunction;
+    this.viewerRequestFunction = edge.viewerRequestFunction;
     // A revalidation purges its pages by cache tag; the sweeper submits again the purges
     // CloudFront refused while throttled. No other function may invalidate.
     wireCdnPurge(this.revalidateFunction, this.distribution);

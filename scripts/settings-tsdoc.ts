@@ -20,6 +20,7 @@ export interface EntryDoc {
 export const SOURCES = {
   settings: [
     ['lambda/core/settings/service-settings.ts', 'SERVICE_SETTINGS'],
+    ['lambda/core/settings/routing-settings.ts', 'ROUTING_SETTINGS'],
     ['lambda/core/settings/function-settings.ts', 'FUNCTION_SETTINGS'],
     ['lambda/core/settings/table.ts', 'SETTINGS'],
   ],

@@ -45,6 +45,10 @@ const VALID: Readonly<Record<string, readonly string[]>> = {
   cacheTagHeader: ['x-isr-cache-tags', 'X-Tags'],
   upstreamTagHeader: ['cache-tag', 'Surrogate-Key'],
   upstreamSecretHeader: ['x-isr-origin-secret', 'X-Origin-Key'],
+  staticPrefixes: ['/_next/static/', '/_astro/', "/it's/"],
+  bypassPaths: ['/api/**', '/account', '/**.json'],
+  bypassCookies: ['__prerender_bypass', 'draft', "it's"],
+  bypassHeaders: ['x-preview', 'X-Draft'],
 };
 
 /** Values worth drawing per setting: some accepted, some refused for a reason of their own. */
@@ -63,6 +67,10 @@ const AWKWARD: Readonly<Record<string, readonly string[]>> = {
   tenants: ['a#b', '-x', 'a,b'],
   deployId: ['x'.repeat(129), ''],
   overloadFallbackPath: ['busy', 'a,/b'],
+  staticPrefixes: ['/', '/_isr/', '/_', 'x/', '/a*/', '/a b/'],
+  bypassPaths: ['/*', '/**', '/_isr/x', '/a b', 'api/**', '/***'],
+  bypassCookies: ['a b', 'a;b', 'a=b', ''],
+  bypassHeaders: ['cookie', 'x-isr-x', 'x-prerender-revalidate', 'host', 'bad header'],
 };
 const AWKWARD_HEADERS = ['host', 'bad header', 'x,y', 'Authorization'];
 

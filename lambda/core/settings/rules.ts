@@ -4,6 +4,7 @@
  */
 import type { SettingRule, Values } from './engine.js';
 import { isLoopbackHost, MAX_FUNCTION_TIMEOUT_MS, PUBLISH_MARGIN_MS } from './limits.js';
+import { ROUTING_RULES } from './routing-rules.js';
 
 const num = (values: Values, key: string): number => values[key] as number;
 
@@ -124,4 +125,5 @@ export const RULES: readonly SettingRule[] = [
   orphanAgeOutlivesRenders,
   upstreamOverHttps,
   secretHeaderNotTenantHeader,
+  ...ROUTING_RULES,
 ];

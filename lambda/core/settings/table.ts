@@ -8,6 +8,7 @@
 import { oneOf } from './define.js';
 import type { SettingsTable, Values } from './engine.js';
 import { FUNCTION_SETTINGS } from './function-settings.js';
+import { ROUTING_SETTINGS } from './routing-settings.js';
 import { RULES } from './rules.js';
 import { ALL, SERVICE_SETTINGS } from './service-settings.js';
 import type { SettingSpec, Source } from './spec.js';
@@ -21,6 +22,7 @@ export type PresetName = Extract<keyof typeof PRESETS, string>;
 
 export const SETTINGS = {
   ...SERVICE_SETTINGS,
+  ...ROUTING_SETTINGS,
   ...FUNCTION_SETTINGS,
   /**
    * A named bundle of defaults for a kind of upstream; a setting given explicitly still wins.

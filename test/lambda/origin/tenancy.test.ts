@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import { tenantFunctionSource } from '../../../lib/edge/tenant-function.js';
+import { viewerRequestFunctionSource } from '../../../lib/edge/viewer-request-function.js';
 import { TestClock } from '../../helpers/clock.js';
 import { viewerRequest } from '../../helpers/edge.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
@@ -9,7 +9,7 @@ import { countingRenderer } from '../../helpers/renderers.js';
 const counter = countingRenderer((request) =>
   htmlPage(`<p>page of ${request.cacheKey.tenant ?? '?'} at ${request.cacheKey.key}</p>`),
 );
-const edge = tenantFunctionSource({
+const edge = viewerRequestFunctionSource({
   tenantHeader: 'x-tenant',
   tenantsByHost: { 'acme.example.com': 'acme', 'globex.example.com': 'globex' },
 });

@@ -1,0 +1,93 @@
+/**
+ * The rules between the routing settings and the others. They run for the origin, which reads
+ * every setting they name, so a cold start refuses what synth does (synth runs the origin's
+ * reader on the environment it writes).
+ */
+import type { SettingRule, Values } from './engine.js';
+import { MAX_CACHE_KEY_HEADERS } from './routing-settings.js';
+
+/** CloudFront's default quota of cache behaviours per distribution, the default one aside. */
+export const MAX_BEHAVIOURS = 25;
+/** CloudFront's quota of query strings in one cache policy's key. */
+export const MAX_CACHE_KEY_QUERY_STRINGS = 10;
+
+const listOf = (values: Values, key: string): readonly string[] =>
+  (values[key] as readonly string[] | undefined) ?? [];
+
+const ROUTED = ['staticPrefixes', 'bypassPaths', 'bypassCookies', 'bypassHeaders'] as const;
+
+/** Routing sends requests to the upstream: without one (the demo renderer) there is nowhere to go. */
+const routingNeedsUpstream: SettingRule = {
+  keys: [...ROUTED, 'renderOriginUrl'],
+  readers: ['origin'],
+  check: (values, nameOf) => {
+    if (values.renderOriginUrl !== undefined) return [];
+    const given = ROUTED.filter((key) => listOf(values, key).length > 0);
+    if (given.length === 0) return [];
+    return [
+      `${given.map(nameOf).join(', ')} route requests to the upstream: they need ${nameOf('renderOriginUrl')}`,
+    ];
+  },
+};
+
+/** The tenant header is every request's: as a bypass header it would pass everything. */
+const bypassHeadersFitTheKey: SettingRule = {
+  keys: ['bypassHeaders', 'tenantHeader'],
+  readers: ['origin'],
+  check: (values, nameOf) => {
+    const headers = listOf(values, 'bypassHeaders');
+    const tenant = values.tenantHeader as string | undefined;
+    const problems: string[] = [];
+    if (tenant !== undefined && headers.includes(tenant)) {
+      problems.push(`${nameOf('bypassHeaders')} must not name the tenant header (${tenant})`);
+    }
+    const keyed = headers.length + (tenant === undefined ? 0 : 1);
+    if (keyed > MAX_CACHE_KEY_HEADERS) {
+      problems.push(
+        `${nameOf('bypassHeaders')} and the tenant header make ${keyed} headers in CloudFront's ` +
+          `cache key, at most ${MAX_CACHE_KEY_HEADERS}`,
+      );
+    }
+    return problems;
+  },
+};
+
+/** Each static prefix and bypass path is a behaviour. */
+const behavioursWithinQuota: SettingRule = {
+  keys: ['staticPrefixes', 'bypassPaths'],
+  readers: ['origin'],
+  check: (values, nameOf) => {
+    const count = listOf(values, 'staticPrefixes').length + listOf(values, 'bypassPaths').length;
+    if (count <= MAX_BEHAVIOURS - 1) return [];
+    return [
+      `${nameOf('staticPrefixes')} and ${nameOf('bypassPaths')} make ${count} CloudFront ` +
+        `behaviours, at most ${MAX_BEHAVIOURS - 1} beside the default one (the account's quota)`,
+    ];
+  },
+};
+
+/**
+ * The cache key lists the allowed parameters by name unless unknown ones pass through to the
+ * upstream (then it takes every parameter): CloudFront lists at most 10.
+ */
+const allowedParamsFitTheKey: SettingRule = {
+  keys: ['allowedQueryParams', 'unknownQuery', 'renderOriginUrl'],
+  readers: ['origin'],
+  check: (values, nameOf) => {
+    const listed = values.renderOriginUrl === undefined || values.unknownQuery === 'drop';
+    const count = listOf(values, 'allowedQueryParams').length;
+    if (!listed || count <= MAX_CACHE_KEY_QUERY_STRINGS) return [];
+    return [
+      `${nameOf('allowedQueryParams')} names ${count} parameters, at most ` +
+        `${MAX_CACHE_KEY_QUERY_STRINGS} in CloudFront's cache key (with ${nameOf('unknownQuery')} ` +
+        "'pass' and an upstream the key takes every parameter instead)",
+    ];
+  },
+};
+
+export const ROUTING_RULES: readonly SettingRule[] = [
+  routingNeedsUpstream,
+  bypassHeadersFitTheKey,
+  behavioursWithinQuota,
+  allowedParamsFitTheKey,
+];
