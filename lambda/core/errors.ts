@@ -5,6 +5,8 @@
  * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
  * else is doing or has done the work: logged and acknowledged).
  */
+import { AnswerReason } from './traffic.js';
+
 export const ErrorKind = {
   Retryable: 'retryable',
   Terminal: 'terminal',
@@ -188,14 +190,14 @@ export class RenderOverloadedError extends IsrError {
   readonly code = 'overloaded';
 }
 
-/** Why a rendered page is refused for good. */
+/**
+ * Why a rendered answer is not stored: the answer's own class (`AnswerReason`, traffic.ts), or
+ * what the cache policy will not keep.
+ */
 export const RefusalReason = {
-  /** The upstream marked the response `private` or `no-store`. */
-  Uncacheable: 'uncacheable',
+  ...AnswerReason,
   /** The body is over the configured limit. */
   TooLarge: 'too-large',
-  /** A status the policy does not publish (a 4xx other than 404/410, 1xx, 304...). */
-  Status: 'status',
   /** The page sets a cookie and the policy refuses such pages. */
   SetCookie: 'set-cookie',
   /** The headers to keep with the page are over the size limit. */
@@ -204,19 +206,25 @@ export const RefusalReason = {
 export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 
 /**
- * The page must not be cached, whatever happens next: a terminal refusal. The last good page
- * stays live; the worker dead-letters the intent on its first receive, the origin answers 502.
+ * The answer must not be stored: the viewer gets a pass-through of their own request instead,
+ * and the key is remembered as pass for a while (hit-for-pass, `regenerate`). The last good page
+ * is never replaced by it. Terminal wherever it is not turned into a pass: the DLQ, or a 502.
  */
 export class RenderRefusedError extends IsrError {
   override readonly name = 'RenderRefusedError';
   readonly kind = ErrorKind.Terminal;
+  readonly trafficClass: 'pass' | 'static';
   constructor(
     readonly reason: RefusalReason,
     message: string,
     readonly status?: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & {
+      /** `static` for an immutable answer (CloudFront keeps it); pass otherwise. */
+      readonly trafficClass?: 'pass' | 'static';
+    },
   ) {
     super(message, options);
+    this.trafficClass = options?.trafficClass ?? 'pass';
   }
   get code(): string {
     return `refused:${this.reason}`;
