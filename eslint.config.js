@@ -57,5 +57,11 @@ export default tseslint.config(
     files: ['test/helpers/**/*.ts'],
     rules: { 'jest/no-standalone-expect': 'off' },
   },
+  {
+    // A contract suite is a describe block each adapter's test file runs, the in-memory one and
+    // the real one alike (test/lambda/adapters/<port>/contract.ts): exporting it is the point.
+    files: ['test/**/contract.ts'],
+    rules: { 'jest/no-export': 'off' },
+  },
   prettier,
 );

@@ -51,6 +51,8 @@ export interface IsrAlarmsInput {
   readonly sweeper: IFunction;
   readonly distribution: IDistribution;
   readonly settings: IsrSettings;
+  /** Whether the edge routes requests past the origin function to the upstream. */
+  readonly routesToUpstream: boolean;
   /** Notified when an alarm fires and when it is OK again. */
   readonly actions: readonly IAlarmAction[];
 }
@@ -128,7 +130,7 @@ export function newDeadLetters(deadLetterQueue: IQueue): MathExpression {
   });
 }
 
-/** Every alarm of the service (the CloudFront one only where it exists). */
+/** Every alarm of the service (the CloudFront ones only where they exist). */
 export function alarmsOf(alarms: IsrAlarms): Alarm[] {
   return [
     alarms.deadLetters,
@@ -144,5 +146,6 @@ export function alarmsOf(alarms: IsrAlarms): Alarm[] {
     alarms.abandonedLeases,
     alarms.sweeperErrors,
     ...(alarms.cdnErrorRate === undefined ? [] : [alarms.cdnErrorRate]),
+    ...(alarms.upstreamErrorRate === undefined ? [] : [alarms.upstreamErrorRate]),
   ];
 }

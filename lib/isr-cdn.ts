@@ -32,6 +32,7 @@ import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { Function as LambdaFunction, IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import type { UnknownQuery } from '../lambda/core/traffic-rules.js';
 import { CDN_DISTRIBUTION_ID_ENV } from '../lambda/shared/cdn-env.js';
 import { grantCdnInvalidation } from './isr-permissions.js';
 import { stackRegionName } from './isr-names.js';
@@ -45,39 +46,75 @@ const MAX_OAC_NAME_LENGTH = 64;
 export interface CacheKeyShape {
   readonly allowedQueryParams: readonly string[];
   readonly tenantHeader: string | undefined;
+  /** With an upstream: the routing settings the key must answer to. */
+  readonly routing?: PageRouting | undefined;
+}
+
+/** What the default behaviour needs to know of the routing, with an upstream. */
+export interface PageRouting {
+  readonly bypassCookies: readonly string[];
+  readonly bypassHeaders: readonly string[];
+  readonly unknownQuery: UnknownQuery;
 }
 
 /**
- * Keys on exactly the origin's cache-key inputs. TTLs defer to the origin: default and minimum
- * 0, so only its `s-maxage` makes a response cacheable, capped at a year. Gzip and Brotli are
+ * Keys on exactly the origin's cache-key inputs, and with an upstream on what routes a request
+ * past the page cache: the bypass cookies and headers (a viewer holding one never gets the
+ * public copy: the viewer-request function's choice of origin does not change the cache
+ * lookup), and every query parameter when unknown ones pass through. TTLs defer to the origin:
+ * default and minimum 0, so only an answer's own `s-maxage`/`max-age` makes it cacheable (one
+ * without Cache-Control, such as an API's JSON, never is), capped at a year. Gzip and Brotli are
  * part of the key so CloudFront can compress and serve each encoding. Named per stack and region.
  */
 export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
+  const routing = shape.routing;
+  const headers = [
+    ...(shape.tenantHeader === undefined ? [] : [shape.tenantHeader]),
+    ...(routing?.bypassHeaders ?? []),
+  ];
+  const cookies = routing?.bypassCookies ?? [];
   return new CachePolicy(scope, id, {
     cachePolicyName: stackRegionName(scope, 'pages-cache', MAX_POLICY_NAME_LENGTH),
-    comment: 'ISR pages: allow-listed query params and tenant header only',
+    comment:
+      routing === undefined
+        ? 'ISR pages: allow-listed query params and tenant header only'
+        : 'ISR pages: the page key, and what routes a request to the upstream',
     minTtl: Duration.seconds(0),
     defaultTtl: Duration.seconds(0),
     maxTtl: Duration.days(365),
     queryStringBehavior:
-      shape.allowedQueryParams.length === 0
-        ? CacheQueryStringBehavior.none()
-        : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
+      routing?.unknownQuery === 'pass'
+        ? CacheQueryStringBehavior.all()
+        : shape.allowedQueryParams.length === 0
+          ? CacheQueryStringBehavior.none()
+          : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
     headerBehavior:
-      shape.tenantHeader === undefined
-        ? CacheHeaderBehavior.none()
-        : CacheHeaderBehavior.allowList(shape.tenantHeader),
-    cookieBehavior: CacheCookieBehavior.none(),
+      headers.length === 0 ? CacheHeaderBehavior.none() : CacheHeaderBehavior.allowList(...headers),
+    cookieBehavior:
+      cookies.length === 0 ? CacheCookieBehavior.none() : CacheCookieBehavior.allowList(...cookies),
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,
   });
 }
 
 /**
- * Forwards the same allow-lists and nothing else. Never the viewer's Host (the function URL
- * routes on its own host name, and OAC signs it), so no AllViewer policy. Named per stack and region.
+ * Without an upstream, forwards the same allow-lists and nothing else. With one, the origin
+ * must be able to pass a request through as the viewer made it (hit-for-pass), so it gets every
+ * cookie, header and query parameter; the cache key still holds only the page's inputs, and a
+ * render that may be stored never sees the rest (the origin's rule). Never the viewer's Host
+ * (the function URL routes on its own host name, and OAC signs it; the viewer-request function
+ * copies it into X-Forwarded-Host). Named per stack and region.
  */
 export function createPageOriginRequestPolicy(scope: Construct, id: string, shape: CacheKeyShape) {
+  if (shape.routing !== undefined) {
+    return new OriginRequestPolicy(scope, id, {
+      originRequestPolicyName: stackRegionName(scope, 'pages-origin', MAX_POLICY_NAME_LENGTH),
+      comment: 'ISR pages: all the viewer sent but Host, so a page can pass through',
+      queryStringBehavior: OriginRequestQueryStringBehavior.all(),
+      headerBehavior: OriginRequestHeaderBehavior.denyList('host'),
+      cookieBehavior: OriginRequestCookieBehavior.all(),
+    });
+  }
   return new OriginRequestPolicy(scope, id, {
     originRequestPolicyName: stackRegionName(scope, 'pages-origin', MAX_POLICY_NAME_LENGTH),
     comment: 'ISR pages: allow-listed query params and tenant header only, never Host',
@@ -139,8 +176,13 @@ export interface PageDistributionOptions {
   readonly webAclId?: string | undefined;
   readonly geoRestriction?: GeoRestriction | undefined;
   readonly accessLogsBucket?: IBucket | undefined;
-  /** Runs on every viewer request before the cache lookup (the tenant from `Host`). */
+  /** Runs on every viewer request before the cache lookup (tenancy, routing). */
   readonly viewerRequestFunction?: IFunction | undefined;
+  /**
+   * Whether the edge routes to an upstream: the default behaviour then takes every method (the
+   * function sends all but GET/HEAD upstream) and a 404 is never cached for lack of headers.
+   */
+  readonly routesToUpstream?: boolean | undefined;
 }
 
 /**
@@ -168,7 +210,9 @@ export function createPageDistribution(
         originAccessControl,
       }),
       viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-      allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+      allowedMethods: options.routesToUpstream
+        ? AllowedMethods.ALLOW_ALL
+        : AllowedMethods.ALLOW_GET_HEAD,
       cachedMethods: CachedMethods.CACHE_GET_HEAD,
       compress: true,
       cachePolicy: options.cachePolicy,
@@ -185,6 +229,11 @@ export function createPageDistribution(
             ],
     },
     httpVersion: HttpVersion.HTTP2_AND_3,
+    // CloudFront keeps an error without Cache-Control 10 s by default; a 404 of a renamed asset
+    // or of an API must not outlive the upstream's deploy (the origin's gone pages say s-maxage).
+    errorResponses: options.routesToUpstream
+      ? [{ httpStatus: 404, ttl: Duration.seconds(0) }]
+      : undefined,
     // Only a custom certificate can hold viewers to TLS 1.2 (the default one is fixed at TLSv1).
     minimumProtocolVersion: options.certificate ? SecurityPolicyProtocol.TLS_V1_2_2021 : undefined,
     domainNames: options.domainNames,

@@ -1,13 +1,17 @@
 /**
  * One CloudWatch dashboard an on-call engineer opens first: what viewers get (requests by cache
- * status, hit ratio), what regeneration does (renders, latency, queue age, dead letters), and
- * the work the sweeper found stuck or failed. Metric names are the ones the functions emit.
+ * status, passed through included, hit ratio, and CloudFront's own view, which also counts what
+ * the edge routes to the upstream), what regeneration does (renders, latency, queue age, dead
+ * letters), and the work the sweeper found stuck or failed. Metric names are the ones the
+ * functions emit.
  */
 import { Duration } from 'aws-cdk-lib';
+import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   Dashboard,
   GraphWidget,
   MathExpression,
+  Metric,
   type IMetric,
   type IWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -27,7 +31,19 @@ const PERIOD = Duration.minutes(5);
 export interface DashboardInput {
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  readonly distribution: IDistribution;
 }
+
+/** CloudFront publishes in us-east-1 whatever the stack's region; a widget may read there. */
+const cloudFront = (distribution: IDistribution, metricName: string, statistic: string) =>
+  new Metric({
+    namespace: 'AWS/CloudFront',
+    metricName,
+    dimensionsMap: { DistributionId: distribution.distributionId, Region: 'Global' },
+    region: 'us-east-1',
+    statistic,
+    period: PERIOD,
+  });
 
 const graph = (title: string, left: IMetric[], unit?: string): GraphWidget =>
   new GraphWidget({ title, left, width: 8, height: 6, leftYAxis: { min: 0, label: unit } });
@@ -50,6 +66,8 @@ export function createIsrDashboard(scope: Construct, input: DashboardInput): Das
       hits,
       stale,
       misses,
+      count(OriginMetricName.PassThrough, 'PASS (passed through by the origin)'),
+      count(OriginMetricName.HitForPass, 'of which hit-for-pass'),
       count(OriginMetricName.Unavailable, '5xx from the origin'),
     ]),
     graph(
@@ -93,6 +111,11 @@ export function createIsrDashboard(scope: Construct, input: DashboardInput): Das
       sweeper(SweeperMetric.AbandonedLeases, 'Abandoned leases'),
       sweeper(SweeperMetric.BrokenPages, 'Broken pages'),
       sweeper(SweeperMetric.StartedNotCompleted, 'Started, not completed'),
+    ]),
+    graph('CloudFront (every route, the upstream included)', [
+      cloudFront(input.distribution, 'Requests', 'Sum').with({ label: 'Requests' }),
+      cloudFront(input.distribution, '5xxErrorRate', 'Average').with({ label: '5xx rate (%)' }),
+      cloudFront(input.distribution, '4xxErrorRate', 'Average').with({ label: '4xx rate (%)' }),
     ]),
     graph('Orphan bodies', [
       sweeper(SweeperMetric.OrphanBodiesRetired, 'Retired'),

@@ -160,6 +160,25 @@ export const DEPLOY_SETTINGS = {
    */
   cdnErrorRateAlarmThresholdPercent: percent(5),
   /**
+   * Alarm when more than this percentage of CloudFront's requests get a 5xx the origin function
+   * did not answer (the upstream's, for what the edge routes past the origin), for 10 minutes.
+   * @default 1
+   * @bounds a percentage, 0..100
+   */
+  upstreamErrorRateAlarmThresholdPercent: percent(1),
+  /**
+   * The version of `upstreamSecret` CloudFront sends the upstream. CloudFormation resolves the
+   * secret only when the template changes: set this to the new version's id when rotating, so
+   * the distribution picks it up (the functions read the current version themselves).
+   * @default - the version current when the distribution was last updated
+   * @bounds a Secrets Manager version id (32 to 64 letters, digits or `-`)
+   */
+  upstreamSecretVersionId: {
+    default: undefined as string | undefined,
+    check: (id: string, name: string) =>
+      /^[A-Za-z0-9-]{32,64}$/.test(id) ? [] : [`${name} must be a Secrets Manager version id`],
+  },
+  /**
    * Requests one client IP may make in 5 minutes before WAF blocks it: creates a web ACL with
    * one rate-based rule. CloudFront web ACLs live in us-east-1, so the stack must be there.
    * @default - no web ACL (WAF bills per web ACL, rule and request)

@@ -2,14 +2,13 @@
  * Everything in front of the origin's function URL: the cache, origin request and response
  * headers policies, the optional rate-limiting web ACL, the distribution and its optional standard logging v2.
  */
-import {
+import type {
+  CachePolicy,
+  Distribution,
   Function as CloudFrontFunction,
-  FunctionCode,
-  FunctionRuntime,
-  type CachePolicy,
-  type Distribution,
-  type OriginRequestPolicy,
-  type ResponseHeadersPolicy,
+  IOrigin,
+  OriginRequestPolicy,
+  ResponseHeadersPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
@@ -19,12 +18,14 @@ import {
   createPageDistribution,
   createPageOriginRequestPolicy,
   createPageResponseHeadersPolicy,
+  type CacheKeyShape,
 } from './isr-cdn.js';
-import { viewerRequestFunctionSource } from './edge/viewer-request-function.js';
 import { createCdnLogDelivery, type CdnLogDelivery } from './isr-cdn-logs.js';
-import { stackRegionName } from './isr-names.js';
+import { viewerRequestOptions } from './edge/viewer-request-function.js';
+import { addUpstreamBehaviours, createViewerRequestFunction } from './isr-routing.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import type { IsrSettings } from './isr-settings.js';
+import { createUpstreamOrigin } from './isr-upstream.js';
 import { createRateLimitWebAcl } from './isr-waf.js';
 
 export interface PageEdge {
@@ -36,27 +37,42 @@ export interface PageEdge {
   readonly distribution: Distribution;
   readonly cdnLogDelivery: CdnLogDelivery | undefined;
   readonly viewerRequestFunction: CloudFrontFunction | undefined;
+  /** The upstream as a CloudFront origin; undefined for the demo renderer. */
+  readonly upstreamOrigin: IOrigin | undefined;
+  /** The static prefixes' cache policy (the upstream's own caching), when there are any. */
+  readonly staticCachePolicy: CachePolicy | undefined;
 }
 
-/** The web ACL is the service's own (`rateLimitPerFiveMinutes`) or the caller's (`webAclId`). */
+/**
+ * The web ACL is the service's own (`rateLimitPerFiveMinutes`) or the caller's (`webAclId`).
+ * With an upstream CloudFront can reach, the edge routes to it (`isr-routing.ts`).
+ */
 export function createPageEdge(
   scope: Construct,
   functionUrl: IFunctionUrl,
   settings: IsrSettings,
   props: IsrServiceProps,
 ): PageEdge {
-  const cachePolicy = createPageCachePolicy(scope, 'PageCachePolicy', settings);
+  const upstreamOrigin = createUpstreamOrigin(scope, settings, props);
+  const shape: CacheKeyShape = {
+    ...settings,
+    routing: upstreamOrigin === undefined ? undefined : settings,
+  };
+  const cachePolicy = createPageCachePolicy(scope, 'PageCachePolicy', shape);
   const originRequestPolicy = createPageOriginRequestPolicy(
     scope,
     'PageOriginRequestPolicy',
-    settings,
+    shape,
   );
   const responseHeadersPolicy = createPageResponseHeadersPolicy(
     scope,
     'PageResponseHeadersPolicy',
     settings,
   );
-  const viewerRequestFunction = createViewerRequestFunction(scope, settings, props);
+  const viewerRequestFunction = createViewerRequestFunction(
+    scope,
+    viewerRequestOptions(settings, props.tenantsByHost, upstreamOrigin !== undefined),
+  );
   const limit = settings.rateLimitPerFiveMinutes;
   const webAcl = limit === undefined ? undefined : createRateLimitWebAcl(scope, limit);
   const distribution = createPageDistribution(scope, 'Distribution', {
@@ -69,7 +85,19 @@ export function createPageEdge(
     originTimeout: settings.originTimeout,
     webAclId: webAcl?.attrArn ?? props.webAclId,
     viewerRequestFunction,
+    routesToUpstream: upstreamOrigin !== undefined,
   });
+  const upstream =
+    upstreamOrigin === undefined
+      ? undefined
+      : addUpstreamBehaviours(scope, distribution, {
+          origin: upstreamOrigin,
+          staticPrefixes: settings.staticPrefixes,
+          bypassPaths: settings.bypassPaths,
+          tenantHeader: settings.tenantHeader,
+          viewerRequestFunction,
+          tenancy: props.tenantsByHost !== undefined,
+        });
   const cdnLogDelivery =
     props.cdnLogs === undefined
       ? undefined
@@ -82,28 +110,7 @@ export function createPageEdge(
     distribution,
     cdnLogDelivery,
     viewerRequestFunction,
+    upstreamOrigin,
+    staticCachePolicy: upstream?.staticCachePolicy,
   };
-}
-
-/** CloudFront Function names are unique per account, at most 64 characters. */
-const MAX_FUNCTION_NAME_LENGTH = 64;
-
-/** The viewer-request function that derives the tenant from `Host` (see `edge/viewer-request-function.ts`). */
-function createViewerRequestFunction(
-  scope: Construct,
-  settings: IsrSettings,
-  props: IsrServiceProps,
-): CloudFrontFunction | undefined {
-  if (props.tenantsByHost === undefined || settings.tenantHeader === undefined) return undefined;
-  return new CloudFrontFunction(scope, 'TenantFromHost', {
-    functionName: stackRegionName(scope, 'tenant-from-host', MAX_FUNCTION_NAME_LENGTH),
-    comment: 'ISR: the tenant header from Host; unknown hosts get 421',
-    runtime: FunctionRuntime.JS_2_0,
-    code: FunctionCode.fromInline(
-      viewerRequestFunctionSource({
-        tenantHeader: settings.tenantHeader,
-        tenantsByHost: props.tenantsByHost,
-      }),
-    ),
-  });
 }

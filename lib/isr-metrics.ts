@@ -37,7 +37,15 @@ export const OriginMetricName = {
   Stale: 'CacheStale',
   Misses: 'CacheMisses',
   Unavailable: 'OriginUnavailable',
+  /** A render the cache refused (502). */
+  Refused: 'RenderRefused',
+  /** A render that failed in the request. */
+  RenderFailures: 'RenderFailures',
   EnqueueFailures: 'EnqueueFailures',
+  /** An answer the origin passed through from the upstream (every reason, hit-for-pass included). */
+  PassThrough: 'PassThrough',
+  /** Of those, the ones a live hit-for-pass mark sent through. */
+  HitForPass: 'HitForPass',
 } as const;
 export type OriginMetricName = (typeof OriginMetricName)[keyof typeof OriginMetricName];
 

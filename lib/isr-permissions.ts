@@ -203,8 +203,10 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
 /**
  * The sweeper reads what needs an operator from the status index (Query on the index only),
  * reads a page's LOCK, META and VER# rows to decide whether a body is still pointed to (GetItem
- * and Query on the table), and writes one row, its listing cursor: PutItem conditioned on that
- * row's partition key. It lists the body prefix only and retires (deletes, recoverably) bodies.
+ * and Query on the table), and writes three kinds of row: its listing cursor (PutItem, on that
+ * row's partition key only), the VER# rows META no longer lists (deleted, guarded by META), and
+ * the pending CDN purges (attempts recorded, accepted ones deleted, on their partition only).
+ * It lists the body prefix only and retires (deletes, recoverably) bodies.
  */
 export const SWEEPER_TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
 /**

@@ -1,29 +1,66 @@
 /**
- * Rules of the props that name resources rather than settings (the edge's tenant table, secrets,
- * logs, the network, WAF): checked at synth only, since no function reads them.
+ * Rules of the props that name resources rather than settings (the edge: its tenant table, its
+ * function and its upstream; secrets, logs, the network, WAF): checked at synth only, since no
+ * function reads them.
  */
-import { viewerRequestFunctionProblems } from './edge/viewer-request-function.js';
+import {
+  viewerRequestFunctionProblems,
+  viewerRequestOptions,
+  type EdgeSettings,
+} from './edge/viewer-request-function.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
-/** The settings the tenant table must agree with. */
-interface Tenancy {
-  readonly tenantHeader: string | undefined;
+/** The settings the edge's rules read. */
+interface EdgeValues extends EdgeSettings {
   readonly tenants: readonly string[] | undefined;
+  readonly renderOriginUrl: string | undefined;
+  readonly upstreamSecretVersionId: string | undefined;
 }
 
-/** `tenantsByHost` derives the tenant at the edge: it needs the header and served tenants. */
-export function tenancyProblems(s: Tenancy, props: IsrServiceProps): string[] {
-  if (props.tenantsByHost === undefined) return [];
-  if (s.tenantHeader === undefined) return ['tenantsByHost needs tenantHeader'];
-  const problems = viewerRequestFunctionProblems({
-    tenantHeader: s.tenantHeader,
-    tenantsByHost: props.tenantsByHost,
-  });
-  const unserved = Object.values(props.tenantsByHost).filter(
+/** The upstream CloudFront can route to: an https URL; none for the demo renderer or loopback http. */
+export function edgeUpstreamUrl(renderOriginUrl: string | undefined): URL | undefined {
+  if (renderOriginUrl === undefined) return undefined;
+  try {
+    const url = new URL(renderOriginUrl);
+    return url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The edge's own rules: the host table (it needs the header, and serves only allowed tenants),
+ * the one viewer-request function (CloudFront's size quota included), and what routing to the
+ * upstream needs from CloudFront (an https upstream, for the routing settings, a VPC origin).
+ */
+export function edgeProblems(s: EdgeValues, props: IsrServiceProps): string[] {
+  const problems: string[] = [];
+  if (props.tenantsByHost !== undefined && s.tenantHeader === undefined) {
+    return ['tenantsByHost needs tenantHeader'];
+  }
+  const routed = edgeUpstreamUrl(s.renderOriginUrl) !== undefined;
+  problems.push(
+    ...viewerRequestFunctionProblems(viewerRequestOptions(s, props.tenantsByHost, routed)),
+  );
+  const unserved = Object.values(props.tenantsByHost ?? {}).filter(
     (tenant) => !(s.tenants ?? []).includes(tenant),
   );
   if (unserved.length > 0) {
     problems.push(`tenantsByHost names tenants outside tenants: ${unserved.join(', ')}`);
+  }
+  const routing = (
+    ['staticPrefixes', 'bypassPaths', 'bypassCookies', 'bypassHeaders'] as const
+  ).filter((key) => s[key].length > 0);
+  if (!routed && s.renderOriginUrl !== undefined && routing.length > 0) {
+    problems.push(
+      `${routing.join(', ')} route requests at the edge: CloudFront reaches only an https renderOriginUrl`,
+    );
+  }
+  if (props.upstreamVpcOrigin !== undefined && !routed) {
+    problems.push('upstreamVpcOrigin needs an https renderOriginUrl (its host names the upstream)');
+  }
+  if (s.upstreamSecretVersionId !== undefined && s.upstreamSecret === undefined) {
+    problems.push('upstreamSecretVersionId needs upstreamSecret');
   }
   return problems;
 }

@@ -3,7 +3,7 @@
  * importing the construct (no import cycles).
  */
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
-import type { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
+import type { GeoRestriction, VpcOriginEndpoint } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
@@ -76,9 +76,22 @@ export interface IsrServiceProps extends SettingProps, DeploySettingProps {
    */
   readonly securityGroups?: ISecurityGroup[];
   /**
+   * A private upstream (an internal load balancer or an instance) CloudFront reaches through a
+   * CloudFront VPC origin, for the requests the edge routes past the origin function. The
+   * connection is https to the host of `renderOriginUrl` (its certificate must name it), and
+   * the endpoint's security group must admit CloudFront's VPC origin service group. The
+   * functions reach the same URL from `vpc`.
+   * @default - the upstream is reached at its public address
+   */
+  readonly upstreamVpcOrigin?: VpcOriginEndpoint;
+  /**
    * Secret sent to the upstream in `upstreamSecretHeader`, so it can refuse anyone else. Only
    * its ARN reaches the functions (`ISR_UPSTREAM_SECRET_ARN`); they may read this secret only.
-   * Needs a complete ARN (a Secret of this app, or `Secret.fromSecretCompleteArn`).
+   * CloudFront sends it too, for what the edge routes to the upstream: CloudFormation resolves
+   * it into the upstream origin's custom header at deploy (a dynamic reference, never in the
+   * template), so whoever may read the distribution's configuration may read it. Rotating it
+   * takes a deploy with `upstreamSecretVersionId` (docs/DEPLOY.md). Needs a complete ARN (a
+   * Secret of this app, or `Secret.fromSecretCompleteArn`).
    * @default - no secret header
    */
   readonly upstreamSecret?: ISecret;

@@ -3,7 +3,12 @@
  * origin and worker functions, CloudFront in front of the origin's function URL, and alarms.
  * Each part is built by a small function in its own file; the constructor only composes them.
  */
-import type { CachePolicy, Distribution, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import type {
+  CachePolicy,
+  Distribution,
+  IOrigin,
+  OriginRequestPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
 import type { Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -43,13 +48,16 @@ export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js
 
 /**
  * Incremental static regeneration behind CloudFront. Who may do what (details in
- * `isr-permissions.ts`): both functions run the lease + publish protocol on the cache table
- * (Get/Put/Update/DeleteItem, table ARN only). The origin renders misses, so it takes and releases
- * its own LOCK row: it can delete a LOCK only because of that, and only ever its own, conditioned
- * on its token. It reads, writes and tags bodies but cannot delete one, and may only send to the
- * regeneration queue. The worker writes, tags and deletes (orphan) bodies, consumes the queue and
- * sends poison messages to the DLQ. The sweeper (every 5 minutes) reads the status index and a
- * page's rows, writes only its cursor row, lists and retires orphan bodies. CloudFront alone may
+ * `isr-permissions.ts`): the origin and the worker run the lease + publish protocol on the cache
+ * table (Get/Put/Update/DeleteItem, table ARN only). The origin renders misses, so it takes and
+ * releases its own LOCK row: it can delete a LOCK only because of that, and only ever its own,
+ * conditioned on its token. It reads and writes bodies but cannot delete one, and may only send
+ * to the regeneration queue. The worker writes and deletes (orphan) bodies, consumes the queue
+ * and sends poison messages to the DLQ. The revalidate function marks pages' rows, queues
+ * regenerations and purges the CDN by cache tag; it has no bucket access. The sweeper (every 5
+ * minutes) reads the status index and a page's rows, writes its cursor row, deletes the VER#
+ * rows META no longer lists and the pending purges CloudFront accepted (recording the attempts
+ * of the others), lists and retires orphan bodies. No function tags bodies. CloudFront alone may
  * invoke the origin (OAC, SigV4).
  */
 export class IsrService extends Construct {
@@ -85,6 +93,12 @@ export class IsrService extends Construct {
    * routing to the upstream; undefined when there is neither.
    */
   readonly viewerRequestFunction: CloudFrontFunction | undefined;
+  /**
+   * The upstream as a CloudFront origin (id `isr-upstream`), where the edge routes static
+   * assets, bypass paths and everything that is not a cached page; undefined without an https
+   * upstream (the demo renderer).
+   */
+  readonly upstreamOrigin: IOrigin | undefined;
   readonly alarms: IsrAlarms;
   /** Execution role of the origin function. */
   readonly originRole: Role;
@@ -178,6 +192,7 @@ export class IsrService extends Construct {
     this.distribution = edge.distribution;
     this.cdnLogDelivery = edge.cdnLogDelivery;
     this.viewerRequestFunction = edge.viewerRequestFunction;
+    this.upstreamOrigin = edge.upstreamOrigin;
     // A revalidation purges its pages by cache tag; the sweeper submits again the purges
     // CloudFront refused while throttled. No other function may invalidate.
     wireCdnPurge(this.revalidateFunction, this.distribution);
@@ -190,9 +205,10 @@ export class IsrService extends Construct {
       sweeper: this.sweeperFunction,
       distribution: this.distribution,
       settings,
+      routesToUpstream: edge.upstreamOrigin !== undefined,
       actions: props.alarmTopic ? [new SnsAction(props.alarmTopic)] : [],
     });
-    this.dashboard = createIsrDashboard(this, queues);
+    this.dashboard = createIsrDashboard(this, { ...queues, distribution: this.distribution });
     const functionsAndRoles = [
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },

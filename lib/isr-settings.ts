@@ -20,7 +20,7 @@ import {
   type SettingValues,
 } from '../lambda/core/settings.js';
 import { DEPLOY_SETTINGS, type DeployValues } from './isr-deploy-settings.js';
-import { resourceProblems, tenancyProblems } from './isr-prop-rules.js';
+import { edgeProblems, resourceProblems } from './isr-prop-rules.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /** Visibility timeout per unit of worker timeout, as AWS advises for SQS event sources. */
@@ -238,7 +238,7 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
     const value = (props as Record<string, unknown>)[key] ?? spec.default;
     return value === undefined ? [] : valueProblems(spec, value, key);
   });
-  problems.push(...environmentProblems(s), ...tenancyProblems(s, props));
+  problems.push(...environmentProblems(s), ...edgeProblems(s, props));
   if (s.maxReceiveCount < MIN_REDRIVE_RECEIVES && Number.isInteger(s.maxReceiveCount)) {
     problems.push(
       `maxReceiveCount must be an integer ${MIN_REDRIVE_RECEIVES}..1000 (AWS advises 5 at least), ` +

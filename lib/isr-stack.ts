@@ -100,6 +100,12 @@ function serviceContext(scope: Construct): IsrServiceProps {
     tenants: list('tenants'),
     tenantsByHost: table('tenantsByHost'),
     deployId: text('deployId'),
+    staticPrefixes: list('staticPrefixes'),
+    bypassPaths: list('bypassPaths'),
+    bypassCookies: list('bypassCookies'),
+    bypassHeaders: list('bypassHeaders'),
+    // Checked with the other settings: a value outside pass|drop is refused by name.
+    unknownQuery: text('unknownQuery') as IsrServiceProps['unknownQuery'],
   };
   return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined));
 }

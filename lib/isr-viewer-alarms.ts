@@ -1,9 +1,19 @@
 /**
- * Alarms on what viewers feel: CloudFront answering 5xx, pages rendered in the request instead
- * of served from the cache, renders that fail, and regenerations that were never queued.
+ * Alarms on what viewers feel: CloudFront answering 5xx (all of them, and those the origin
+ * function did not answer: the upstream's, for what the edge routes past it), pages rendered in
+ * the request instead of served from the cache, renders that fail, and regenerations that were
+ * never queued.
  */
-import { MathExpression, Metric, type Alarm, type CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  MathExpression,
+  Metric,
+  type Alarm,
+  type CfnAlarm,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { CfnCondition } from 'aws-cdk-lib';
 import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { inUsEast1Condition, stackRegion } from './isr-region.js';
 import { ALARM_PERIOD, isrAlarm, OriginMetricName, originMetric } from './isr-metrics.js';
@@ -25,6 +35,15 @@ export interface ViewerAlarms {
    */
   readonly cdnErrorRate: Alarm | undefined;
   /**
+   * With an upstream: more than `upstreamErrorRateAlarmThresholdPercent` (default 1 %) of
+   * CloudFront's requests got a 5xx the origin function did not answer, for 10 minutes, with at
+   * least 100 requests per 5 minutes. That is CloudFront's 5xx count (requests x 5xx rate) less
+   * the origin's own (its 5xx answers, errors and throttles): the upstream's answers to what the
+   * edge routes past the origin, whose EMF never sees them, and CloudFront's own failures to
+   * reach it. In a us-east-1 stack only, like `cdnErrorRate`.
+   */
+  readonly upstreamErrorRate: Alarm | undefined;
+  /**
    * More than `missRateAlarmThresholdPercent` (default 50 %) of page requests were misses
    * (rendered in the request) for 15 minutes, with at least 100 per 5 minutes: the cache is not
    * working (a wiped table, a cache key with an unbounded parameter, random-path traffic).
@@ -44,13 +63,17 @@ export interface ViewerAlarms {
 
 export interface ViewerAlarmsInput {
   readonly distribution: IDistribution;
+  readonly origin: IFunction;
   readonly settings: IsrSettings;
+  /** Whether the edge routes requests past the origin function to the upstream. */
+  readonly routesToUpstream: boolean;
 }
 
 export function createViewerAlarms(scope: Construct, input: ViewerAlarmsInput): ViewerAlarms {
   const { settings } = input;
   return {
     cdnErrorRate: cdnErrorRateAlarm(scope, input.distribution, settings),
+    upstreamErrorRate: input.routesToUpstream ? upstreamErrorRateAlarm(scope, input) : undefined,
     missRate: isrAlarm(scope, 'MissRateAlarm', {
       description:
         'ISR: most page requests are rendered in the request instead of served from the cache. ' +
@@ -68,6 +91,7 @@ export function createViewerAlarms(scope: Construct, input: ViewerAlarmsInput): 
         OriginMetricName.Hits,
         OriginMetricName.Stale,
         OriginMetricName.Misses,
+        OriginMetricName.PassThrough,
       ]),
       threshold: settings.renderFailureRateAlarmThresholdPercent,
       evaluationPeriods: 2,
@@ -100,43 +124,99 @@ function originRate(part: OriginMetricName, others: readonly OriginMetricName[])
   });
 }
 
+/** One of CloudFront's metrics of the distribution (Region=Global, published in us-east-1). */
+const cloudFront = (distribution: IDistribution, metricName: string, statistic: string) =>
+  new Metric({
+    namespace: 'AWS/CloudFront',
+    metricName,
+    dimensionsMap: { DistributionId: distribution.distributionId, Region: 'Global' },
+    statistic,
+    period: ALARM_PERIOD,
+  });
+
+/**
+ * An alarm on CloudFront's metrics exists where they are: not at all in a stack known to be
+ * elsewhere (alarms cannot watch another region), under a deploy-time condition when unknown.
+ */
+function whereCloudFrontMetricsAre(scope: Construct, create: () => Alarm): Alarm | undefined {
+  const where = stackRegion(scope);
+  if (where === 'elsewhere') return undefined;
+  const alarm = create();
+  if (where === 'unknown') {
+    const id = 'InCloudFrontRegion';
+    const condition =
+      (scope.node.tryFindChild(id) as CfnCondition | undefined) ?? inUsEast1Condition(scope, id);
+    (alarm.node.defaultChild as CfnAlarm).cfnOptions.condition = condition;
+  }
+  return alarm;
+}
+
 /** CloudFront's own 5xx rate (Region=Global), counted once the period had enough requests. */
 function cdnErrorRateAlarm(
   scope: Construct,
   distribution: IDistribution,
   settings: IsrSettings,
 ): Alarm | undefined {
-  const where = stackRegion(scope);
-  if (where === 'elsewhere') return undefined;
-  const cloudFront = (metricName: string, statistic: string) =>
-    new Metric({
-      namespace: 'AWS/CloudFront',
-      metricName,
-      dimensionsMap: { DistributionId: distribution.distributionId, Region: 'Global' },
-      statistic,
-      period: ALARM_PERIOD,
-    });
-  const alarm = isrAlarm(scope, 'CdnErrorRateAlarm', {
-    description:
-      'ISR: CloudFront answers many requests with 5xx. Runbook: compare with the origin alarms ' +
-      '(errors, throttles, render failures); if they are quiet, check the distribution and its origin settings.',
-    metric: new MathExpression({
-      expression: `IF(FILL(requests, 0) >= ${MIN_REQUESTS_FOR_RATE}, rate, 0)`,
-      usingMetrics: {
-        rate: cloudFront('5xxErrorRate', 'Average'),
-        requests: cloudFront('Requests', 'Sum'),
-      },
-      label: 'CloudFront 5xx error rate (%)',
-      period: ALARM_PERIOD,
+  return whereCloudFrontMetricsAre(scope, () =>
+    isrAlarm(scope, 'CdnErrorRateAlarm', {
+      description:
+        'ISR: CloudFront answers many requests with 5xx. Runbook: compare with the origin alarms ' +
+        '(errors, throttles, render failures); if they are quiet, check the distribution and its origin settings.',
+      metric: new MathExpression({
+        expression: `IF(FILL(requests, 0) >= ${MIN_REQUESTS_FOR_RATE}, rate, 0)`,
+        usingMetrics: {
+          rate: cloudFront(distribution, '5xxErrorRate', 'Average'),
+          requests: cloudFront(distribution, 'Requests', 'Sum'),
+        },
+        label: 'CloudFront 5xx error rate (%)',
+        period: ALARM_PERIOD,
+      }),
+      threshold: settings.cdnErrorRateAlarmThresholdPercent,
+      evaluationPeriods: 2,
     }),
-    threshold: settings.cdnErrorRateAlarmThresholdPercent,
-    evaluationPeriods: 2,
+  );
+}
+
+/** The 5xx CloudFront served that the origin function did not answer, as a share of its requests. */
+function upstreamErrorRateAlarm(scope: Construct, input: ViewerAlarmsInput): Alarm | undefined {
+  const { distribution, origin } = input;
+  const originFailures: Record<string, IMetric> = {
+    unavailable: originMetric(OriginMetricName.Unavailable, ALARM_PERIOD),
+    refused: originMetric(OriginMetricName.Refused, ALARM_PERIOD),
+    failed: originMetric(OriginMetricName.RenderFailures, ALARM_PERIOD),
+    crashed: origin.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
+    throttled: origin.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
+  };
+  const theOrigins = Object.keys(originFailures)
+    .map((id) => `FILL(${id}, 0)`)
+    .join(' + ');
+  const upstream = new MathExpression({
+    expression: `FILL(requests, 0) * FILL(rate, 0) / 100 - (${theOrigins})`,
+    usingMetrics: {
+      requests: cloudFront(distribution, 'Requests', 'Sum'),
+      rate: cloudFront(distribution, '5xxErrorRate', 'Average'),
+      ...originFailures,
+    },
+    label: '5xx the origin function did not answer',
+    period: ALARM_PERIOD,
   });
-  if (where === 'unknown') {
-    (alarm.node.defaultChild as CfnAlarm).cfnOptions.condition = inUsEast1Condition(
-      scope,
-      'InCloudFrontRegion',
-    );
-  }
-  return alarm;
+  return whereCloudFrontMetricsAre(scope, () =>
+    isrAlarm(scope, 'UpstreamErrorRateAlarm', {
+      description:
+        'ISR: CloudFront answers 5xx the origin function did not: the upstream fails what the edge ' +
+        'routes to it directly (static assets, bypass paths, other methods), or CloudFront cannot reach it. ' +
+        'Runbook: check the upstream and its logs; CloudFront logs (cdnLogs) show which paths fail; ' +
+        'check upstreamSecret/upstreamSecretVersionId if the upstream refuses CloudFront.',
+      metric: new MathExpression({
+        expression:
+          `IF(FILL(requests, 0) >= ${MIN_REQUESTS_FOR_RATE} AND upstream > 0, ` +
+          '100 * upstream / FILL(requests, 0), 0)',
+        usingMetrics: { requests: cloudFront(distribution, 'Requests', 'Sum'), upstream },
+        label: 'upstream 5xx (% of CloudFront requests)',
+        period: ALARM_PERIOD,
+      }),
+      threshold: input.settings.upstreamErrorRateAlarmThresholdPercent,
+      evaluationPeriods: 2,
+    }),
+  );
 }

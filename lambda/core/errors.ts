@@ -1,6 +1,8 @@
 /**
- * Every outcome a caller branches on has one error class here, and `failureOf` is the one place
- * that turns an error into what happens next. `kind` decides it: retryable (try again later: SQS
+ * Every outcome a use case or a handler branches on has one error class here, and `failureOf` is
+ * the one place that turns an error into what happens next. Errors that never leave the module
+ * that throws them live there: `RevalidateRequestError` (a request's 400/413, answered inside the
+ * revalidate use case), `ClaimRefused` (inside the request-store adapters), the CLI's own. `kind` decides it: retryable (try again later: SQS
  * redelivery in the worker, 503 + Retry-After at the edge), terminal (never retried: the DLQ on
  * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
  * else is doing or has done the work: logged and acknowledged).

@@ -51,8 +51,9 @@ export interface RollbackRecord {
 
 /**
  * One kept version of a page (a `VER#` row, Recipe B): the generation attributes META had when
- * it was published. Version rows have no TTL: a publish deletes the ones it drops from META's
- * list; the sweeper deletes any META no longer lists (after an `expire`, or META's TTL).
+ * it was published. A publish deletes the rows it drops from META's list; the sweeper deletes
+ * any META no longer lists (after an `expire`, or META's TTL). Only a gone page's (404/410) row
+ * carries a TTL, its META's (see `versionToItem`): others live as long as META lists them.
  */
 export interface PageVersion extends CacheMeta {
   readonly sk: string;
@@ -407,7 +408,10 @@ export interface StatusRow {
 
 /** The status index read one shard at a time, oldest `status_at` first, a bounded page each. */
 export interface StatusIndexReader {
-  /** @returns at most `limit` rows, and whether the shard holds more */
+  /**
+   * @returns at most `limit` rows, and whether the shard may hold more: a full page says it
+   * may (DynamoDB stops at the limit without looking further), so a count is then a lower bound
+   */
   readShard(
     shard: string,
     limit: number,

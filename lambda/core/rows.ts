@@ -113,11 +113,11 @@ export function statusShardOf(status: IndexedStatus, pk: string): string {
 export const statusShards = (status: IndexedStatus): string[] =>
   Array.from({ length: STATUS_SHARDS }, (_, shard) => `${status}#${shard}`);
 
-/**
- * The one row the sweeper writes (its orphan-body listing cursor). Its partition key is all the
- * sweeper's role may write (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
- */
 /** The partition of CDN purges CloudFront has not accepted yet (see `adapters/pending-purges/dynamodb.ts`). */
 export const PENDING_PURGES_PK = 'CDN#PENDING';
 
+/**
+ * The sweeper's orphan-body listing cursor. Its partition key is the only one the sweeper's role
+ * may put a row in (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
+ */
 export const SweepCursorKey = { pk: 'SWEEP#orphan-bodies', sk: 'CURSOR' } as const;

@@ -227,3 +227,13 @@ export function requestFacts(request: HttpRequestParts): RequestFacts {
     cookieNames: cookies.map((cookie) => cookie.split('=')[0].trim()).filter((name) => name !== ''),
   };
 }
+
+/** The rules out of whatever holds them under their own names (a config's settings, the construct's). */
+export const toTrafficRules = (settings: TrafficRules): TrafficRules => ({
+  bypassPaths: settings.bypassPaths,
+  bypassCookies: settings.bypassCookies,
+  bypassHeaders: settings.bypassHeaders,
+  staticPrefixes: settings.staticPrefixes,
+  allowedQueryParams: settings.allowedQueryParams,
+  unknownQuery: settings.unknownQuery,
+});

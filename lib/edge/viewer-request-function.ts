@@ -17,6 +17,7 @@ import { TENANT_PATTERN } from '../../lambda/core/rows.js';
 import {
   classifyRequest,
   EDGE_FUNCTIONS,
+  toTrafficRules,
   PRIVILEGED_HEADER_PREFIXES,
   PRIVILEGED_HEADERS,
   type RequestFacts,
@@ -45,6 +46,27 @@ export interface ViewerRequestFunctionOptions {
   readonly routing?: EdgeRouting | undefined;
 }
 
+/** The settings the function is built from, under their setting names. */
+export interface EdgeSettings extends TrafficRules {
+  readonly tenantHeader: string | undefined;
+  readonly upstreamSecret: { readonly header: string } | undefined;
+}
+
+/** The function's options from the settings: tenancy always, routing when there is an upstream. */
+export function viewerRequestOptions(
+  settings: EdgeSettings,
+  tenantsByHost: Readonly<Record<string, string>> | undefined,
+  routed: boolean,
+): ViewerRequestFunctionOptions {
+  return {
+    tenantHeader: settings.tenantHeader,
+    tenantsByHost,
+    routing: routed
+      ? { rules: toTrafficRules(settings), upstreamSecretHeader: settings.upstreamSecret?.header }
+      : undefined,
+  };
+}
+
 /** Whether the options call for a function at all: a host table, or an upstream to route to. */
 export const needsViewerRequestFunction = (options: ViewerRequestFunctionOptions): boolean =>
   options.routing !== undefined ||
@@ -52,6 +74,7 @@ export const needsViewerRequestFunction = (options: ViewerRequestFunctionOptions
 
 /** Every problem of the options, named as the construct props are; empty when it can deploy. */
 export function viewerRequestFunctionProblems(options: ViewerRequestFunctionOptions): string[] {
+  if (!needsViewerRequestFunction(options)) return [];
   const problems = options.tenantsByHost === undefined ? [] : tenantTableProblems(options);
   problems.push(...embeddedRuleProblems());
   if (problems.length > 0) return problems;

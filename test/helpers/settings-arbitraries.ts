@@ -124,8 +124,10 @@ export function propArbitraries(draw: Draw): Record<string, fc.Arbitrary<unknown
     if (spec.source === 'prop') arbitraries[key] = arbitraryFor(key, spec, draw);
   }
   for (const [key, spec] of Object.entries(DEPLOY_SETTINGS)) {
-    if (typeof spec.default !== 'number' && spec.default !== undefined) continue;
-    const bounds = [spec.min ?? 0, spec.max ?? ANY, spec.default] as const;
+    const fallback = spec.default;
+    // Numbers only: the durations are drawn below, and text settings (a secret's version) are not.
+    if (typeof fallback !== 'number' && !(fallback === undefined && 'min' in spec)) continue;
+    const bounds = [spec.min ?? 0, spec.max ?? ANY, fallback] as const;
     arbitraries[key] = draw === 'valid' ? integerFrom(...bounds) : integerNear(...bounds);
   }
   const seconds = fc

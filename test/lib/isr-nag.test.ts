@@ -5,8 +5,9 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { GeoRestriction } from 'aws-cdk-lib/aws-cloudfront';
+import { GeoRestriction, VpcOriginEndpoint } from 'aws-cdk-lib/aws-cloudfront';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { ApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -60,6 +61,25 @@ describe('cdk-nag AwsSolutions', () => {
     expect(nag.flatMap((plugin) => plugin.violations)).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
     expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('reports nothing new when the edge routes to an upstream (behaviours, function, secret header, VPC origin)', () => {
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Routed');
+    const vpc = new Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0 });
+    const alb = new ApplicationLoadBalancer(stack, 'Upstream', { vpc, internetFacing: false });
+    const service = new IsrService(stack, 'Isr', {
+      renderOriginUrl: 'https://ssr.internal.example.com',
+      upstreamSecret: new Secret(stack, 'UpstreamSecret'),
+      upstreamVpcOrigin: VpcOriginEndpoint.applicationLoadBalancer(alb),
+      staticPrefixes: ['/_next/static/'],
+      bypassPaths: ['/api/**'],
+      bypassCookies: ['__prerender_bypass'],
+    });
+    Template.fromStack(stack);
+    const report = new AwsSolutionsChecks().validateScope(service);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
+    expect([...acknowledgements(service).keys()].sort()).toEqual(ACKNOWLEDGED);
   });
 
   it('reports nothing for the revalidate endpoint in HMAC mode (URL without IAM auth)', () => {

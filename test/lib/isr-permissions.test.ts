@@ -210,6 +210,14 @@ function withUpstreamSecret(leak = false) {
   return { template: Template.fromStack(stack), stack, secret, service };
 }
 
+/** The resources whose properties hold a Secrets Manager dynamic reference (a value resolved at deploy). */
+function resolvedSecretsIn(template: Template): string[] {
+  const resources = template.toJSON().Resources as Record<string, unknown>;
+  return Object.entries(resources)
+    .filter(([, resource]) => /resolve:secretsmanager/.test(JSON.stringify(resource)))
+    .map(([id]) => id);
+}
+
 describe('upstream secret', () => {
   it('reaches the functions as its ARN only, never as a value', () => {
     const { template: built, stack, secret, service: secretive } = withUpstreamSecret();
@@ -220,10 +228,12 @@ describe('upstream secret', () => {
       expect(variables.ISR_UPSTREAM_SECRET_ARN).toEqual(secretRef);
       expect(variables.ISR_UPSTREAM_SECRET_HEADER).toBe('x-isr-origin-secret');
     }
-    expect(JSON.stringify(built.toJSON())).not.toMatch(/resolve:secretsmanager/);
+    // The value is resolved at deploy in one place only: the upstream origin's custom header
+    // (CloudFront sends it there); no function, role or output holds it.
+    expect(resolvedSecretsIn(built)).toEqual([logicalIdOf(secretive.distribution)]);
     // negative control: a resolved secret value would show as a dynamic reference
     const leaked = withUpstreamSecret(true).template;
-    expect(JSON.stringify(leaked.toJSON())).toMatch(/resolve:secretsmanager/);
+    expect(resolvedSecretsIn(leaked)).toContain(logicalIdOf(secretive.originFunction));
   });
 
   it('may be read by the two functions only, and only that secret', () => {

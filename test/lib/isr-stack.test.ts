@@ -54,6 +54,29 @@ describe('IsrStack', () => {
     expect(tenantService.settings.tenantHeader).toBe('x-tenant');
   });
 
+  it('reads the routing settings from CDK context', () => {
+    const { service: routed } = synthIsrStack({
+      context: {
+        renderOriginUrl: 'https://render.example.com',
+        staticPrefixes: '/_next/static/,/_astro/',
+        bypassPaths: '["/api/**"]',
+        bypassCookies: '__prerender_bypass',
+        bypassHeaders: 'X-Preview',
+        unknownQuery: 'drop',
+      },
+    });
+    expect(routed.settings).toMatchObject({
+      staticPrefixes: ['/_astro/', '/_next/static/'],
+      bypassPaths: ['/api/**'],
+      bypassCookies: ['__prerender_bypass'],
+      bypassHeaders: ['x-preview'],
+      unknownQuery: 'drop',
+    });
+    expect(() => synthIsrStack({ context: { unknownQuery: 'keep' } })).toThrow(
+      /unknownQuery must be one of pass, drop, got "keep"/,
+    );
+  });
+
   it('takes a list from context as a JSON array too', () => {
     const { service: fromJson } = synthIsrStack({
       context: { allowedQueryParams: '["page", "lang"]' },

@@ -1,30 +1,51 @@
 import type { BodyReferences, PageReferences } from '../../core/ports.js';
+import { MemoryTable } from '../shared/memory-table.js';
 
 /**
- * A page's references as set; `listedMeanwhile` holds the `pk sk` of unlisted rows a publish
- * lists between the read and the delete, which the guarded delete must leave.
+ * What points to a page's bodies, read from the in-memory rows, with the DynamoDB adapter's
+ * guard: a VER# row is deleted only while META does not list it. `beforeForget` lets a test run
+ * a write between the read and a delete (a publish that lists the row meanwhile).
  */
 export class InMemoryBodyReferences implements BodyReferences {
-  readonly pages = new Map<string, PageReferences>();
+  /** The pages whose references were read, in order. */
   readonly reads: string[] = [];
-  readonly listedMeanwhile = new Set<string>();
+  /** `<pk> <sk>` of every VER# row deleted. */
   readonly forgotten: string[] = [];
+  beforeForget: ((pk: string, sk: string) => void) | undefined;
+
+  constructor(readonly state: MemoryTable) {}
 
   of(pk: string): Promise<PageReferences> {
     this.reads.push(pk);
-    return Promise.resolve(
-      this.pages.get(pk) ?? { s3Keys: new Set(), unlisted: [], lease: undefined },
-    );
+    const meta = this.state.metas.get(pk);
+    const listed = new Set(meta?.versionSks ?? []);
+    const s3Keys = new Set<string>(meta === undefined ? [] : [meta.s3Key]);
+    const unlisted: { sk: string; s3Key: string | undefined }[] = [];
+    for (const version of this.#versionsOf(pk)) {
+      if (listed.has(version.sk)) s3Keys.add(version.s3Key);
+      else unlisted.push({ sk: version.sk, s3Key: version.s3Key });
+    }
+    const lock = this.state.locks.get(pk);
+    const lease = lock === undefined ? undefined : { token: lock.token, expiresAt: lock.expiresAt };
+    return Promise.resolve({ s3Keys, unlisted, lease });
   }
 
   forgetUnlisted(pk: string, sks: readonly string[]): Promise<string[]> {
-    const deleted = sks.filter((sk) => !this.listedMeanwhile.has(`${pk} ${sk}`));
-    const page = this.pages.get(pk);
-    if (page !== undefined) {
-      const unlisted = page.unlisted.filter((version) => !deleted.includes(version.sk));
-      this.pages.set(pk, { ...page, unlisted });
+    const deleted: string[] = [];
+    for (const sk of sks) {
+      this.beforeForget?.(pk, sk);
+      if (this.state.metas.get(pk)?.versionSks?.includes(sk) === true) continue;
+      this.state.versions.delete(MemoryTable.versionId(pk, sk));
+      deleted.push(sk);
+      this.forgotten.push(`${pk} ${sk}`);
     }
-    this.forgotten.push(...deleted.map((sk) => `${pk} ${sk}`));
     return Promise.resolve(deleted);
+  }
+
+  #versionsOf(pk: string) {
+    return [...this.state.versions.entries()]
+      .filter(([id]) => id.startsWith(`${pk}\u0000`))
+      .map(([, version]) => version)
+      .sort((a, b) => (a.sk < b.sk ? -1 : 1));
   }
 }

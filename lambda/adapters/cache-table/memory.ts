@@ -17,6 +17,7 @@ import type {
   RecordFailureInput,
 } from '../../core/ports.js';
 import { RequestStatus } from '../../core/rows.js';
+import { sealedEnding } from '../request-store/base.js';
 import { MemoryTable, type LockRow } from '../shared/memory-table.js';
 
 const holderOf = (lock: LockRow | undefined) =>
@@ -109,7 +110,7 @@ export class InMemoryCacheTable implements CacheTable {
     if (request !== undefined && seal !== undefined) {
       request.status = RequestStatus.Completed;
       request.ttl = seal.ttl;
-      request.sealed = { s3Key: meta.s3Key, generatedAt: meta.generatedAt };
+      request.ending = sealedEnding({ s3Key: meta.s3Key, generatedAt: meta.generatedAt });
     }
     return Promise.resolve();
   }

@@ -2,12 +2,17 @@ import type { PendingPurge, PendingPurges } from '../../core/ports.js';
 
 const keyOf = (purge: PendingPurge) => `${purge.recordedAt}#${purge.id}`;
 
+/** The DynamoDB adapter's order: when it was recorded, then its id. */
+const olderFirst = (a: PendingPurge, b: PendingPurge) =>
+  a.recordedAt - b.recordedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Pending purges in memory, oldest first, with the DynamoDB adapter's add-once rule. */
 export class InMemoryPendingPurges implements PendingPurges {
   readonly rows = new Map<string, PendingPurge & { lastAttemptAt?: number }>();
 
-  get all(): PendingPurge[] {
-    return [...this.rows.values()].sort((a, b) => a.recordedAt - b.recordedAt);
+  /** Every row, oldest first, with when its last attempt was (for tests to read). */
+  get all(): (PendingPurge & { lastAttemptAt?: number })[] {
+    return [...this.rows.values()].sort(olderFirst);
   }
 
   add(purge: PendingPurge): Promise<void> {
@@ -16,7 +21,15 @@ export class InMemoryPendingPurges implements PendingPurges {
   }
 
   oldest(limit: number): Promise<PendingPurge[]> {
-    return Promise.resolve(this.all.slice(0, limit));
+    return Promise.resolve(
+      this.all.slice(0, limit).map(({ id, tags, reason, recordedAt, attempts }) => ({
+        id,
+        tags,
+        reason,
+        recordedAt,
+        attempts,
+      })),
+    );
   }
 
   recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {

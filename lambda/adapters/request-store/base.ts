@@ -15,7 +15,7 @@ import type { IdempotentCall, JsonValue, RecordedOutcome } from '../../core/idem
 import { RequestStatus } from '../../core/rows.js';
 
 /** A new claim on an idempotency key (status STARTED). */
-export interface Claim {
+export interface NewClaim {
   readonly pk: string;
   readonly key: string;
   readonly claimToken: string;
@@ -42,6 +42,61 @@ export interface RequestRow {
   readonly request?: JsonValue | undefined;
   /** Undefined while STARTED. */
   readonly outcome: RecordedOutcome | undefined;
+}
+
+/**
+ * How a REQ# row ends, as it is kept: what every adapter persists of an outcome, and all a
+ * replay gets back. A publish seals the row (`sealedEnding`); any other end is a settlement
+ * (`settledEnding`). One codec for every adapter, so the in-memory one keeps what DynamoDB keeps.
+ */
+export interface RowEnding {
+  readonly status: typeof RequestStatus.Completed | typeof RequestStatus.Failed;
+  /** The decision (`outcome`); absent on a row another writer sealed. */
+  readonly decision?: string | undefined;
+  readonly s3Key?: string | undefined;
+  readonly generatedAt?: number | undefined;
+  readonly error?: { readonly code: string; readonly message: string } | undefined;
+  readonly response?: JsonValue | undefined;
+}
+
+/** Longest error message a row keeps. */
+const MAX_ERROR_LENGTH = 2048;
+
+/** What a settlement leaves on the row (a FAILED row keeps its reason, for people). */
+export const settledEnding = (outcome: RecordedOutcome): RowEnding => ({
+  status: outcome.settlement === 'failed' ? RequestStatus.Failed : RequestStatus.Completed,
+  decision: outcome.decision,
+  s3Key: outcome.s3Key,
+  error:
+    outcome.error === undefined
+      ? undefined
+      : { code: outcome.error.code, message: outcome.error.message.slice(0, MAX_ERROR_LENGTH) },
+  response: outcome.response,
+});
+
+/** What the publish transaction leaves on the row it seals: COMPLETED with its result. */
+export const sealedEnding = (sealed: { s3Key: string; generatedAt: number }): RowEnding => ({
+  status: RequestStatus.Completed,
+  decision: 'new',
+  s3Key: sealed.s3Key,
+  generatedAt: sealed.generatedAt,
+});
+
+/**
+ * The outcome a replay gets from a row's ending. A row without a decision, or with `new`, was
+ * sealed by a publish (ours or FaceTheory's), which carries only the result fields.
+ */
+export function recordedOutcomeOf(ending: RowEnding): RecordedOutcome {
+  const failed = ending.status === RequestStatus.Failed;
+  const sealed = ending.decision === undefined || ending.decision === 'new';
+  return {
+    settlement: failed ? 'failed' : sealed ? 'sealed-by-publish' : 'completed',
+    decision: ending.decision ?? (failed ? 'failed' : 'new'),
+    s3Key: ending.s3Key,
+    generatedAt: ending.generatedAt,
+    error: ending.error,
+    response: ending.response,
+  };
 }
 
 /** Where a claim was refused: the row that holds the key. */
@@ -74,7 +129,7 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
     this.#clock = clock;
   }
 
-  protected abstract insertClaim(claim: Claim, nowMs: number): Promise<void>;
+  protected abstract insertClaim(claim: NewClaim, nowMs: number): Promise<void>;
   protected abstract readRow(pk: string, key: string): Promise<RequestRow | undefined>;
   protected abstract writeSettlement(
     pk: string,

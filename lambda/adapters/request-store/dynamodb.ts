@@ -9,12 +9,7 @@ import {
 import type { Clock } from '../../core/clock.js';
 import type { RecordedOutcome } from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';
-import {
-  ClaimRefused,
-  RequestStoreBase,
-  type Claim as ClaimInput,
-  type RequestRow,
-} from './base.js';
+import { ClaimRefused, RequestStoreBase, type NewClaim, type RequestRow } from './base.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Claim, namesOf } from '../shared/dynamodb/conditions.js';
 import { claimItem, requestKey, rowOf, settleUpdate } from '../shared/dynamodb/request-row.js';
@@ -43,7 +38,7 @@ export class RequestRowStore extends RequestStoreBase {
     this.#tableName = options.tableName;
   }
 
-  protected async insertClaim(claim: ClaimInput, nowMs: number): Promise<void> {
+  protected async insertClaim(claim: NewClaim, nowMs: number): Promise<void> {
     try {
       await this.#client.send(
         new PutItemCommand({

@@ -1,6 +1,13 @@
-import { ClaimRefused, RequestStoreBase, type Claim, type RequestRow } from './base.js';
+import {
+  ClaimRefused,
+  recordedOutcomeOf,
+  RequestStoreBase,
+  settledEnding,
+  type NewClaim,
+  type RequestRow,
+} from './base.js';
 import type { Clock } from '../../core/clock.js';
-import { Settlement, type JsonValue, type RecordedOutcome } from '../../core/idempotency.js';
+import type { JsonValue, RecordedOutcome } from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';
 import { MemoryTable, type RequestRowState } from '../shared/memory-table.js';
 
@@ -13,7 +20,7 @@ export class InMemoryRequestStore extends RequestStoreBase {
     super(clock);
   }
 
-  protected insertClaim(claim: Claim, nowMs: number): Promise<void> {
+  protected insertClaim(claim: NewClaim, nowMs: number): Promise<void> {
     const id = MemoryTable.requestId(claim.pk, claim.key);
     const existing = this.state.requests.get(id);
     const free =
@@ -49,9 +56,9 @@ export class InMemoryRequestStore extends RequestStoreBase {
   ): Promise<void> {
     const row = this.state.requests.get(MemoryTable.requestId(pk, key));
     if (row !== undefined) {
-      row.status =
-        outcome.settlement === Settlement.Failed ? RequestStatus.Failed : RequestStatus.Completed;
-      row.outcome = outcome;
+      const ending = settledEnding(outcome);
+      row.ending = ending;
+      row.status = ending.status;
       row.ttl = times.ttl;
     }
     return Promise.resolve();
@@ -68,7 +75,6 @@ export class InMemoryRequestStore extends RequestStoreBase {
 }
 
 function rowOf(row: RequestRowState): RequestRow {
-  const sealed = row.sealed;
   return {
     status: row.status,
     requestHash: row.requestHash,
@@ -76,13 +82,8 @@ function rowOf(row: RequestRowState): RequestRow {
     inProgressExpiresAtMs: row.inProgressExpiresAtMs,
     request: row.request === undefined ? undefined : (JSON.parse(row.request) as JsonValue),
     outcome:
-      row.status === RequestStatus.Started
+      row.status === RequestStatus.Started || row.ending === undefined
         ? undefined
-        : (row.outcome ?? {
-            settlement: Settlement.SealedByPublish,
-            decision: 'new',
-            s3Key: sealed?.s3Key,
-            generatedAt: sealed?.generatedAt,
-          }),
+        : recordedOutcomeOf(row.ending),
   };
 }

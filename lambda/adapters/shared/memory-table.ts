@@ -3,9 +3,9 @@
  * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
  * the real transaction does.
  */
-import type { RecordedOutcome } from '../../core/idempotency.js';
 import type { CacheMeta, PageVersion } from '../../core/ports.js';
 import type { RequestStatus } from '../../core/rows.js';
+import type { RowEnding } from '../request-store/base.js';
 
 export interface LockRow {
   readonly token: string;
@@ -25,10 +25,8 @@ export interface RequestRowState {
   lockedBy: string | undefined;
   /** Canonical JSON of the request the key was first used with. */
   request?: string | undefined;
-  /** Written by a settlement. */
-  outcome?: RecordedOutcome | undefined;
-  /** Written by a publish that sealed the row. */
-  sealed?: { readonly s3Key: string; readonly generatedAt: number } | undefined;
+  /** How the row ended (a settlement, or the publish that sealed it), as it is kept. */
+  ending?: RowEnding | undefined;
 }
 
 export class MemoryTable {

@@ -10,6 +10,7 @@ export class InMemoryStatusIndex implements StatusIndexReader {
 
   readShard(shard: string, limit: number) {
     const rows = [...(this.shards.get(shard) ?? [])].sort((a, b) => a.at - b.at);
-    return Promise.resolve({ rows: rows.slice(0, limit), truncated: rows.length > limit });
+    // A full page may hide more rows, as DynamoDB's Limit says (see `StatusIndexReader`).
+    return Promise.resolve({ rows: rows.slice(0, limit), truncated: rows.length >= limit });
   }
 }

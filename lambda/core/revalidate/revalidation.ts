@@ -7,8 +7,10 @@
  * - `expire` deletes META: the old body is never served again and the next request renders;
  * - `regenerate` also queues a regeneration of each page now.
  * A render in flight (it holds the page's LOCK) that started before is caught by a mark on LOCK,
- * written before META's: its publish is refused and it renders again. No clock decides it, so
- * a render that started in the same second cannot slip through.
+ * written before META's: its publish is refused and it renders again. For the pages found here
+ * no clock decides it, so a render that started in the same second cannot slip through. A page
+ * whose render gives it one of the tags while this runs is not in the index yet: that render
+ * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';

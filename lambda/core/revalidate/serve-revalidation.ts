@@ -108,7 +108,12 @@ const reply = (
   log,
 });
 
-/** One revalidation request, from authentication to the answer. Never throws. */
+/**
+ * One revalidation request, from authentication to the answer: a 4xx, a 409 or a 503 for every
+ * failure it expects. It throws only what it cannot answer: an unexpected error while checking
+ * the request, or a store failure while reading the request a reused key was first used with;
+ * the handler lets Lambda report those.
+ */
 export async function serveRevalidation(
   deps: RevalidateServiceDeps,
   request: RevalidateHttpRequest,

@@ -8,6 +8,7 @@ import { TestClock } from '../../helpers/clock.js';
 import { InMemorySweepCursor } from '../../../lambda/adapters/sweep-cursor/memory.js';
 import { InMemoryBodyListing } from '../../../lambda/adapters/body-listing/memory.js';
 import { InMemoryBodyReferences } from '../../../lambda/adapters/body-references/memory.js';
+import { MemoryTable } from '../../../lambda/adapters/shared/memory-table.js';
 import { InMemoryStatusIndex } from '../../../lambda/adapters/status-index-reader/memory.js';
 import { fixedContext } from '../../helpers/memory-service.js';
 
@@ -20,7 +21,7 @@ function setup(overrides: Partial<SweepDeps> = {}) {
     tasks: { index, clock, pageLimit: 10 },
     orphans: {
       listing: new InMemoryBodyListing(),
-      references: new InMemoryBodyReferences(),
+      references: new InMemoryBodyReferences(new MemoryTable()),
       cursor: new InMemorySweepCursor(),
       bodies: { deleteBody: () => Promise.resolve() },
       clock,

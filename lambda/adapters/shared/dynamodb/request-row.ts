@@ -8,7 +8,14 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { IndexedStatus, RequestStatus, requestSortKey, statusShardOf } from '../../../core/rows.js';
 import { Settlement, type JsonValue, type RecordedOutcome } from '../../../core/idempotency.js';
-import type { Claim, RequestRow } from '../../request-store/base.js';
+import {
+  recordedOutcomeOf,
+  sealedEnding,
+  settledEnding,
+  type NewClaim,
+  type RequestRow,
+  type RowEnding,
+} from '../../request-store/base.js';
 import { keyOf, num, str, type Item } from './items.js';
 
 /** An update of the row: expression, names and values, ready for UpdateItem or a transaction. */
@@ -19,7 +26,7 @@ export interface RowUpdate {
 
 export const requestKey = (pk: string, key: string): Item => keyOf(pk, requestSortKey(key));
 
-export const claimItem = (claim: Claim): Item => ({
+export const claimItem = (claim: NewClaim): Item => ({
   ...requestKey(claim.pk, claim.key),
   status: { S: RequestStatus.Started },
   claim_token: { S: claim.claimToken },
@@ -52,19 +59,7 @@ export function sealUpdate(seal: {
   ttl: number;
   now: number;
 }): RowUpdate {
-  return {
-    UpdateExpression:
-      'SET #status = :completed, #result_s3_key = :s3_key, #result_generated_at = :generated_at, ' +
-      '#outcome = :outcome, #actual_completion = :now, #ttl = :ttl REMOVE #status_shard, #status_at',
-    ExpressionAttributeValues: {
-      ':completed': { S: RequestStatus.Completed },
-      ':s3_key': { S: seal.s3Key },
-      ':generated_at': { N: String(seal.generatedAt) },
-      ':outcome': { S: 'new' },
-      ':now': { N: String(seal.now) },
-      ':ttl': { N: String(seal.ttl) },
-    },
-  };
+  return endingUpdate(sealedEnding(seal), { ttl: seal.ttl, now: seal.now });
 }
 
 /** The end of a call that did not seal the row in a publish: COMPLETED or FAILED, as settled. */
@@ -74,35 +69,46 @@ export function settleUpdate(
   ttl: number,
   now: number,
 ): RowUpdate {
-  const failed = outcome.settlement === Settlement.Failed;
-  const values: Record<string, AttributeValue> = {
-    ':status': { S: failed ? RequestStatus.Failed : RequestStatus.Completed },
-    ':outcome': { S: outcome.decision },
-    ':now': { N: String(now) },
-    ':ttl': { N: String(ttl) },
-  };
-  let set = 'SET #status = :status, #outcome = :outcome, #actual_completion = :now, #ttl = :ttl';
-  if (outcome.s3Key !== undefined) {
-    set += ', #result_s3_key = :s3_key';
-    values[':s3_key'] = { S: outcome.s3Key };
-  }
-  if (outcome.error !== undefined) {
-    set += ', #error = :error, #error_code = :error_code';
-    values[':error'] = { S: outcome.error.message.slice(0, 2048) };
-    values[':error_code'] = { S: outcome.error.code };
-  }
-  if (outcome.response !== undefined) {
-    set += ', #response = :response';
-    values[':response'] = { S: JSON.stringify(outcome.response) };
-  }
+  const update = endingUpdate(settledEnding(outcome), { ttl, now });
+  if (outcome.settlement !== Settlement.Failed) return update;
   // FAILED stays in the status index for people; COMPLETED leaves it.
-  if (failed) {
-    set += ', #status_shard = :shard, #status_at = :now';
-    values[':shard'] = { S: statusShardOf(IndexedStatus.Failed, pk) };
-    return { UpdateExpression: set, ExpressionAttributeValues: values };
-  }
   return {
-    UpdateExpression: `${set} REMOVE #status_shard, #status_at`,
+    UpdateExpression: update.UpdateExpression.replace(
+      ' REMOVE #status_shard, #status_at',
+      ', #status_shard = :shard, #status_at = :now',
+    ),
+    ExpressionAttributeValues: {
+      ...update.ExpressionAttributeValues,
+      ':shard': { S: statusShardOf(IndexedStatus.Failed, pk) },
+    },
+  };
+}
+
+/** A row's ending (`RowEnding`) as the attributes that keep it; the row leaves the index. */
+function endingUpdate(ending: RowEnding, times: { ttl: number; now: number }): RowUpdate {
+  const values: Record<string, AttributeValue> = {
+    ':status': { S: ending.status },
+    ':now': { N: String(times.now) },
+    ':ttl': { N: String(times.ttl) },
+  };
+  const set = ['#status = :status', '#actual_completion = :now', '#ttl = :ttl'];
+  const put = (attribute: string, value: AttributeValue | undefined) => {
+    if (value === undefined) return;
+    set.push(`#${attribute} = :${attribute}`);
+    values[`:${attribute}`] = value;
+  };
+  const s = (value: string | undefined) => (value === undefined ? undefined : { S: value });
+  put('outcome', s(ending.decision));
+  put('result_s3_key', s(ending.s3Key));
+  put(
+    'result_generated_at',
+    ending.generatedAt === undefined ? undefined : { N: String(ending.generatedAt) },
+  );
+  put('error', s(ending.error?.message));
+  put('error_code', s(ending.error?.code));
+  put('response', s(ending.response === undefined ? undefined : JSON.stringify(ending.response)));
+  return {
+    UpdateExpression: `SET ${set.join(', ')} REMOVE #status_shard, #status_at`,
     ExpressionAttributeValues: values,
   };
 }
@@ -118,21 +124,20 @@ export function rowOf(item: Item): RequestRow {
     ttl: num(item, 'ttl'),
     inProgressExpiresAtMs: num(item, 'in_progress_expires_at_ms'),
     request: jsonOf(str(item, 'request')),
-    outcome: status === RequestStatus.Started || status === undefined ? undefined : outcomeOf(item),
+    outcome:
+      status === RequestStatus.Started || status === undefined
+        ? undefined
+        : recordedOutcomeOf(endingOf(item)),
   };
 }
 
-/** A sealed row written by a publish (ours or FaceTheory's) carries only the result fields. */
-function outcomeOf(item: Item): RecordedOutcome {
-  const failed = str(item, 'status') === RequestStatus.Failed;
+/** The ending a settled or sealed row keeps (a FaceTheory writer's seal has the result only). */
+function endingOf(item: Item): RowEnding {
   const error = str(item, 'error');
   return {
-    settlement: failed
-      ? Settlement.Failed
-      : str(item, 'outcome') === undefined || str(item, 'outcome') === 'new'
-        ? Settlement.SealedByPublish
-        : Settlement.Completed,
-    decision: str(item, 'outcome') ?? (failed ? 'failed' : 'new'),
+    status:
+      str(item, 'status') === RequestStatus.Failed ? RequestStatus.Failed : RequestStatus.Completed,
+    decision: str(item, 'outcome'),
     s3Key: str(item, 'result_s3_key'),
     generatedAt: num(item, 'result_generated_at'),
     error:

@@ -9,7 +9,7 @@ import {
   BasePersistenceLayer,
   type IdempotencyRecord,
 } from '@aws-lambda-powertools/idempotency/persistence';
-import type { Claim } from '../../../../lambda/adapters/request-store/base.js';
+import type { NewClaim } from '../../../../lambda/adapters/request-store/base.js';
 import { InMemoryRequestStore } from '../../../../lambda/adapters/request-store/memory.js';
 import { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import {
@@ -25,13 +25,13 @@ import { fixedContext } from '../../../helpers/memory-service.js';
 /** The in-memory store, recording each hook Powertools calls, in order. */
 class ProbeStore extends InMemoryRequestStore {
   readonly calls: string[] = [];
-  readonly claims: Claim[] = [];
+  readonly claims: NewClaim[] = [];
 
   override configure(options: Parameters<InMemoryRequestStore['configure']>[0]): void {
     this.calls.push('configure');
     super.configure(options);
   }
-  protected override insertClaim(claim: Claim, nowMs: number): Promise<void> {
+  protected override insertClaim(claim: NewClaim, nowMs: number): Promise<void> {
     this.claims.push(claim);
     return super.insertClaim(claim, nowMs);
   }

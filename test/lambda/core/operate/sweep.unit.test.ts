@@ -6,6 +6,7 @@ import { TestClock } from '../../../helpers/clock.js';
 import { InMemorySweepCursor } from '../../../../lambda/adapters/sweep-cursor/memory.js';
 import { InMemoryBodyListing } from '../../../../lambda/adapters/body-listing/memory.js';
 import { InMemoryBodyReferences } from '../../../../lambda/adapters/body-references/memory.js';
+import { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import { InMemoryStatusIndex } from '../../../../lambda/adapters/status-index-reader/memory.js';
 
 const clock = new TestClock();
@@ -79,8 +80,9 @@ describe('sweepOrphanBodies', () => {
   const old = now - AGE - 1;
 
   function world() {
+    const state = new MemoryTable();
     const listing = new InMemoryBodyListing();
-    const references = new InMemoryBodyReferences();
+    const references = new InMemoryBodyReferences(state);
     const cursor = new InMemorySweepCursor();
     const deleted: string[] = [];
     const deps = {
@@ -93,7 +95,34 @@ describe('sweepOrphanBodies', () => {
       orphanAgeSeconds: AGE,
       listLimit: 100,
     };
-    return { listing, references, cursor, deleted, deps };
+    return { state, listing, references, cursor, deleted, deps };
+  }
+
+  /**
+   * The rows of page `CACHE#h`: META pointing at `live` and listing a version per `kept` body,
+   * VER# rows META does not list, and a LOCK.
+   */
+  function page(
+    w: ReturnType<typeof world>,
+    rows: {
+      live?: string;
+      kept?: string[];
+      unlisted?: [sk: string, s3Key: string][];
+      lease?: { token: string; expiresAt: number };
+    },
+  ) {
+    const pk = 'CACHE#h';
+    const generation = { pk, generatedAt: 1, revalidateSeconds: 60 };
+    const kept = (rows.kept ?? []).map((s3Key, i): [string, string] => [`VER#k${i}`, s3Key]);
+    if (rows.live !== undefined) {
+      const versionSks = kept.map(([sk]) => sk);
+      w.state.metas.set(pk, { ...generation, s3Key: rows.live, versionSks });
+    }
+    for (const [sk, s3Key] of [...kept, ...(rows.unlisted ?? [])]) {
+      w.state.versions.set(MemoryTable.versionId(pk, sk), { ...generation, sk, s3Key });
+    }
+    if (rows.lease === undefined) w.state.locks.delete(pk);
+    else w.state.locks.set(pk, { ...rows.lease, owner: undefined });
   }
 
   it('retires an old body nothing points to, and never one META or a version names', async () => {
@@ -103,11 +132,7 @@ describe('sweepOrphanBodies', () => {
       { s3Key: 'pages/_/h/kept', writtenAt: old },
       { s3Key: 'pages/_/h/orphan', writtenAt: old },
     );
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(['pages/_/h/live', 'pages/_/h/kept']),
-      unlisted: [],
-      lease: undefined,
-    });
+    page(w, { live: 'pages/_/h/live', kept: ['pages/_/h/kept'] });
     const report = await sweepOrphanBodies(w.deps);
     expect(w.deleted).toEqual(['pages/_/h/orphan']);
     expect(report).toMatchObject({ listed: 3, inUse: 2, retired: ['pages/_/h/orphan'] });
@@ -129,17 +154,9 @@ describe('sweepOrphanBodies', () => {
   it('leaves the body of a live lease on its token, and retires it once the lease ran out', async () => {
     const w = world();
     w.listing.bodies.push({ s3Key: 'pages/_/h/tok', writtenAt: old });
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(),
-      unlisted: [],
-      lease: { token: 'tok', expiresAt: now + 1 },
-    });
+    page(w, { lease: { token: 'tok', expiresAt: now + 1 } });
     expect(await sweepOrphanBodies(w.deps)).toMatchObject({ leased: 1, retired: [] });
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(),
-      unlisted: [],
-      lease: { token: 'tok', expiresAt: now },
-    });
+    page(w, { lease: { token: 'tok', expiresAt: now } });
     expect((await sweepOrphanBodies(w.deps)).retired).toEqual(['pages/_/h/tok']);
   });
 
@@ -150,13 +167,12 @@ describe('sweepOrphanBodies', () => {
       { s3Key: 'pages/_/h/before-expire', writtenAt: old },
       { s3Key: 'pages/_/h/young-unlisted', writtenAt: now },
     );
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(['pages/_/h/live']),
+    page(w, {
+      live: 'pages/_/h/live',
       unlisted: [
-        { sk: 'VER#1', s3Key: 'pages/_/h/before-expire' },
-        { sk: 'VER#2', s3Key: 'pages/_/h/young-unlisted' },
+        ['VER#1', 'pages/_/h/before-expire'],
+        ['VER#2', 'pages/_/h/young-unlisted'],
       ],
-      lease: undefined,
     });
     const report = await sweepOrphanBodies(w.deps);
     expect(w.references.forgotten).toEqual(['CACHE#h VER#1', 'CACHE#h VER#2']);
@@ -167,12 +183,12 @@ describe('sweepOrphanBodies', () => {
   it('keeps a version a publish listed after the read, and its body with it', async () => {
     const w = world();
     w.listing.bodies.push({ s3Key: 'pages/_/h/listed-meanwhile', writtenAt: old });
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(),
-      unlisted: [{ sk: 'VER#3', s3Key: 'pages/_/h/listed-meanwhile' }],
-      lease: undefined,
-    });
-    w.references.listedMeanwhile.add('CACHE#h VER#3');
+    page(w, { unlisted: [['VER#3', 'pages/_/h/listed-meanwhile']] });
+    // A publish lists the row between the sweeper's read and its delete.
+    w.references.beforeForget = (pk) => {
+      const generation = { pk, generatedAt: 2, revalidateSeconds: 60 };
+      w.state.metas.set(pk, { ...generation, s3Key: 'pages/_/h/new', versionSks: ['VER#3'] });
+    };
     const report = await sweepOrphanBodies(w.deps);
     expect(w.references.forgotten).toEqual([]);
     expect(w.deleted).toEqual([]);
@@ -182,11 +198,7 @@ describe('sweepOrphanBodies', () => {
   it('deletes no version when every one is listed', async () => {
     const w = world();
     w.listing.bodies.push({ s3Key: 'pages/_/h/live', writtenAt: old });
-    w.references.pages.set('CACHE#h', {
-      s3Keys: new Set(['pages/_/h/live']),
-      unlisted: [],
-      lease: undefined,
-    });
+    page(w, { live: 'pages/_/h/live' });
     const forget = jest.spyOn(w.references, 'forgetUnlisted');
     expect(await sweepOrphanBodies(w.deps)).toMatchObject({ versionsForgotten: 0, inUse: 1 });
     expect(forget).not.toHaveBeenCalled();
@@ -208,7 +220,7 @@ describe('runSweep', () => {
   it('reports the parts that worked when another fails, and flushes pending purges', async () => {
     const w = {
       listing: { list: () => Promise.reject(new Error('s3 down')) },
-      references: new InMemoryBodyReferences(),
+      references: new InMemoryBodyReferences(new MemoryTable()),
       cursor: new InMemorySweepCursor(),
       bodies: { deleteBody: () => Promise.resolve() },
     };

@@ -81,7 +81,7 @@ describe('processMessage (unit, in-memory ports)', () => {
     });
     expect(ctx.request('/a', 'm1')).toMatchObject({
       status: 'COMPLETED',
-      sealed: { s3Key: meta?.s3Key, generatedAt: meta?.generatedAt },
+      ending: { decision: 'new', s3Key: meta?.s3Key, generatedAt: meta?.generatedAt },
       lockedBy: 'unit-worker/request-1',
     });
   });
@@ -165,7 +165,7 @@ describe('processMessage (unit, in-memory ports)', () => {
         expect(ctx.counter.calls).toBe(1);
         expect(ctx.request('/a', 'm1')).toMatchObject({
           status: 'FAILED',
-          outcome: { error: { code } },
+          ending: { error: { code } },
         });
         // a redelivery (the DLQ send failed, say) gets the same answer without a render
         const again = await ctx.deliver('m1', intentFor('/a'), 2);
@@ -202,7 +202,7 @@ describe('processMessage (unit, in-memory ports)', () => {
       // Never left STARTED: the row says FAILED, with the reason, for the sweeper and people.
       expect(ctx.request('/a', 'm1')).toMatchObject({
         status: 'FAILED',
-        outcome: { error: { code: 'retries-exhausted' } },
+        ending: { error: { code: 'retries-exhausted' } },
       });
     });
   });

@@ -1,0 +1,213 @@
+/**
+ * The CacheTable port's contract: what every implementation does, the in-memory one (unit tier)
+ * and DynamoDB's (integration tier) alike. The lease, the publish and its refusals, the failure
+ * record. Run by test/lambda/adapters/contract.*.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  LeaseHeldError,
+  LeaseLostError,
+  NewerGenerationError,
+  RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
+} from '../../../../lambda/core/errors.js';
+import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
+import type { CacheMeta } from '../../../../lambda/core/ports.js';
+import type { TableSubject } from '../../../helpers/contract-subjects.js';
+import { fixedContext } from '../../../helpers/memory-service.js';
+
+const T = 1_800_000_000;
+
+export function cacheTableContract(name: string, make: () => Promise<TableSubject>): void {
+  describe(`CacheTable contract (${name})`, () => {
+    let s: TableSubject;
+    let pages = 0;
+    beforeAll(async () => {
+      s = await make();
+    });
+    afterAll(() => s.destroy());
+
+    const freshPk = () => `CACHE#contract-table-${++pages}`;
+    const take = (pk: string, now = T, owner = 'a') =>
+      s.cacheTable.acquireLease({ pk, now, durationSeconds: 30, owner });
+    const generation = (pk: string, generatedAt: number, extra: Partial<CacheMeta> = {}) => ({
+      pk,
+      s3Key: `pages/_/contract/${generatedAt}`,
+      generatedAt,
+      revalidateSeconds: 60,
+      etag: `"e${generatedAt}"`,
+      contentType: 'text/html',
+      statusCode: 200,
+      ...extra,
+    });
+    const heldBy = async (pk: string, now: number) =>
+      take(pk, now, 'probe').then(
+        () => 'free',
+        (error: unknown) => (error instanceof LeaseHeldError ? 'held' : 'error'),
+      );
+
+    it('reads no META for a page never published', async () => {
+      expect(await s.cacheTable.getMeta(freshPk(), { consistent: true })).toBeUndefined();
+    });
+
+    it('takes a free lease, refuses a live one naming its holder, hands over an expired one', async () => {
+      const pk = freshPk();
+      const first = await take(pk);
+      expect(first).toMatchObject({ pk, expiresAt: T + 30, owner: 'a' });
+      expect(first.takenOver).toBeUndefined();
+      const refused = await take(pk, T + 29, 'b').catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(LeaseHeldError);
+      expect((refused as LeaseHeldError).holder).toEqual({
+        token: first.token,
+        expiresAt: T + 30,
+        owner: 'a',
+      });
+      const next = await take(pk, T + 30, 'b');
+      expect(next.token).not.toBe(first.token);
+      expect(next.takenOver).toEqual({ token: first.token, expiresAt: T + 30, owner: 'a' });
+    });
+
+    it('seizes a live lease for an operator; the holder can no longer release it', async () => {
+      const pk = freshPk();
+      const first = await take(pk);
+      const seized = await s.cacheTable.acquireLease({
+        pk,
+        now: T + 1,
+        durationSeconds: 30,
+        owner: 'ops',
+        seize: true,
+      });
+      expect(seized.takenOver).toMatchObject({ token: first.token, owner: 'a' });
+      expect(await s.cacheTable.releaseLease(first)).toBe(false);
+      expect(await s.cacheTable.releaseLease(seized)).toBe(true);
+      expect(await heldBy(pk, T + 1)).toBe('free');
+    });
+
+    it('refreshes only while its token is on LOCK, even past its own expiry', async () => {
+      const pk = freshPk();
+      const first = await take(pk);
+      const refreshed = await s.cacheTable.refreshLease(first, {
+        now: T + 40,
+        durationSeconds: 30,
+      });
+      expect(refreshed).toMatchObject({ token: first.token, expiresAt: T + 70 });
+      expect(await heldBy(pk, T + 69)).toBe('held');
+      await take(pk, T + 70, 'b');
+      await expect(
+        s.cacheTable.refreshLease(refreshed, { now: T + 71, durationSeconds: 30 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('releases a lease once, and only with its token', async () => {
+      const pk = freshPk();
+      const first = await take(pk);
+      expect(await s.cacheTable.releaseLease({ ...first, token: 'not-mine' })).toBe(false);
+      expect(await heldBy(pk, T)).toBe('held');
+      expect(await s.cacheTable.releaseLease(first)).toBe(true);
+      expect(await s.cacheTable.releaseLease(first)).toBe(false);
+    });
+
+    it('publishes META and frees LOCK in one step, under a live lease', async () => {
+      const pk = freshPk();
+      const lease = await take(pk);
+      const meta = generation(pk, T + 1, { tags: ['a', 'b'], headers: { 'x-a': '1' } });
+      await s.cacheTable.publishGeneration({ lease, meta, now: T + 1 });
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject(meta);
+      expect(await heldBy(pk, T + 1)).toBe('free');
+    });
+
+    it('refuses the publish of a lease that ran out or was taken over; nothing is written', async () => {
+      const pk = freshPk();
+      const lease = await take(pk);
+      await expect(
+        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 30 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      await take(pk, T + 30, 'b');
+      await expect(
+        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 20 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+    });
+
+    it('never publishes over a newer generation', async () => {
+      const pk = freshPk();
+      await s.cacheTable.publishGeneration({
+        lease: await take(pk),
+        meta: generation(pk, T + 10),
+        now: T,
+      });
+      const late = await take(pk, T + 1);
+      const refused = await s.cacheTable
+        .publishGeneration({ lease: late, meta: generation(pk, T + 5), now: T + 1 })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(NewerGenerationError);
+      expect((refused as NewerGenerationError).currentGeneratedAt).toBe(T + 10);
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.generatedAt).toBe(T + 10);
+    });
+
+    it('refuses a publish after a revalidation marked LOCK, until its holder lifts the mark', async () => {
+      const pk = freshPk();
+      const lease = await take(pk);
+      expect(await s.marks.markLock(pk, 'rv_contract')).toBe(true);
+      const publish = () =>
+        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 1 });
+      await expect(publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect(await s.cacheTable.clearRevalidationMark({ ...lease, token: 'not-mine' })).toBe(false);
+      expect(await s.cacheTable.clearRevalidationMark(lease)).toBe(true);
+      await publish();
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeDefined();
+    });
+
+    it('writes the generation’s version row in the publish, once', async () => {
+      const pk = freshPk();
+      const sk = 'VER#1800000001-contract';
+      const meta = generation(pk, T + 1, { currentSk: sk, versionSks: [sk] });
+      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T + 1 });
+      const version = await s.history.version(pk, sk);
+      expect(version).toMatchObject({ ...generation(pk, T + 1), sk });
+      expect(version?.versionSks).toBeUndefined();
+      const again = s.cacheTable.publishGeneration({
+        lease: await take(pk, T + 2),
+        meta,
+        now: T + 2,
+      });
+      await expect(again).rejects.toThrow();
+    });
+
+    it('seals the intent’s REQ# claim in the publish, and refuses a second publish for it', async () => {
+      const pk = freshPk();
+      const config = createIdempotencyConfig(3_600);
+      config.registerLambdaContext(fixedContext(30_000));
+      s.requests.configure({ config });
+      await s.requests.saveInProgress({ pk, key: 'm1', request: { n: 1 } }, 30_000);
+      const seal = { idempotencyKey: 'm1', ttl: T + 3_600 };
+      const meta = generation(pk, T + 1);
+      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T + 1, seal });
+      const second = s.cacheTable.publishGeneration({
+        lease: await take(pk, T + 2),
+        meta: generation(pk, T + 2),
+        now: T + 2,
+        seal,
+      });
+      await expect(second).rejects.toBeInstanceOf(RequestAlreadyCompletedError);
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.generatedAt).toBe(T + 1);
+    });
+
+    it('records a failure only on the generation, and the count, the caller read', async () => {
+      const pk = freshPk();
+      await s.cacheTable.publishGeneration({
+        lease: await take(pk),
+        meta: generation(pk, T),
+        now: T,
+      });
+      const record = { count: 1, lastFailedAt: T + 5, nextAttemptAt: T + 20, error: 'e: down' };
+      const input = { pk, observedGeneratedAt: T, previousCount: 0, record };
+      expect(await s.cacheTable.recordFailure({ ...input, observedGeneratedAt: T - 1 })).toBe(
+        false,
+      );
+      expect(await s.cacheTable.recordFailure(input)).toBe(true);
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.failures).toEqual(record);
+      expect(await s.cacheTable.recordFailure(input)).toBe(false); // the count moved on
+    });
+  });
+}

@@ -1,0 +1,23 @@
+/** The contract suite on the DynamoDB adapters, on DynamoDB Local (see contract.memory.unit.test.ts). */
+import { dynamoTableSubject } from '../../helpers/contract-subjects.js';
+import { bodyReferencesContract } from './body-references/contract.js';
+import { cacheTableContract } from './cache-table/contract.js';
+import { pageHistoryContract } from './page-history/contract.js';
+import { pendingPurgesContract } from './pending-purges/contract.js';
+import { requestStoreContract } from './request-store/contract.js';
+import { revalidationMarksContract } from './revalidation-marks/contract.js';
+import { statusIndexReaderContract } from './status-index-reader/contract.js';
+import { sweepCursorContract } from './sweep-cursor/contract.js';
+import { tagIndexContract } from './tag-index/contract.js';
+import { tagRevalidationsContract } from './tag-revalidations/contract.js';
+
+cacheTableContract('DynamoDB Local', dynamoTableSubject);
+requestStoreContract('DynamoDB Local', dynamoTableSubject);
+pageHistoryContract('DynamoDB Local', dynamoTableSubject);
+revalidationMarksContract('DynamoDB Local', dynamoTableSubject);
+tagIndexContract('DynamoDB Local', dynamoTableSubject);
+tagRevalidationsContract('DynamoDB Local', dynamoTableSubject);
+pendingPurgesContract('DynamoDB Local', dynamoTableSubject);
+sweepCursorContract('DynamoDB Local', dynamoTableSubject);
+bodyReferencesContract('DynamoDB Local', dynamoTableSubject);
+statusIndexReaderContract('DynamoDB Local', dynamoTableSubject);
