@@ -233,6 +233,38 @@ export class RenderRefusedError extends IsrError {
   }
 }
 
+/** Why a pass-through failed, as the viewer is told: the status and the reason. */
+export const PassFailure = {
+  /** The request body is over `passBodyMaxBytes`. */
+  BodyTooLarge: { status: 413, code: 'body-too-large' },
+  /** No answer from the upstream within `passTimeoutMs`. */
+  Timeout: { status: 504, code: 'pass-timeout' },
+  /** The upstream could not be reached, or broke off before answering. */
+  Unreachable: { status: 502, code: 'upstream-unreachable' },
+  /** The upstream's answer is over what the origin function can return (6 MB). */
+  AnswerTooLarge: { status: 502, code: 'pass-answer-too-large' },
+} as const;
+export type PassFailure = (typeof PassFailure)[keyof typeof PassFailure];
+
+/**
+ * A pass-through could not give the viewer the upstream's answer. Terminal: nothing was stored
+ * and nothing is retried (the request may not be idempotent); the viewer gets `failure.status`.
+ */
+export class PassThroughError extends IsrError {
+  override readonly name = 'PassThroughError';
+  readonly kind = ErrorKind.Terminal;
+  constructor(
+    readonly failure: PassFailure,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+  get code(): string {
+    return this.failure.code;
+  }
+}
+
 /** A queue message that can never be processed (bad JSON, wrong shape). */
 export class InvalidMessageError extends IsrError {
   override readonly name = 'InvalidMessageError';

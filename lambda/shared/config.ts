@@ -100,6 +100,8 @@ export function loadOriginConfig(env: Env = process.env) {
     overloadFallbackPath: s.overloadFallbackPath,
     dedupeWindowSeconds: s.dedupeWindowSeconds,
     missWaitMs: s.missWaitMs,
+    passTimeoutMs: s.passTimeoutMs,
+    passBodyMaxBytes: s.passBodyMaxBytes,
     retryAfterSeconds: s.retryAfterSeconds,
     staleSharedMaxAge: s.staleSharedMaxAge,
     staleWhileRevalidateSeconds: s.staleWhileRevalidateSeconds,

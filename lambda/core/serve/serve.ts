@@ -11,16 +11,19 @@ import {
   InvalidCacheKeyError,
   InvalidKeyReason,
   RenderOverloadedError,
+  RenderRefusedError,
 } from '../errors.js';
+import type { HeaderPairs } from '../forwarding.js';
 import { needsNoRegeneration } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
 import type { CacheMeta, RegenerationQueue } from '../ports.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
+import { servePass, type PassDeps, type PassWhy } from './pass.js';
 import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
 
-export interface OriginDeps extends RegenerateDeps {
+export interface OriginDeps extends RegenerateDeps, PassDeps {
   readonly keyPolicy: CacheKeyPolicy;
   /**
    * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
@@ -60,6 +63,12 @@ export interface PageRequest {
   readonly tenant: string | undefined;
   readonly ifNoneMatch: string | undefined;
   readonly ifModifiedSince?: string | undefined;
+  /**
+   * The viewer's headers (cookies included) and body: only a pass-through ever sends them on;
+   * a render gets the cache key alone, so no viewer's session can enter the cache.
+   */
+  readonly headers?: HeaderPairs | undefined;
+  readonly body?: Uint8Array | undefined;
 }
 
 /**
@@ -70,6 +79,9 @@ export interface PageRequest {
  */
 export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
+    if (deps.passThrough !== undefined) {
+      return servePass(deps, deps.passThrough, request, { fwd: 'method', detail: 'method' });
+    }
     return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
       allow: 'GET, HEAD',
     });
@@ -90,6 +102,15 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
+    // The render (made without the viewer's cookies) is not to be stored: the viewer gets the
+    // upstream's answer to their own request instead of a refusal.
+    if (error instanceof RenderRefusedError && deps.passThrough !== undefined) {
+      const why: PassWhy = { fwd: 'bypass', detail: error.reason };
+      return {
+        ...(await servePass(deps, deps.passThrough, request, why)),
+        cacheKeyHash: cacheKey.hash,
+      };
+    }
     const fallback =
       error instanceof RenderOverloadedError
         ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
