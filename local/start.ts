@@ -13,6 +13,7 @@ import {
   loadOriginConfig,
   loadRevalidateConfig,
   loadWorkerConfig,
+  loadSettings,
   localDefaults,
 } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
@@ -28,6 +29,7 @@ import {
 import { assertPortFree } from './backends/ports.js';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
+import { localEdge } from './edge.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
@@ -111,6 +113,8 @@ async function main(): Promise<void> {
       port,
       host,
       tenantHeader: originConfig.tenantHeader,
+      // The origin's settings hold the routing rules; locally the upstream has no secret set.
+      edge: localEdge(loadSettings('origin', serviceEnv), undefined),
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
     });

@@ -1,8 +1,14 @@
 /**
  * What of a viewer's request reaches the upstream on a pass-through, and what of the upstream's
  * answer reaches the viewer: everything but hop-by-hop headers (RFC 9110 §7.6.1) and the headers
- * the service or a framework treats as privileged. The one list of them.
+ * the service or a framework treats as privileged (their one list: `traffic-rules.ts`, which the
+ * edge function strips too).
  */
+import {
+  isPrivilegedHeader,
+  PRIVILEGED_HEADER_PREFIXES,
+  PRIVILEGED_HEADERS,
+} from './traffic-rules.js';
 
 /** Hop-by-hop headers: they describe one connection, never the request (RFC 9110 §7.6.1). */
 export const HOP_BY_HOP_HEADERS: readonly string[] = [
@@ -17,29 +23,11 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
   'upgrade',
 ];
 
-/**
- * Request headers a viewer may never send upstream: the service's own (`x-isr-*`), the Host
- * (the upstream's own is used), and those frameworks trust as coming from themselves (Next.js
- * middleware recursion, on-demand revalidation, invoke and route matching).
- */
-export const PRIVILEGED_REQUEST_HEADERS: readonly string[] = [
-  'host',
-  'x-middleware-subrequest',
-  'x-middleware-prefetch',
-  'x-prerender-revalidate',
-  'x-prerender-revalidate-if-generated',
-  'x-matched-path',
-  'x-now-route-matches',
-];
-
-/** Name prefixes of privileged request headers (the service's own, Next.js invoke headers). */
-export const PRIVILEGED_REQUEST_PREFIXES: readonly string[] = ['x-isr-', 'x-invoke-'];
-
 export type HeaderPairs = readonly (readonly [string, string])[];
 
 /**
  * The viewer's headers as the upstream may get them: lower-cased, without hop-by-hop headers
- * (and those `Connection` names), privileged ones, and `internal` (the secret and tenant headers).
+ * (and those `Connection` names), Host, privileged ones, and `internal` (secret, tenant header).
  */
 export function forwardedRequestHeaders(
   headers: HeaderPairs,
@@ -47,7 +35,7 @@ export function forwardedRequestHeaders(
 ): [string, string][] {
   const dropped = new Set([
     ...HOP_BY_HOP_HEADERS,
-    ...PRIVILEGED_REQUEST_HEADERS,
+    'host',
     ...internal.map((name) => name.toLowerCase()),
     ...connectionTokens(headers),
   ]);
@@ -56,7 +44,7 @@ export function forwardedRequestHeaders(
     .filter(
       ([name]) =>
         !dropped.has(name) &&
-        !PRIVILEGED_REQUEST_PREFIXES.some((prefix) => name.startsWith(prefix)),
+        !isPrivilegedHeader(name, PRIVILEGED_HEADERS, PRIVILEGED_HEADER_PREFIXES),
     );
 }
 

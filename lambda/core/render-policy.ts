@@ -56,7 +56,7 @@ export interface AdmittedPage extends RenderResult {
 
 const TRANSIENT = new Set([408, 425, 429]);
 const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
-const DEFAULT_ANSWER_POLICY: AnswerPolicy = {
+export const DEFAULT_ANSWER_POLICY: AnswerPolicy = {
   cacheableContentTypes: DEFAULT_CACHEABLE_CONTENT_TYPES,
 };
 

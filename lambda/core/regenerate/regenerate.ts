@@ -8,7 +8,7 @@
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
 import type { RenderAdmission } from '../admission.js';
-import type { CacheKey } from '../cache-key.js';
+import { isOwnKeyOf, type CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
@@ -32,7 +32,12 @@ import type {
   VersionRows,
 } from '../ports.js';
 import type { Random } from '../random.js';
-import { admitPage, type AdmittedPage, type RenderPolicy } from '../render-policy.js';
+import {
+  admitPage,
+  DEFAULT_ANSWER_POLICY,
+  type AdmittedPage,
+  type RenderPolicy,
+} from '../render-policy.js';
 import type { Retention } from '../retention.js';
 import { indexGainedTags, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
@@ -194,7 +199,12 @@ class Regeneration {
       renderUnderLease(deps, cacheKey, this.#keeper.signal),
     );
     if (rendered === 'lease-lost' || this.#keeper.signal.aborted) return { decision: 'lease-lost' };
-    const page = admitPage(rendered, deps);
+    // A redirect to its own key (`/a` -> `/a/`) is never stored: it would loop once cached.
+    const answerPolicy = { ...(deps.answerPolicy ?? DEFAULT_ANSWER_POLICY) };
+    const page = admitPage(rendered, {
+      ...deps,
+      answerPolicy: { ...answerPolicy, isOwnKey: isOwnKeyOf(cacheKey) },
+    });
     logDropped(deps, cacheKey, page);
     const since = { renderStartedMs, seen: this.#seenTagRevalidations };
     if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;

@@ -96,7 +96,11 @@ export function generationHeaders(
     'cache-status': generationCacheStatus(cacheStatus, secondsUntilStale(meta, nowSeconds)),
   };
   if (shape.notModified !== true) {
-    headers['content-type'] = meta.contentType ?? 'application/octet-stream';
+    // A body-less redirect gets no made-up type (the renderer's default when the upstream sent none).
+    const type = meta.contentType ?? OCTET_STREAM;
+    const bodyless =
+      meta.location !== undefined && (shape.contentLength ?? meta.contentLength) === 0;
+    if (!(bodyless && type === OCTET_STREAM)) headers['content-type'] = type;
     if (shape.contentLength !== undefined) headers['content-length'] = String(shape.contentLength);
     if (meta.location !== undefined) headers.location = meta.location;
   }
@@ -106,6 +110,8 @@ export function generationHeaders(
     headers[shape.cacheTags.header] = shape.cacheTags.tags.join(',');
   return headers;
 }
+
+const OCTET_STREAM = 'application/octet-stream';
 
 const httpDate = (epochSeconds: number): string => new Date(epochSeconds * 1000).toUTCString();
 
