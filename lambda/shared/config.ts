@@ -61,6 +61,7 @@ function toServiceConfig(s: SettingValues) {
     clockSkewMarginSeconds: s.clockSkewMarginSeconds,
     renderTimeoutMs: s.renderTimeoutMs,
     defaultRevalidateSeconds: s.revalidateSeconds,
+    hitForPassSeconds: (s as { hitForPassSeconds?: number }).hitForPassSeconds ?? 0,
     maxBodyBytes: s.maxBodyBytes,
     headerPolicy: { keep: s.keptHeaders, maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES },
     setCookie: s.setCookie,

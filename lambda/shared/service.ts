@@ -109,6 +109,7 @@ export function createRegenerateDeps(
     clockSkewMarginSeconds: config.clockSkewMarginSeconds,
     renderTimeoutMs: config.renderTimeoutMs,
     defaultRevalidateSeconds: config.defaultRevalidateSeconds,
+    hitForPassSeconds: config.hitForPassSeconds,
     maxBodyBytes: config.maxBodyBytes,
     headerPolicy: config.headerPolicy,
     setCookie: config.setCookie,

@@ -44,6 +44,8 @@ export interface MemoryServiceOptions {
   readonly keyPolicy?: CacheKeyPolicy;
   /** The upstream for pass-through. @default - none: other methods get 405, refusals a 502 */
   readonly passThrough?: PassThrough | undefined;
+  /** @default 0 - no hit-for-pass mark */
+  readonly hitForPassSeconds?: number | undefined;
 }
 
 export function memoryService(options: MemoryServiceOptions) {
@@ -71,6 +73,7 @@ export function memoryService(options: MemoryServiceOptions) {
     renderTimeoutMs: 2_000,
     defaultRevalidateSeconds: 60,
     maxBodyBytes: 1024 * 1024,
+    hitForPassSeconds: options.hitForPassSeconds,
     log,
   };
   const idempotencyConfig = createIdempotencyConfig(86_400);

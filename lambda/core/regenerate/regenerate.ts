@@ -10,7 +10,7 @@
 import type { RenderAdmission } from '../admission.js';
 import { isOwnKeyOf, type CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
+import { RenderRefusedError, RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
 import {
   abandonedBodyOf,
@@ -60,6 +60,11 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
+  /**
+   * How long a key whose answer is not to be stored is remembered as pass (META#PASS).
+   * @default 0 - not remembered
+   */
+  readonly hitForPassSeconds?: number | undefined;
   /** Where bodies are written. @default BODY_KEY_PREFIX */
   readonly bodyKeyPrefix?: string | undefined;
   /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
@@ -201,7 +206,7 @@ class Regeneration {
     if (rendered === 'lease-lost' || this.#keeper.signal.aborted) return { decision: 'lease-lost' };
     // A redirect to its own key (`/a` -> `/a/`) is never stored: it would loop once cached.
     const answerPolicy = { ...(deps.answerPolicy ?? DEFAULT_ANSWER_POLICY) };
-    const page = admitPage(rendered, {
+    const page = await this.#admitOrMarkPass(rendered, {
       ...deps,
       answerPolicy: { ...answerPolicy, isOwnKey: isOwnKeyOf(cacheKey) },
     });
@@ -268,6 +273,48 @@ class Regeneration {
         return { decision: 'duplicate' };
       case 'superseded':
         return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+    }
+  }
+
+  /**
+   * The page to publish; an answer not to be stored leaves the key marked as pass (hit-for-pass)
+   * under this lease, META and LOCK deleted in the same transaction, before the refusal goes on.
+   */
+  async #admitOrMarkPass(
+    rendered: Parameters<typeof admitPage>[0],
+    policy: RenderPolicy,
+  ): Promise<AdmittedPage> {
+    try {
+      return admitPage(rendered, policy);
+    } catch (error) {
+      const seconds = this.#deps.hitForPassSeconds ?? 0;
+      if (error instanceof RenderRefusedError && seconds > 0) await this.#markPass(error, seconds);
+      throw error;
+    }
+  }
+
+  /** Writes META#PASS under the lease; a lost or marked lease leaves it unwritten (logged). */
+  async #markPass(refusal: RenderRefusedError, seconds: number): Promise<void> {
+    const deps = this.#deps;
+    const now = epochSeconds(deps.clock);
+    const { cacheKey } = this.#input;
+    await this.#keeper.stop();
+    try {
+      await deps.cacheTable.markPass({
+        lease: this.#keeper.lease,
+        now,
+        mark: {
+          pk: cacheKey.pk,
+          until: now + seconds,
+          reason: refusal.reason,
+          markedAt: now,
+          cacheKey: cacheKey.key,
+          ttl: now + seconds + 3_600,
+        },
+      });
+      this.#standing = { step: 'published' }; // LOCK went with it: nothing is left
+    } catch (error) {
+      deps.log?.warn('could not mark the key as pass', { cacheKeyHash: cacheKey.hash, error });
     }
   }
 

@@ -165,6 +165,12 @@ export const FUNCTION_SETTINGS = {
       why: 'base64 must fit a 6 MB function URL request',
     },
   ),
+  /**
+   * How long a key whose answer was not to be stored is remembered as pass (hit-for-pass): its
+   * requests go to the upstream at once, with no lease, render or write. 0 turns it off.
+   * @default 300
+   */
+  hitForPassSeconds: int('ISR_HIT_FOR_PASS_SECONDS', 'env', ['origin', 'worker'], 300, 0, 86_400),
   /** Retry-After of a 503. */
   retryAfterSeconds: int('ISR_RETRY_AFTER_SECONDS', 'env', ['origin'], 2, 1),
   /** Shared-cache lifetime of a stale answer: short, so the regenerated page is picked up soon. */
