@@ -96,7 +96,7 @@ const metricFor = (response: PageResponse): string => {
     case CacheStatus.Miss:
       return 'CacheMisses';
     case CacheStatus.Pass:
-      return 'PassThrough';
+      return response.decision === 'pass:hit-for-pass' ? 'HitForPass' : 'PassThrough';
     default:
       if (response.status === 502) return 'RenderRefused';
       if (response.decision === 'render-failed') return 'RenderFailures';

@@ -5,7 +5,7 @@ import type { CacheTable, RenderResult } from '../../../../lambda/core/ports.js'
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
-import { countingRenderer } from '../../../helpers/renderers.js';
+import { countingRenderer, gate } from '../../../helpers/renderers.js';
 
 const privatePage = (): RenderResult => ({
   ...htmlPage('<p>anonymous</p>'),
@@ -35,7 +35,10 @@ function counted(table: CacheTable) {
   return { table: withOverrides(table, overrides), calls };
 }
 
-function setup(options: { hitForPassSeconds: number; page?: () => RenderResult }) {
+function setup(options: {
+  hitForPassSeconds: number;
+  page?: () => RenderResult | Promise<RenderResult>;
+}) {
   let uncacheable = true;
   const counter = countingRenderer(
     options.page ??
@@ -122,4 +125,33 @@ describe('hit-for-pass (META#PASS)', () => {
       'facetheory-isr; fwd=bypass; detail=hit-for-pass',
     );
   });
+
+  it.each([[300]])(
+    'with hitForPassSeconds %d, a viewer waiting on that MISS passes once the mark shows, not 503',
+    async (seconds) => {
+      const rendering = gate();
+      const started = gate();
+      const ctx = setup({
+        hitForPassSeconds: seconds,
+        page: async () => {
+          started.open();
+          await rendering.wait();
+          return privatePage();
+        },
+      });
+      const first = ctx.get();
+      await started.wait();
+      const waiting = ctx.get(); // the lease is held: it polls for the publish
+      await ctx.clock.whenSleeping(2); // the render's timeout and the waiter's poll
+      rendering.open();
+      expect((await first).headers['x-isr-cache']).toBe('PASS');
+      ctx.clock.advanceToNextSleeper();
+      const waited = await waiting;
+      expect(waited.status).toBe(200);
+      expect(waited.headers['cache-status']).toBe(
+        'facetheory-isr; fwd=bypass; detail=hit-for-pass',
+      );
+      expect(ctx.counter.calls).toBe(1);
+    },
+  );
 });
