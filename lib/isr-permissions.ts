@@ -49,7 +49,8 @@ import type { IsrServiceProps } from './isr-service-props.js';
  * BatchWriteItem keeps the tag index (a page's `TAG#` rows, written before the publish that gives
  * it a tag) and BatchGetItem reads when its tags were last revalidated: neither reaches an item
  * Put/Delete/GetItem could not. ConditionCheckItem guards the removal of a tag a page lost (META
- * and LOCK checked in the Delete's transaction). No Scan, Query or table-level action.
+ * and LOCK checked in the Delete's transaction). No Scan, Query or table-level action for the
+ * worker; the origin's one extra action is below.
  */
 export const CACHE_TABLE_ACTIONS = [
   'dynamodb:GetItem',
@@ -154,10 +155,18 @@ export interface ServiceResources {
   readonly bodyKeyPrefix: string;
 }
 
+/**
+ * The origin reads a page as one strongly consistent Query on `pk` with `begins_with(sk, 'META')`
+ * (META and its hit-for-pass mark, META#PASS, in one round trip): its only Query. IAM cannot
+ * scope a Query to a sort-key prefix; the key condition in `adapters/cache-table/dynamodb.ts`
+ * does, and no Scan is granted.
+ */
+export const ORIGIN_TABLE_ACTIONS = [...CACHE_TABLE_ACTIONS, 'dynamodb:Query'] as const;
+
 /** The origin's data access; its log and invoke permissions are wired by the construct. */
 export function grantOriginAccess(role: IRole, resources: ServiceResources): void {
   const { table, bucket, queue } = resources;
-  role.addToPrincipalPolicy(cacheTableStatement(table));
+  role.addToPrincipalPolicy(cacheTableStatement(table, ORIGIN_TABLE_ACTIONS));
   role.addToPrincipalPolicy(
     new PolicyStatement({
       sid: 'PageBodies',
@@ -291,10 +300,13 @@ export function grantSweeperAccess(
   );
 }
 
-function cacheTableStatement(table: ITable): PolicyStatement {
+function cacheTableStatement(
+  table: ITable,
+  actions: readonly string[] = CACHE_TABLE_ACTIONS,
+): PolicyStatement {
   return new PolicyStatement({
     sid: 'CacheTableItems',
-    actions: [...CACHE_TABLE_ACTIONS],
+    actions: [...actions],
     resources: [table.tableArn],
   });
 }

@@ -11,6 +11,7 @@ import {
   loadOriginConfig,
   loadRevalidateConfig,
   loadWorkerConfig,
+  loadSettings,
   localDefaults,
 } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
@@ -27,6 +28,7 @@ import { assertPortFree } from './backends/ports.js';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
+import { localEdge } from './edge.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
@@ -130,6 +132,8 @@ async function serve(
       host,
       tenantHeader: originConfig.tenantHeader,
       variantHeaders: originConfig.settings.variantHeaders.map((rule) => rule.name),
+      // The origin's settings hold the routing rules; locally the upstream has no secret set.
+      edge: localEdge(loadSettings('origin', serviceEnv), undefined),
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
     });

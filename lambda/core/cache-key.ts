@@ -247,3 +247,35 @@ function decodeComponent(raw: string, where: 'path' | 'query'): string {
   }
   return decoded;
 }
+
+/**
+ * Whether a redirect's `Location` maps to `cacheKey` itself (a trailing slash, a parameter the
+ * key drops): cached, such a redirect would be served for its own target, forever. A Location on
+ * another host never does; one that is not a valid key does not either.
+ */
+export function isOwnKeyOf(cacheKey: CacheKey): (location: string) => boolean {
+  const params = new Set(cacheKey.query.split('&').map((pair) => pair.split('=')[0] ?? ''));
+  return (location) => {
+    const base = 'http://own.invalid';
+    let target: URL;
+    try {
+      target = new URL(location, `${base}${cacheKey.path}`);
+    } catch {
+      return false;
+    }
+    if (target.origin !== base) return false;
+    try {
+      const mapped = normaliseCacheKey(
+        {
+          rawPath: target.pathname,
+          rawQueryString: target.search.slice(1),
+          tenant: cacheKey.tenant,
+        },
+        { allowedQueryParams: [...params].filter((name) => name !== '') },
+      );
+      return mapped.key === cacheKey.key;
+    } catch {
+      return false;
+    }
+  };
+}

@@ -7,6 +7,8 @@
  * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
  * else is doing or has done the work: logged and acknowledged).
  */
+import { AnswerReason } from './traffic.js';
+
 export const ErrorKind = {
   Retryable: 'retryable',
   Terminal: 'terminal',
@@ -192,14 +194,14 @@ export class RenderOverloadedError extends IsrError {
   readonly code = 'overloaded';
 }
 
-/** Why a rendered page is refused for good. */
+/**
+ * Why a rendered answer is not stored: the answer's own class (`AnswerReason`, traffic.ts), or
+ * what the cache policy will not keep.
+ */
 export const RefusalReason = {
-  /** The upstream marked the response `private` or `no-store`. */
-  Uncacheable: 'uncacheable',
+  ...AnswerReason,
   /** The body is over the configured limit. */
   TooLarge: 'too-large',
-  /** A status the policy does not publish (a 4xx other than 404/410, 1xx, 304...). */
-  Status: 'status',
   /** The page sets a cookie and the policy refuses such pages. */
   SetCookie: 'set-cookie',
   /** The headers to keep with the page are over the size limit. */
@@ -210,22 +212,60 @@ export const RefusalReason = {
 export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 
 /**
- * The page must not be cached, whatever happens next: a terminal refusal. The last good page
- * stays live; the worker dead-letters the intent on its first receive, the origin answers 502.
+ * The answer must not be stored: the viewer gets a pass-through of their own request instead,
+ * and the key is remembered as pass for a while (hit-for-pass, `regenerate`). The last good page
+ * is never replaced by it. Terminal wherever it is not turned into a pass: the DLQ, or a 502.
  */
 export class RenderRefusedError extends IsrError {
   override readonly name = 'RenderRefusedError';
   readonly kind = ErrorKind.Terminal;
+  readonly trafficClass: 'pass' | 'static';
   constructor(
     readonly reason: RefusalReason,
     message: string,
     readonly status?: number,
+    options?: ErrorOptions & {
+      /** `static` for an immutable answer (CloudFront keeps it); pass otherwise. */
+      readonly trafficClass?: 'pass' | 'static';
+    },
+  ) {
+    super(message, options);
+    this.trafficClass = options?.trafficClass ?? 'pass';
+  }
+  get code(): string {
+    return `refused:${this.reason}`;
+  }
+}
+
+/** Why a pass-through failed, as the viewer is told: the status and the reason. */
+export const PassFailure = {
+  /** The request body is over `passBodyMaxBytes`. */
+  BodyTooLarge: { status: 413, code: 'body-too-large' },
+  /** No answer from the upstream within `passTimeoutMs`. */
+  Timeout: { status: 504, code: 'pass-timeout' },
+  /** The upstream could not be reached, or broke off before answering. */
+  Unreachable: { status: 502, code: 'upstream-unreachable' },
+  /** The upstream's answer is over what the origin function can return (6 MB). */
+  AnswerTooLarge: { status: 502, code: 'pass-answer-too-large' },
+} as const;
+export type PassFailure = (typeof PassFailure)[keyof typeof PassFailure];
+
+/**
+ * A pass-through could not give the viewer the upstream's answer. Terminal: nothing was stored
+ * and nothing is retried (the request may not be idempotent); the viewer gets `failure.status`.
+ */
+export class PassThroughError extends IsrError {
+  override readonly name = 'PassThroughError';
+  readonly kind = ErrorKind.Terminal;
+  constructor(
+    readonly failure: PassFailure,
+    message: string,
     options?: ErrorOptions,
   ) {
     super(message, options);
   }
   get code(): string {
-    return `refused:${this.reason}`;
+    return this.failure.code;
   }
 }
 

@@ -106,9 +106,54 @@ export interface PublishInput {
   readonly seal?: IdempotencySeal | undefined;
 }
 
+/**
+ * A key remembered as pass (hit-for-pass, Varnish's name): its last render was not to be
+ * stored, so until `until` its requests go to the upstream as they are, with no lease, render
+ * slot, body or write. The `META#PASS` row, beside META: a FaceTheory reader (GetItem of
+ * `META`) never sees it. A META published later wins over it (META was deleted when it was
+ * written, so any META beside it is newer).
+ */
+export interface PassMark {
+  readonly pk: string;
+  /** Epoch seconds: the mark is live while `now < until`. */
+  readonly until: number;
+  /** Why the answer was not stored (`RefusalReason`). */
+  readonly reason: string;
+  /** When the mark was written, epoch seconds. */
+  readonly markedAt: number;
+  /** The normalised cache key, for operators. */
+  readonly cacheKey?: string | undefined;
+  /** GC horizon only: `until` decides. */
+  readonly ttl?: number | undefined;
+}
+
+/** What the origin reads of a page on every request, in one round trip. */
+export interface PageRows {
+  readonly meta: CacheMeta | undefined;
+  readonly pass: PassMark | undefined;
+}
+
+export interface MarkPassInput {
+  readonly lease: Lease;
+  readonly mark: PassMark;
+  /** Caller's clock, epoch seconds: the lease must still be live at this time. */
+  readonly now: number;
+}
+
 /** META and LOCK rows of the cache table, and the one transaction that ties them together. */
 export interface CacheTable {
   getMeta(pk: string, options?: { consistent?: boolean }): Promise<CacheMeta | undefined>;
+  /**
+   * META and META#PASS, strongly consistent, in one round trip (a Query on
+   * `begins_with(sk, 'META')`): the origin's read of every request.
+   */
+  readPage(pk: string): Promise<PageRows>;
+  /**
+   * Puts META#PASS, deletes META (an uncacheable page never comes back as STALE) and LOCK, in
+   * one transaction under the lease; no body is written.
+   * @throws LeaseLostError, RevalidatedDuringRenderError, TransactionConflictError
+   */
+  markPass(input: MarkPassInput): Promise<void>;
   /** @throws LeaseHeldError when another contender holds a live lease. */
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease>;
   /** Extends a lease this caller still owns. @throws LeaseLostError otherwise. */
@@ -227,6 +272,41 @@ export interface DeadLetter {
   readonly groupId: string | undefined;
   readonly receiveCount: number;
   readonly reason: { readonly code: string; readonly message: string };
+}
+
+/**
+ * A viewer's request as the upstream gets it on a pass-through: method, path and query as
+ * received, headers already filtered (`core/forwarding.ts`), the body as bytes.
+ */
+export interface PassRequest {
+  readonly method: string;
+  /** The path as received (percent-encoded), without the query. */
+  readonly path: string;
+  /** The raw query string, without `?`; `''` when none. */
+  readonly query: string;
+  /** Lower-case names; a repeated header as several entries. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Uint8Array | AsyncIterable<Uint8Array> | undefined;
+  /** Aborted when the caller gives up (the pass timeout, the viewer gone). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The upstream's answer, untouched: status, headers (Set-Cookie repeated), body bytes. */
+export interface PassAnswer {
+  readonly status: number;
+  /** Lower-case names, in the upstream's order; a repeated header as several entries. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** The body as it came, never decompressed or re-encoded. */
+  readonly body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+}
+
+/**
+ * The upstream reached with the viewer's own request (pass-through). Implementations never
+ * decode Content-Encoding and stream both ways.
+ * @throws PassThroughError when the upstream cannot be reached
+ */
+export interface PassThrough {
+  forward(request: PassRequest): Promise<PassAnswer>;
 }
 
 /** Where poison and exhausted messages go, with their reason attached. */

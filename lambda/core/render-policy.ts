@@ -1,18 +1,26 @@
 /**
  * What a rendered page means for the cache, in one place, for every renderer:
- * - 2xx, 301/302/303/307/308 (the `Location` is kept) and 404/410 are published, unless the
- *   page says it must not be stored (`Cache-Control: private` or `no-store`, whatever its
- *   status: a 302 to /login marked private is per-viewer) or its body is over the limit;
  * - 408/425/429 and 5xx are retryable: the last good page stays live;
- * - anything else (other 4xx, 1xx, 304...) is refused for good.
- * A refusal is terminal (`RenderRefusedError`); a retryable answer is `RenderRetryableError`.
- * What is kept of the page: its body, the allow-listed headers (`response-headers.ts`), never a
- * `Set-Cookie`: a cookie is per viewer, so it is stripped (logged) or, if so configured, the page
- * is refused as uncacheable. CloudFront does the same when cookies are not in the cache key.
+ * - anything else is classed by `classifyAnswer` (traffic.ts): stored, or not stored (pass, or
+ *   static for an immutable asset), whatever its status;
+ * - a page that would be stored is still not, if its body or kept headers are over their limits
+ *   or it sets a cookie under `setCookie: 'refuse'`.
+ * An answer not stored is a `RenderRefusedError` carrying its class and reason: the viewer gets
+ * a pass-through of their own request, and the key is remembered as pass (`regenerate`).
+ * What is kept of a stored page: its body, the allow-listed headers (`response-headers.ts`),
+ * never a `Set-Cookie`: a cookie is per viewer, so it is stripped (logged) or, if so configured,
+ * the page is not stored. CloudFront does the same when cookies are not in the cache key.
  */
 import { pageTags } from './cache-tags.js';
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
 import type { RenderResult } from './ports.js';
+import {
+  classifyAnswer,
+  DEFAULT_CACHEABLE_CONTENT_TYPES,
+  isStorableStatus,
+  type AnswerPolicy,
+} from './traffic.js';
+import { TrafficClass } from './traffic-rules.js';
 import {
   DEFAULT_HEADER_POLICY,
   keptHeaders,
@@ -29,6 +37,8 @@ export interface RenderPolicy {
   readonly headerPolicy?: HeaderPolicy | undefined;
   /** @default 'strip' */
   readonly setCookie?: SetCookiePolicy | undefined;
+  /** What an answer without freshness may be cached by heuristic. @default ['text/html'] */
+  readonly answerPolicy?: AnswerPolicy | undefined;
 }
 
 /** A page the policy admits, with the freshness and headers it will be published with. */
@@ -44,44 +54,47 @@ export interface AdmittedPage extends RenderResult {
   readonly droppedTags: readonly string[];
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const GONE = new Set([404, 410]);
 const TRANSIENT = new Set([408, 425, 429]);
 const MAX_REVALIDATE_SECONDS = 365 * 24 * 3600;
-const UNCACHEABLE = /(?:^|[\s,])(?:no-store|private)(?:$|[\s,=])/i;
+export const DEFAULT_ANSWER_POLICY: AnswerPolicy = {
+  cacheableContentTypes: DEFAULT_CACHEABLE_CONTENT_TYPES,
+};
 
-/** Whether a status is published, retried or refused (before any header or size check). */
+/** Whether a status is published, retried or not stored (before any header is read). */
 export function statusDisposition(status: number): 'publish' | 'retry' | 'refuse' {
-  if ((status >= 200 && status < 300) || REDIRECTS.has(status) || GONE.has(status)) {
-    return 'publish';
-  }
+  if (isStorableStatus(status)) return 'publish';
   if (status >= 500 || TRANSIENT.has(status)) return 'retry';
   return 'refuse';
 }
 
 /**
  * @returns the page to publish, with its freshness resolved.
- * @throws RenderRetryableError for a status worth retrying; RenderRefusedError for a page that
- * must never be cached (status, `private`/`no-store`, size).
+ * @throws RenderRetryableError for a status worth retrying; RenderRefusedError for an answer
+ * that must not be stored (its class, its reason: status, Cache-Control, size, cookies).
  */
 export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPage {
-  const disposition = statusDisposition(page.status);
-  if (disposition === 'retry') {
+  if (statusDisposition(page.status) === 'retry') {
     throw new RenderRetryableError(`renderer answered ${page.status}`, page.status);
   }
-  if (disposition === 'refuse') {
+  const decision = classifyAnswer(
+    {
+      status: page.status,
+      headers: page.headers,
+      contentType: page.contentType,
+      location: page.location,
+      bodyBytes: page.body.byteLength,
+      revalidateSeconds: page.revalidateSeconds,
+    },
+    policy.answerPolicy ?? DEFAULT_ANSWER_POLICY,
+  );
+  if (decision.class !== TrafficClass.Cached) {
+    const cacheControl = page.headers?.['cache-control'];
     throw new RenderRefusedError(
-      RefusalReason.Status,
-      `renderer answered ${page.status}, which is never cached`,
+      decision.reason,
+      `the answer is not stored (${decision.reason}; status ${page.status}` +
+        `${cacheControl === undefined ? '' : `, Cache-Control: ${cacheControl}`})`,
       page.status,
-    );
-  }
-  const cacheControl = page.headers?.['cache-control'] ?? '';
-  if (UNCACHEABLE.test(cacheControl)) {
-    throw new RenderRefusedError(
-      RefusalReason.Uncacheable,
-      `the page is marked uncacheable (Cache-Control: ${cacheControl})`,
-      page.status,
+      { trafficClass: decision.class },
     );
   }
   if (page.body.byteLength > policy.maxBodyBytes) {
@@ -100,7 +113,7 @@ export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPag
     );
   }
   const asked =
-    page.revalidateSeconds ?? sharedMaxAge(cacheControl) ?? policy.defaultRevalidateSeconds;
+    page.revalidateSeconds ?? decision.freshnessSeconds ?? policy.defaultRevalidateSeconds;
   const revalidateSeconds = Math.min(Math.max(1, Math.floor(asked)), MAX_REVALIDATE_SECONDS);
   const tags = pageTags(page.tags);
   return {
@@ -117,11 +130,3 @@ export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPag
 /** Cookie names only: values are secrets of one viewer and never logged. */
 const cookieNames = (cookies: readonly string[]): string[] =>
   cookies.map((cookie) => cookie.split('=', 1)[0]?.trim() ?? '');
-
-/** `s-maxage`, else `max-age`, from a Cache-Control header: the freshness the page asks for. */
-export function sharedMaxAge(cacheControl: string): number | undefined {
-  const directive = (name: string) =>
-    new RegExp(`(?:^|,)\\s*${name}\\s*=\\s*"?(\\d+)"?`, 'i').exec(cacheControl)?.[1];
-  const value = directive('s-maxage') ?? directive('max-age');
-  return value === undefined ? undefined : Number(value);
-}

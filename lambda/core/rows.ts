@@ -8,6 +8,11 @@ export const partitionKey = (tenant: string | undefined, hash: string): string =
 export const SortKey = {
   Meta: 'META',
   Lock: 'LOCK',
+  /**
+   * The hit-for-pass mark (`PassMark`). It sorts right after META, so one Query on
+   * `begins_with(sk, 'META')` reads both; a FaceTheory reader's GetItem of `META` never sees it.
+   */
+  Pass: 'META#PASS',
 } as const;
 
 /**

@@ -1,9 +1,14 @@
+import { HttpPassThrough } from '../adapters/pass-through/http.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { RenderAdmission } from '../core/admission.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
-import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
+import {
+  createRegenerateDeps,
+  upstreamSecretHeader,
+  type ServiceRuntime,
+} from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
 import type { OriginDeps } from '../core/serve/serve.js';
 
@@ -35,6 +40,17 @@ export function createOriginDeps(
     cacheTagHeader: config.cacheTagHeader,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     missWaitMs: config.missWaitMs,
+    // With an upstream, what the cache does not answer is passed to it; the demo has none (405).
+    passThrough:
+      config.renderOriginUrl === undefined
+        ? undefined
+        : new HttpPassThrough({
+            originUrl: config.renderOriginUrl,
+            maxBodyBytes: config.passBodyMaxBytes,
+            secretHeader: upstreamSecretHeader(config, runtime),
+            internalHeaders: config.tenantHeader === undefined ? [] : [config.tenantHeader],
+          }),
+    passTimeoutMs: config.passTimeoutMs,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
       staleSharedMaxAge: config.staleSharedMaxAge,

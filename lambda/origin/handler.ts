@@ -16,12 +16,16 @@ export interface OriginHandlerOptions {
   readonly metrics: Metrics;
 }
 
-/** Function URL event (payload 2.0, from CloudFront) -> origin request. Host is never read. */
+/**
+ * Function URL event (payload 2.0, from CloudFront) -> origin request. The viewer's headers,
+ * cookies (payload 2.0 lists them apart) and body ride along for a pass-through only.
+ */
 export function toPageRequest(
   event: LambdaFunctionURLEvent,
   tenantHeader: string | undefined,
 ): PageRequest {
   const headers = event.headers ?? {};
+  const cookies = event.cookies ?? [];
   return {
     method: event.requestContext.http.method.toUpperCase(),
     rawPath: event.rawPath,
@@ -30,6 +34,16 @@ export function toPageRequest(
     ifNoneMatch: headers['if-none-match'],
     ifModifiedSince: headers['if-modified-since'],
     variantHeaders: headers,
+    headers: [
+      ...Object.entries(headers).filter(
+        (entry): entry is [string, string] => entry[0] !== 'cookie' && entry[1] !== undefined,
+      ),
+      ...(cookies.length > 0 ? [['cookie', cookies.join('; ')] as const] : []),
+    ],
+    body:
+      event.body === undefined
+        ? undefined
+        : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'),
   };
 }
 
@@ -37,20 +51,39 @@ export function toPageRequest(
 export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
 
 const TEXTUAL = /^(text\/|application\/(json|xml|javascript|xhtml\+xml|[\w.+-]+\+(json|xml)))/i;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Text bodies go out as UTF-8, anything else base64-encoded. HEAD gets no body. */
+/**
+ * Bodies are bytes end to end: a text body that is valid UTF-8 and not content-encoded goes out
+ * as is, anything else base64-encoded (a Latin-1 page or a gzip body would be corrupted as text).
+ * HEAD gets no body; each Set-Cookie is its own entry.
+ */
 export function toFunctionUrlResult(response: PageResponse, head: boolean): FunctionUrlResult {
   const result: FunctionUrlResult = {
     statusCode: response.status,
     headers: response.headers,
+    ...(response.cookies === undefined || response.cookies.length === 0
+      ? {}
+      : { cookies: [...response.cookies] }),
   };
   if (head || response.body === undefined) return result;
-  const textual = TEXTUAL.test(response.headers['content-type'] ?? '');
-  return {
-    ...result,
-    body: Buffer.from(response.body).toString(textual ? 'utf8' : 'base64'),
-    isBase64Encoded: !textual,
-  };
+  const text = asUtf8Text(response.headers, response.body);
+  return text === undefined
+    ? { ...result, body: Buffer.from(response.body).toString('base64'), isBase64Encoded: true }
+    : { ...result, body: text, isBase64Encoded: false };
+}
+
+/** The body as a string when that loses nothing: textual, UTF-8 (declared or not), not encoded. */
+function asUtf8Text(headers: Record<string, string>, body: Uint8Array): string | undefined {
+  const type = headers['content-type'] ?? '';
+  if (!TEXTUAL.test(type) || headers['content-encoding'] !== undefined) return undefined;
+  const charset = /;\s*charset="?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The metric each response counts towards, from what the use case decided. */
@@ -63,6 +96,8 @@ const metricFor = (response: PageResponse): string => {
       return 'CacheStale';
     case CacheStatus.Miss:
       return 'CacheMisses';
+    case CacheStatus.Pass:
+      return response.decision === 'pass:hit-for-pass' ? 'HitForPass' : 'PassThrough';
     default:
       if (response.status === 502) return 'RenderRefused';
       if (response.decision === 'render-failed') return 'RenderFailures';

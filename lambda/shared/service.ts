@@ -79,7 +79,7 @@ export function createRenderer(
 }
 
 /** The header carrying the upstream's shared secret, and where its value comes from. */
-function upstreamSecretHeader(config: ServiceConfig, runtime: ServiceRuntime) {
+export function upstreamSecretHeader(config: ServiceConfig, runtime: ServiceRuntime) {
   const name = config.upstreamSecret?.header ?? SETTING_DEFAULTS.upstreamSecretHeader;
   if (runtime.upstreamSecret !== undefined) return { name, secret: runtime.upstreamSecret };
   if (config.upstreamSecret === undefined) return undefined;
@@ -110,6 +110,7 @@ export function createRegenerateDeps(
     clockSkewMarginSeconds: config.clockSkewMarginSeconds,
     renderTimeoutMs: config.renderTimeoutMs,
     defaultRevalidateSeconds: config.defaultRevalidateSeconds,
+    hitForPassSeconds: config.hitForPassSeconds,
     maxBodyBytes: config.maxBodyBytes,
     headerPolicy: config.headerPolicy,
     setCookie: config.setCookie,

@@ -4,7 +4,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import type { PassThrough, Renderer } from '../../lambda/core/ports.js';
 import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
 import type { LogSink } from '../../lambda/core/log.js';
 import type { OriginDeps } from '../../lambda/core/serve/serve.js';
@@ -42,6 +42,10 @@ export interface MemoryServiceOptions {
   readonly renderer: Renderer;
   readonly clock?: TestClock;
   readonly keyPolicy?: CacheKeyPolicy;
+  /** The upstream for pass-through. @default - none: other methods get 405, refusals a 502 */
+  readonly passThrough?: PassThrough | undefined;
+  /** @default 0 - no hit-for-pass mark */
+  readonly hitForPassSeconds?: number | undefined;
 }
 
 export function memoryService(options: MemoryServiceOptions) {
@@ -69,6 +73,7 @@ export function memoryService(options: MemoryServiceOptions) {
     renderTimeoutMs: 2_000,
     defaultRevalidateSeconds: 60,
     maxBodyBytes: 1024 * 1024,
+    hitForPassSeconds: options.hitForPassSeconds,
     log,
   };
   const idempotencyConfig = createIdempotencyConfig(86_400);
@@ -89,6 +94,8 @@ export function memoryService(options: MemoryServiceOptions) {
     cacheTagHeader: 'x-isr-cache-tags',
     dedupeWindowSeconds: 30,
     missWaitMs: 200,
+    passThrough: options.passThrough,
+    passTimeoutMs: 5_000,
     retryAfterSeconds: 2,
     caching: { staleSharedMaxAge: 2, staleWhileRevalidateSeconds: 60, staleIfErrorSeconds: 86_400 },
     owner: 'unit-origin',

@@ -17,6 +17,8 @@ import type {
   CacheMeta,
   CacheTable,
   Lease,
+  MarkPassInput,
+  PageRows,
   PublishInput,
   RecordFailureInput,
 } from '../../core/ports.js';
@@ -33,6 +35,7 @@ import {
 } from '../shared/dynamodb/items.js';
 import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { readPageRows, writePassMark } from '../shared/dynamodb/pass-mark.js';
 
 export interface DynamoCacheTableOptions {
   readonly client: DynamoDBClient;
@@ -41,7 +44,10 @@ export interface DynamoCacheTableOptions {
   readonly lockTtlBufferSeconds?: number;
 }
 
-/** The cache table on DynamoDB: META reads, the LOCK lease, and the publish transaction. */
+/**
+ * The cache table on DynamoDB: META reads (with the hit-for-pass mark, `pass-mark.ts`), the LOCK
+ * lease, and the publish transaction.
+ */
 export class DynamoCacheTable implements CacheTable {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
@@ -65,6 +71,14 @@ export class DynamoCacheTable implements CacheTable {
       }),
     );
     return Item === undefined ? undefined : itemToMeta(Item);
+  }
+
+  readPage(pk: string): Promise<PageRows> {
+    return readPageRows(this.#client, this.#tableName, pk);
+  }
+
+  markPass(input: MarkPassInput): Promise<void> {
+    return writePassMark(this.#client, this.#tableName, input);
   }
 
   /**

@@ -13,6 +13,8 @@ import type {
   CacheMeta,
   CacheTable,
   Lease,
+  MarkPassInput,
+  PageRows,
   PublishInput,
   RecordFailureInput,
 } from '../../core/ports.js';
@@ -26,10 +28,27 @@ const holderOf = (lock: LockRow | undefined) =>
     : { token: lock.token, expiresAt: lock.expiresAt, owner: lock.owner };
 
 /**
+ * What the LOCK condition of a publish or a mark refuses: a marked, lost or expired lease. A
+ * function, not a private method, so tests may wrap the table with `Object.create`.
+ */
+function lockRefusalOf(state: MemoryTable, lease: Lease, now: number): Error | undefined {
+  const lock = state.locks.get(lease.pk);
+  if (lock?.token === lease.token && lock.revalidatedBy !== undefined) {
+    return new RevalidatedDuringRenderError(lease.pk);
+  }
+  if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
+    return new LeaseLostError(lease.pk, holderOf(lock));
+  }
+  return undefined;
+}
+
+/**
  * The cache table in memory, with the conditions of `adapters/shared/dynamodb/conditions.ts` evaluated
  * in JavaScript: acquire only a free or expired LOCK, refresh and release only with the token,
  * publish atomically only with the token on an unexpired lease, never over a newer generation,
- * and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once. Integration tests hold the real one to the same rules.
+ * and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once; a
+ * pass mark only under the same lease condition. Integration tests hold the real one to the same
+ * rules.
  */
 export class InMemoryCacheTable implements CacheTable {
   constructor(readonly state: MemoryTable = new MemoryTable()) {}
@@ -37,6 +56,26 @@ export class InMemoryCacheTable implements CacheTable {
   getMeta(pk: string, _options?: { consistent?: boolean }): Promise<CacheMeta | undefined> {
     const meta = this.state.metas.get(pk);
     return Promise.resolve(meta === undefined ? undefined : { ...meta });
+  }
+
+  readPage(pk: string): Promise<PageRows> {
+    const meta = this.state.metas.get(pk);
+    const pass = this.state.passes.get(pk);
+    return Promise.resolve({
+      meta: meta === undefined ? undefined : { ...meta },
+      pass: pass === undefined ? undefined : { ...pass },
+    });
+  }
+
+  markPass(input: MarkPassInput): Promise<void> {
+    const { lease, mark, now } = input;
+    if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
+    const refused = lockRefusalOf(this.state, lease, now);
+    if (refused !== undefined) return Promise.reject(refused);
+    this.state.passes.set(mark.pk, { ...mark });
+    this.state.metas.delete(mark.pk);
+    this.state.locks.delete(lease.pk);
+    return Promise.resolve();
   }
 
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease> {
@@ -77,13 +116,8 @@ export class InMemoryCacheTable implements CacheTable {
   publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
-    const lock = this.state.locks.get(lease.pk);
-    if (lock?.token === lease.token && lock.revalidatedBy !== undefined) {
-      return Promise.reject(new RevalidatedDuringRenderError(lease.pk));
-    }
-    if (lock?.token !== lease.token || !isLeaseLive(lock, now)) {
-      return Promise.reject(new LeaseLostError(lease.pk, holderOf(lock)));
-    }
+    const refused = lockRefusalOf(this.state, lease, now);
+    if (refused !== undefined) return Promise.reject(refused);
     const current = this.state.metas.get(meta.pk);
     if (current !== undefined && current.generatedAt > meta.generatedAt) {
       return Promise.reject(new NewerGenerationError(meta.pk, current.generatedAt));

@@ -3,7 +3,7 @@
  * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
  * the real transaction does.
  */
-import type { CacheMeta, PageVersion } from '../../core/ports.js';
+import type { CacheMeta, PageVersion, PassMark } from '../../core/ports.js';
 import type { RequestStatus } from '../../core/rows.js';
 import type { RowEnding } from '../request-store/base.js';
 
@@ -32,6 +32,8 @@ export interface RequestRowState {
 export class MemoryTable {
   readonly metas = new Map<string, CacheMeta>();
   readonly locks = new Map<string, LockRow>();
+  /** META#PASS rows (hit-for-pass marks). */
+  readonly passes = new Map<string, PassMark>();
   readonly requests = new Map<string, RequestRowState>();
   /** VER# rows, by `versionId(pk, sk)`. */
   readonly versions = new Map<string, PageVersion>();

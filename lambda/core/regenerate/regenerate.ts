@@ -8,9 +8,9 @@
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
 import type { RenderAdmission } from '../admission.js';
-import type { CacheKey } from '../cache-key.js';
+import { isOwnKeyOf, type CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
+import { RenderRefusedError, RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
 import {
   abandonedBodyOf,
@@ -32,7 +32,12 @@ import type {
   VersionRows,
 } from '../ports.js';
 import type { Random } from '../random.js';
-import { admitPage, type AdmittedPage, type RenderPolicy } from '../render-policy.js';
+import {
+  admitPage,
+  DEFAULT_ANSWER_POLICY,
+  type AdmittedPage,
+  type RenderPolicy,
+} from '../render-policy.js';
 import { admitVariant } from '../variants.js';
 import type { Retention } from '../retention.js';
 import { indexGainedTags, afterPublish } from './after-publish.js';
@@ -56,6 +61,11 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
+  /**
+   * How long a key whose answer is not to be stored is remembered as pass (META#PASS).
+   * @default 0 - not remembered
+   */
+  readonly hitForPassSeconds?: number | undefined;
   /** Where bodies are written. @default BODY_KEY_PREFIX */
   readonly bodyKeyPrefix?: string | undefined;
   /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
@@ -195,7 +205,12 @@ class Regeneration {
       renderUnderLease(deps, cacheKey, this.#keeper.signal),
     );
     if (rendered === 'lease-lost' || this.#keeper.signal.aborted) return { decision: 'lease-lost' };
-    const page = admitVariant(admitPage(rendered, deps), cacheKey);
+    // A redirect to its own key (`/a` -> `/a/`) is never stored: it would loop once cached.
+    const answerPolicy = { ...(deps.answerPolicy ?? DEFAULT_ANSWER_POLICY) };
+    const page = await this.#admitOrMarkPass(rendered, {
+      ...deps,
+      answerPolicy: { ...answerPolicy, isOwnKey: isOwnKeyOf(cacheKey) },
+    });
     logDropped(deps, cacheKey, page);
     const since = { renderStartedMs, seen: this.#seenTagRevalidations };
     if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;
@@ -259,6 +274,49 @@ class Regeneration {
         return { decision: 'duplicate' };
       case 'superseded':
         return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
+    }
+  }
+
+  /**
+   * The page to publish; an answer not to be stored leaves the key marked as pass (hit-for-pass)
+   * under this lease, META and LOCK deleted in the same transaction, before the refusal goes on.
+   */
+  async #admitOrMarkPass(
+    rendered: Parameters<typeof admitPage>[0],
+    policy: RenderPolicy,
+  ): Promise<AdmittedPage> {
+    try {
+      // A variant's 404 is refused too (never kept): it is marked for pass like any refusal.
+      return admitVariant(admitPage(rendered, policy), this.#input.cacheKey);
+    } catch (error) {
+      const seconds = this.#deps.hitForPassSeconds ?? 0;
+      if (error instanceof RenderRefusedError && seconds > 0) await this.#markPass(error, seconds);
+      throw error;
+    }
+  }
+
+  /** Writes META#PASS under the lease; a lost or marked lease leaves it unwritten (logged). */
+  async #markPass(refusal: RenderRefusedError, seconds: number): Promise<void> {
+    const deps = this.#deps;
+    const now = epochSeconds(deps.clock);
+    const { cacheKey } = this.#input;
+    await this.#keeper.stop();
+    try {
+      await deps.cacheTable.markPass({
+        lease: this.#keeper.lease,
+        now,
+        mark: {
+          pk: cacheKey.pk,
+          until: now + seconds,
+          reason: refusal.reason,
+          markedAt: now,
+          cacheKey: cacheKey.key,
+          ttl: now + seconds + 3_600,
+        },
+      });
+      this.#standing = { step: 'published' }; // LOCK went with it: nothing is left
+    } catch (error) {
+      deps.log?.warn('could not mark the key as pass', { cacheKeyHash: cacheKey.hash, error });
     }
   }
 

@@ -10,6 +10,7 @@ import { isAnswered, type Need } from '../freshness.js';
 import type { CacheMeta } from '../ports.js';
 import { regenerate } from '../regenerate/regenerate.js';
 import { serveGeneration } from './generation.js';
+import { servePass } from './pass.js';
 import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
 import type { OriginDeps, PageRequest } from './serve.js';
 
@@ -55,14 +56,22 @@ export async function serveMiss(
       ? undefined
       : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
   if (served !== undefined) return { ...served, decision: outcome.decision };
+  // The holder found the answer not to be stored: those who waited on it pass, not 503.
+  if (deps.passThrough !== undefined) {
+    const { pass } = await deps.cacheTable.readPage(cacheKey.pk);
+    if (pass !== undefined && epochSeconds(deps.clock) < pass.until) {
+      const why = { fwd: 'bypass', detail: 'hit-for-pass' } as const;
+      return servePass(deps, deps.passThrough, request, why);
+    }
+  }
   return errorResponse(503, outcome.decision, 'the page is being rendered; try again shortly', {
     'retry-after': String(deps.retryAfterSeconds),
   });
 }
 
 /**
- * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows or
- * `missWaitMs` is up.
+ * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows,
+ * its hit-for-pass mark does (undefined: the waiter passes), or `missWaitMs` is up.
  */
 async function awaitPublish(
   deps: OriginDeps,
@@ -71,8 +80,10 @@ async function awaitPublish(
 ): Promise<CacheMeta | undefined> {
   const deadline = deps.clock.now() + deps.missWaitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
-    const current = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-    if (isAnswered(current, epochSeconds(deps.clock), need)) return current;
+    const { meta: current, pass } = await deps.cacheTable.readPage(cacheKey.pk);
+    const now = epochSeconds(deps.clock);
+    if (isAnswered(current, now, need)) return current;
+    if (current === undefined && pass !== undefined && now < pass.until) return undefined;
     const left = deadline - deps.clock.now();
     if (left <= 0) return undefined;
     await deps.clock.sleep(Math.min(delay, left));

@@ -3,8 +3,34 @@ import type { CacheMeta } from '../ports.js';
 import { formatHttpDate, parseHttpDate } from '../http-date.js';
 import { headersFor304 } from '../response-headers.js';
 
-export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS' } as const;
+export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS', Pass: 'PASS' } as const;
 export type CacheStatus = (typeof CacheStatus)[keyof typeof CacheStatus];
+/** `x-isr-cache` of an answer the upstream gave the viewer as it was (pass-through, static). */
+export const PASS = CacheStatus.Pass;
+
+/** This cache's name in RFC 9211 `Cache-Status` (other caches on the path add their own). */
+export const CACHE_STATUS_NAME = 'facetheory-isr';
+
+/** An RFC 9211 `Cache-Status` entry: `hit`, or `fwd=` why the request went on, `ttl=`, `detail=`. */
+export function cacheStatusHeader(entry: {
+  readonly hit?: boolean;
+  readonly fwd?: string | undefined;
+  readonly ttl?: number | undefined;
+  readonly detail?: string | undefined;
+}): string {
+  const parts = [CACHE_STATUS_NAME];
+  if (entry.hit === true) parts.push('hit');
+  if (entry.fwd !== undefined) parts.push(`fwd=${entry.fwd}`);
+  if (entry.ttl !== undefined) parts.push(`ttl=${entry.ttl}`);
+  if (entry.detail !== undefined) parts.push(`detail=${entry.detail}`);
+  return parts.join('; ');
+}
+
+/** The `Cache-Status` of a generation served HIT, STALE or MISS, with the freshness left. */
+const generationCacheStatus = (cacheStatus: CacheStatus, ttl: number): string =>
+  cacheStatus === CacheStatus.Hit
+    ? cacheStatusHeader({ hit: true, ttl })
+    : cacheStatusHeader({ fwd: cacheStatus === CacheStatus.Stale ? 'stale' : 'miss', ttl });
 
 /** How long shared caches may keep what the origin serves. */
 export interface CachingPolicy {
@@ -18,9 +44,11 @@ export interface PageResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: Uint8Array | undefined;
+  /** `Set-Cookie` values, one per cookie: only ever a pass-through's (a stored page has none). */
+  readonly cookies?: readonly string[] | undefined;
   /** What was decided, for the log line and the metrics: fresh, stale, new, a 4xx reason... */
   readonly decision: string;
-  /** How a page was served (HIT, STALE, MISS); undefined for an error answer. */
+  /** How a page was served (HIT, STALE, MISS, PASS); undefined for an error answer. */
   readonly cacheStatus?: CacheStatus | undefined;
   readonly cacheKeyHash: string | undefined;
   readonly detail?: Record<string, unknown> | undefined;
@@ -66,9 +94,14 @@ export function generationHeaders(
     ].join(', '),
     'last-modified': formatHttpDate(meta.generatedAt),
     'x-isr-cache': cacheStatus,
+    'cache-status': generationCacheStatus(cacheStatus, secondsUntilStale(meta, nowSeconds)),
   };
   if (shape.notModified !== true) {
-    headers['content-type'] = meta.contentType ?? 'application/octet-stream';
+    // A body-less redirect gets no made-up type (the renderer's default when the upstream sent none).
+    const type = meta.contentType ?? OCTET_STREAM;
+    const bodyless =
+      meta.location !== undefined && (shape.contentLength ?? meta.contentLength) === 0;
+    if (!(bodyless && type === OCTET_STREAM)) headers['content-type'] = type;
     if (shape.contentLength !== undefined) headers['content-length'] = String(shape.contentLength);
     if (meta.location !== undefined) headers.location = meta.location;
   }
@@ -78,6 +111,8 @@ export function generationHeaders(
     headers[shape.cacheTags.header] = shape.cacheTags.tags.join(',');
   return headers;
 }
+
+const OCTET_STREAM = 'application/octet-stream';
 
 /**
  * Whether a conditional request is answered 304 (RFC 9110 §13.2.2): If-None-Match decides when

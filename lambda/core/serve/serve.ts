@@ -11,16 +11,19 @@ import {
   InvalidCacheKeyError,
   InvalidKeyReason,
   RenderOverloadedError,
+  RenderRefusedError,
 } from '../errors.js';
+import type { HeaderPairs } from '../forwarding.js';
 import { needsNoRegeneration } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
 import type { CacheMeta, RegenerationQueue } from '../ports.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
+import { servePass, type PassDeps, type PassWhy } from './pass.js';
 import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
 
-export interface OriginDeps extends RegenerateDeps {
+export interface OriginDeps extends RegenerateDeps, PassDeps {
   readonly keyPolicy: CacheKeyPolicy;
   /**
    * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
@@ -62,6 +65,12 @@ export interface PageRequest {
   readonly ifModifiedSince?: string | undefined;
   /** The request's headers, lower-case; only `keyPolicy.variants`' are read (`core/variants.ts`). */
   readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * The viewer's headers (cookies included) and body: only a pass-through ever sends them on;
+   * a render gets the cache key alone, so no viewer's session can enter the cache.
+   */
+  readonly headers?: HeaderPairs | undefined;
+  readonly body?: Uint8Array | undefined;
 }
 
 /**
@@ -72,6 +81,9 @@ export interface PageRequest {
  */
 export async function servePage(deps: OriginDeps, request: PageRequest): Promise<PageResponse> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
+    if (deps.passThrough !== undefined) {
+      return servePass(deps, deps.passThrough, request, { fwd: 'method', detail: 'method' });
+    }
     return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
       allow: 'GET, HEAD',
     });
@@ -92,6 +104,15 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
+    // The render (made without the viewer's cookies) is not to be stored: the viewer gets the
+    // upstream's answer to their own request instead of a refusal.
+    if (error instanceof RenderRefusedError && deps.passThrough !== undefined) {
+      const why: PassWhy = { fwd: 'bypass', detail: error.reason };
+      return {
+        ...(await servePass(deps, deps.passThrough, request, why)),
+        cacheKeyHash: cacheKey.hash,
+      };
+    }
     const fallback =
       error instanceof RenderOverloadedError
         ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
@@ -146,9 +167,17 @@ async function serveKey(
 ): Promise<PageResponse> {
   const now = epochSeconds(deps.clock);
   // Strongly consistent: once a revalidation has answered 202, no read may still see the page
-  // fresh (an eventually consistent read can lag, usually under a second). 1 RCU instead of 0.5.
-  const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-  if (meta === undefined) return serveMiss(deps, cacheKey, request, { kind: 'page' });
+  // fresh (an eventually consistent read can lag, usually under a second). One Query reads META
+  // and the hit-for-pass mark: 1 RCU while both fit in 4 KB, no second round trip.
+  const { meta, pass } = await deps.cacheTable.readPage(cacheKey.pk);
+  if (meta === undefined) {
+    // A key remembered as pass goes to the upstream at once: no lease, render slot or write.
+    if (pass !== undefined && now < pass.until && deps.passThrough !== undefined) {
+      const why: PassWhy = { fwd: 'bypass', detail: 'hit-for-pass' };
+      return servePass(deps, deps.passThrough, request, why);
+    }
+    return serveMiss(deps, cacheKey, request, { kind: 'page' });
+  }
 
   // A held page is served like a fresh one: an operator stopped its regeneration.
   const fresh = needsNoRegeneration(meta, now);

@@ -143,6 +143,34 @@ export const FUNCTION_SETTINGS = {
   ),
   /** How long a MISS waits for another holder's render before answering 503. */
   missWaitMs: int('ISR_MISS_WAIT_MS', 'env', ['origin'], 5_000, 0),
+  /**
+   * How long the upstream has to answer a pass-through (a request the cache does not answer),
+   * body included; apart from the render timeout. Past it the viewer gets a 504.
+   * @default 30_000
+   */
+  passTimeoutMs: int('ISR_PASS_TIMEOUT_MS', 'env', ['origin', 'local'], 30_000, 1, 900_000),
+  /**
+   * Largest request body a pass-through forwards (a form, a Server Action); past it a 413.
+   * At most 4 MiB: a function URL takes 6 MB of base64.
+   * @default 1_048_576 (1 MiB)
+   */
+  passBodyMaxBytes: int(
+    'ISR_PASS_BODY_MAX_BYTES',
+    'env',
+    ['origin', 'local'],
+    1_048_576,
+    0,
+    4_194_304,
+    {
+      why: 'base64 must fit a 6 MB function URL request',
+    },
+  ),
+  /**
+   * How long a key whose answer was not to be stored is remembered as pass (hit-for-pass): its
+   * requests go to the upstream at once, with no lease, render or write. 0 turns it off.
+   * @default 300
+   */
+  hitForPassSeconds: int('ISR_HIT_FOR_PASS_SECONDS', 'env', ['origin', 'worker'], 300, 0, 86_400),
   /** Retry-After of a 503. */
   retryAfterSeconds: int('ISR_RETRY_AFTER_SECONDS', 'env', ['origin'], 2, 1),
   /** Shared-cache lifetime of a stale answer: short, so the regenerated page is picked up soon. */

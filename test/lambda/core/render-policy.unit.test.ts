@@ -57,16 +57,19 @@ describe('admitPage', () => {
     ['public, no-store', 404],
     ['private, no-store', 302],
     ['Private', 301],
-  ])('refuses a page marked %s whatever its status (%i)', (cacheControl, status) => {
+    ['no-cache', 200],
+  ])('does not store a page marked %s whatever its status (%i)', (cacheControl, status) => {
     expect(refusalOf(page({ status, headers: { 'cache-control': cacheControl } }))).toMatchObject({
       kind: ErrorKind.Terminal,
       code: 'refused:uncacheable',
     });
   });
 
-  it('does not mistake other directives for private or no-store', () => {
+  it('does not mistake other directives for private, no-store or no-cache', () => {
     expect(
-      refusalOf(page({ headers: { 'cache-control': 'no-cache, s-maxage=5, x-private-ish=1' } })),
+      refusalOf(
+        page({ headers: { 'cache-control': 'must-revalidate, s-maxage=5, x-private-ish=1' } }),
+      ),
     ).toBeUndefined();
   });
 
@@ -77,6 +80,22 @@ describe('admitPage', () => {
     expect(refusalOf(page({ body: new Uint8Array(1025) }))?.code).toBe('refused:too-large');
   });
 
+  it('classes an answer not stored as pass, or static when immutable', () => {
+    const notStored = (result: RenderResult) => {
+      try {
+        admitPage(result, policy);
+      } catch (error) {
+        return error as RenderRefusedError;
+      }
+      return undefined;
+    };
+    const json = page({ contentType: 'application/json' });
+    expect(notStored(json)).toMatchObject({ reason: 'no-freshness', trafficClass: 'pass' });
+    const asset = page({ headers: { 'cache-control': 'public, max-age=31536000, immutable' } });
+    expect(notStored(asset)).toMatchObject({ reason: 'immutable', trafficClass: 'static' });
+    expect(notStored(page({ body: new Uint8Array(1025) }))?.trafficClass).toBe('pass');
+  });
+
   it('takes the freshness from the renderer, else s-maxage, else max-age, else the default', () => {
     const cc = (value: string) => page({ headers: { 'cache-control': value } });
     expect(
@@ -85,6 +104,7 @@ describe('admitPage', () => {
     ).toBe(7);
     expect(admitPage(cc('max-age=3, s-maxage=9'), policy).revalidateSeconds).toBe(9);
     expect(admitPage(cc('max-age=3'), policy).revalidateSeconds).toBe(3);
+    expect(admitPage(cc('public, max-age=0'), policy).revalidateSeconds).toBe(60);
     expect(admitPage(page(), policy).revalidateSeconds).toBe(60);
     expect(admitPage(page({ revalidateSeconds: 0 }), policy).revalidateSeconds).toBe(1);
   });

@@ -145,6 +145,63 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.generatedAt).toBe(T + 10);
     });
 
+    const passMark = (pk: string, now: number) => ({
+      pk,
+      until: now + 300,
+      reason: 'uncacheable',
+      markedAt: now,
+      cacheKey: '/contract',
+      ttl: now + 3_900,
+    });
+
+    it('marks a key as pass under the lease: META#PASS written, META and LOCK deleted at once', async () => {
+      const pk = freshPk();
+      await s.cacheTable.publishGeneration({
+        lease: await take(pk),
+        meta: generation(pk, T),
+        now: T,
+      });
+      const lease = await take(pk, T + 1);
+      await s.cacheTable.markPass({ lease, mark: passMark(pk, T + 1), now: T + 1 });
+      expect(await s.cacheTable.readPage(pk)).toEqual({
+        meta: undefined,
+        pass: passMark(pk, T + 1),
+      });
+      // A FaceTheory reader (GetItem of META) never sees the mark.
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+      expect(await heldBy(pk, T + 1)).toBe('free');
+    });
+
+    it('reads META and the mark in one call, and a later publish beside the mark', async () => {
+      const pk = freshPk();
+      await s.cacheTable.markPass({ lease: await take(pk), mark: passMark(pk, T), now: T });
+      const meta = generation(pk, T + 5);
+      await s.cacheTable.publishGeneration({ lease: await take(pk, T + 5), meta, now: T + 5 });
+      const page = await s.cacheTable.readPage(pk);
+      expect(page.meta).toMatchObject(meta);
+      expect(page.pass).toMatchObject({ until: T + 300 });
+    });
+
+    it('refuses the mark of a lost, expired or revalidation-marked lease; nothing is written', async () => {
+      const marked = freshPk();
+      const held = await take(marked);
+      expect(await s.marks.markLock(marked, 'rv_contract_pass')).toBe(true);
+      await expect(
+        s.cacheTable.markPass({ lease: held, mark: passMark(marked, T), now: T + 1 }),
+      ).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect((await s.cacheTable.readPage(marked)).pass).toBeUndefined();
+      const pk = freshPk();
+      const lease = await take(pk);
+      await expect(
+        s.cacheTable.markPass({ lease, mark: passMark(pk, T), now: T + 30 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      await take(pk, T + 30, 'b');
+      await expect(
+        s.cacheTable.markPass({ lease, mark: passMark(pk, T), now: T + 31 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await s.cacheTable.readPage(pk)).pass).toBeUndefined();
+    });
+
     it('refuses a publish after a revalidation marked LOCK, until its holder lifts the mark', async () => {
       const pk = freshPk();
       const lease = await take(pk);

@@ -39,17 +39,21 @@ describe('servePage (unit, in-memory ports)', () => {
   it('reads META strongly consistent, so a page a revalidation marked is never read as fresh', async () => {
     const ctx = setup();
     await ctx.get('/a');
-    const reads: ({ consistent?: boolean } | undefined)[] = [];
+    const reads: string[] = [];
     const recording = withOverrides(ctx.cacheTable, {
       getMeta: (pk: string, options?: { consistent?: boolean }) => {
-        reads.push(options);
+        reads.push(`getMeta ${JSON.stringify(options)}`);
         return ctx.cacheTable.getMeta(pk, options);
+      },
+      readPage: (pk: string) => {
+        reads.push('readPage'); // strongly consistent by contract (one Query, ConsistentRead)
+        return ctx.cacheTable.readPage(pk);
       },
     });
     expect(await ctx.get('/a', {}, { ...ctx.originDeps, cacheTable: recording })).toMatchObject({
       cacheStatus: 'HIT',
     });
-    expect(reads).toEqual([{ consistent: true }]);
+    expect(reads).toEqual(['readPage']);
   });
 
   it('refuses methods other than GET and HEAD with 405 and Allow', async () => {

@@ -1,0 +1,129 @@
+/**
+ * Pass-through over node:http(s): the viewer's request to the upstream, the upstream's answer
+ * back, both streamed and never decoded (fetch would undo Content-Encoding). The caller aborts
+ * through `signal` (its pass timeout); the request body is cut at the limit with a 413.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { PassFailure, PassThroughError } from '../../core/errors.js';
+import { forwardedAnswerHeaders, forwardedRequestHeaders } from '../../core/forwarding.js';
+import type { PassAnswer, PassRequest, PassThrough, SecretSource } from '../../core/ports.js';
+
+export interface HttpPassThroughOptions {
+  /** The upstream, e.g. `http://ssr.internal:8080/app`. Only ever this host is reached. */
+  readonly originUrl: string;
+  /** Largest request body forwarded; past it the viewer gets a 413. */
+  readonly maxBodyBytes: number;
+  /** The shared secret the upstream checks, sent in this header (the viewer's is dropped). */
+  readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
+  /** Headers only the service sets (the tenant header): a viewer's copy is dropped. */
+  readonly internalHeaders?: readonly string[] | undefined;
+}
+
+export class HttpPassThrough implements PassThrough {
+  readonly #origin: URL;
+  readonly #options: HttpPassThroughOptions;
+
+  constructor(options: HttpPassThroughOptions) {
+    this.#origin = new URL(options.originUrl);
+    if (this.#origin.protocol !== 'http:' && this.#origin.protocol !== 'https:') {
+      throw new Error(`pass-through origin must be http(s): ${options.originUrl}`);
+    }
+    this.#options = options;
+  }
+
+  async forward(request: PassRequest): Promise<PassAnswer> {
+    const { body } = request;
+    if (body instanceof Uint8Array && body.byteLength > this.#options.maxBodyBytes) {
+      throw tooLarge(this.#options.maxBodyBytes);
+    }
+    const url = new URL(this.#origin);
+    url.pathname = `${this.#origin.pathname.replace(/\/$/, '')}${request.path}`;
+    url.search = request.query;
+    const headers = await this.#headers(request, url);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<PassAnswer>((resolve, reject) => {
+      const outgoing = send(url, { method: request.method, headers, signal: request.signal });
+      outgoing.on('response', (incoming: IncomingMessage) => resolve(answerOf(incoming)));
+      outgoing.on('error', (error) => reject(failureOf(error, request.signal)));
+      writeBody(outgoing, body, this.#options.maxBodyBytes).catch((error: unknown) => {
+        outgoing.destroy();
+        reject(error instanceof PassThroughError ? error : failureOf(error, request.signal));
+      });
+    });
+  }
+
+  /** The viewer's headers, filtered, with the upstream's Host and our secret. */
+  async #headers(request: PassRequest, url: URL): Promise<Record<string, string | string[]>> {
+    const secret = this.#options.secretHeader;
+    const internal = [...(this.#options.internalHeaders ?? []), ...(secret ? [secret.name] : [])];
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of forwardedRequestHeaders(request.headers, internal)) {
+      const previous = headers[name];
+      headers[name] = previous === undefined ? value : [previous, value].flat();
+    }
+    headers.host = url.host;
+    if (secret !== undefined) {
+      try {
+        headers[secret.name.toLowerCase()] = await secret.secret.value();
+      } catch (error) {
+        throw new PassThroughError(
+          PassFailure.Unreachable,
+          'the upstream secret is not available',
+          {
+            cause: error,
+          },
+        );
+      }
+    }
+    return headers;
+  }
+}
+
+/** The answer as it came: raw header pairs (Set-Cookie repeated), the socket's bytes. */
+const answerOf = (incoming: IncomingMessage): PassAnswer => {
+  const pairs: [string, string][] = [];
+  for (let at = 0; at + 1 < incoming.rawHeaders.length; at += 2) {
+    pairs.push([incoming.rawHeaders[at], incoming.rawHeaders[at + 1]]);
+  }
+  return {
+    status: incoming.statusCode ?? 502,
+    headers: forwardedAnswerHeaders(pairs),
+    body: incoming as AsyncIterable<Uint8Array>,
+  };
+};
+
+/** Writes the body, counting bytes of a stream: past `maxBytes`, a 413 and the request cut. */
+async function writeBody(
+  outgoing: ReturnType<typeof httpRequest>,
+  body: PassRequest['body'],
+  maxBytes: number,
+): Promise<void> {
+  if (body === undefined || body instanceof Uint8Array) {
+    outgoing.end(body);
+    return;
+  }
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    if (!outgoing.write(chunk)) await new Promise((resolve) => outgoing.once('drain', resolve));
+  }
+  outgoing.end();
+}
+
+const tooLarge = (maxBytes: number) =>
+  new PassThroughError(
+    PassFailure.BodyTooLarge,
+    `the request body is over the ${maxBytes}-byte pass-through limit`,
+  );
+
+/** An aborted request is the caller's timeout; anything else, an unreachable upstream. */
+const failureOf = (error: unknown, signal: AbortSignal | undefined): PassThroughError =>
+  signal?.aborted === true
+    ? new PassThroughError(PassFailure.Timeout, 'the upstream did not answer in time', {
+        cause: error,
+      })
+    : new PassThroughError(PassFailure.Unreachable, 'the upstream could not be reached', {
+        cause: error,
+      });

@@ -1,0 +1,97 @@
+/**
+ * The hit-for-pass mark on DynamoDB: its row (`META#PASS`, beside META), the one Query that reads
+ * both, and the transaction that writes it under the lease. Used by `DynamoCacheTable`.
+ */
+import {
+  QueryCommand,
+  TransactWriteItemsCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { MarkPassInput, PageRows, PassMark } from '../../../core/ports.js';
+import { SortKey } from '../../../core/rows.js';
+import { classifyPublishFailure, PublishAction } from './cancellation.js';
+import { allOf, Guard, namesOf } from './conditions.js';
+import { itemToMeta, keyOf, num, str, type Item } from './items.js';
+
+/** The mark as a row: extra attributes only (`until`, `reason`, `marked_at`, `ttl`). */
+export const passMarkToItem = (mark: PassMark): Item => ({
+  ...keyOf(mark.pk, SortKey.Pass),
+  until: { N: String(mark.until) },
+  reason: { S: mark.reason },
+  marked_at: { N: String(mark.markedAt) },
+  ...(mark.cacheKey === undefined ? {} : { cache_key: { S: mark.cacheKey } }),
+  ...(mark.ttl === undefined ? {} : { ttl: { N: String(mark.ttl) } }),
+});
+
+export const itemToPassMark = (item: Item): PassMark => ({
+  pk: str(item, 'pk') ?? '',
+  until: num(item, 'until') ?? 0,
+  reason: str(item, 'reason') ?? '',
+  markedAt: num(item, 'marked_at') ?? 0,
+  cacheKey: str(item, 'cache_key'),
+  ttl: num(item, 'ttl'),
+});
+
+/** META and META#PASS in one strongly consistent Query (1 RCU while both fit in 4 KB). */
+export async function readPageRows(
+  client: DynamoDBClient,
+  tableName: string,
+  pk: string,
+): Promise<PageRows> {
+  const { Items = [] } = await client.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :meta)',
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+      ExpressionAttributeValues: { ':pk': { S: pk }, ':meta': { S: SortKey.Meta } },
+      ConsistentRead: true,
+    }),
+  );
+  const meta = Items.find((item) => str(item, 'sk') === SortKey.Meta);
+  const pass = Items.find((item) => str(item, 'sk') === SortKey.Pass);
+  return {
+    meta: meta === undefined ? undefined : itemToMeta(meta),
+    pass: pass === undefined ? undefined : itemToPassMark(pass),
+  };
+}
+
+/**
+ * Put META#PASS, Delete META, Delete LOCK on this caller's live, unmarked lease: one
+ * TransactWriteItems (6 WCU), once per key per `hitForPassSeconds`. No body is written.
+ */
+export async function writePassMark(
+  client: DynamoDBClient,
+  tableName: string,
+  input: MarkPassInput,
+): Promise<void> {
+  const { lease, mark, now } = input;
+  if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
+  const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
+  // The failure classification reads the LOCK's reason by its place: Put, Delete LOCK, Delete META.
+  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
+  try {
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: passMarkToItem(mark) } },
+          {
+            Delete: {
+              TableName: tableName,
+              Key: keyOf(lease.pk, SortKey.Lock),
+              ConditionExpression: lockCondition,
+              ExpressionAttributeNames: namesOf(lockCondition),
+              ExpressionAttributeValues: {
+                ':token': { S: lease.token },
+                ':now': { N: String(now) },
+              },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+          { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } },
+        ],
+      }),
+    );
+  } catch (error) {
+    throw classifyPublishFailure(error, lease, actions) ?? error;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What of a viewer's request reaches the upstream on a pass-through, and what of the upstream's
+ * answer reaches the viewer: everything but hop-by-hop headers (RFC 9110 §7.6.1) and the headers
+ * the service or a framework treats as privileged (their one list: `traffic-rules.ts`, which the
+ * edge function strips too).
+ */
+import {
+  isPrivilegedHeader,
+  PRIVILEGED_HEADER_PREFIXES,
+  PRIVILEGED_HEADERS,
+} from './traffic-rules.js';
+
+/** Hop-by-hop headers: they describe one connection, never the request (RFC 9110 §7.6.1). */
+export const HOP_BY_HOP_HEADERS: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+export type HeaderPairs = readonly (readonly [string, string])[];
+
+/**
+ * The viewer's headers as the upstream may get them: lower-cased, without hop-by-hop headers
+ * (and those `Connection` names), Host, privileged ones, and `internal` (secret, tenant header).
+ */
+export function forwardedRequestHeaders(
+  headers: HeaderPairs,
+  internal: readonly string[],
+): [string, string][] {
+  const dropped = new Set([
+    ...HOP_BY_HOP_HEADERS,
+    'host',
+    ...internal.map((name) => name.toLowerCase()),
+    ...connectionTokens(headers),
+  ]);
+  return headers
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .filter(
+      ([name]) =>
+        !dropped.has(name) &&
+        !isPrivilegedHeader(name, PRIVILEGED_HEADERS, PRIVILEGED_HEADER_PREFIXES),
+    );
+}
+
+/** The upstream's answer headers as the viewer gets them: all but hop-by-hop ones. */
+export function forwardedAnswerHeaders(headers: HeaderPairs): [string, string][] {
+  const dropped = new Set([...HOP_BY_HOP_HEADERS, ...connectionTokens(headers)]);
+  return headers
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .filter(([name]) => !dropped.has(name));
+}
+
+/** Header names a `Connection` header lists: hop-by-hop for this one connection. */
+const connectionTokens = (headers: HeaderPairs): string[] =>
+  headers
+    .filter(([name]) => name.toLowerCase() === 'connection')
+    .flatMap(([, value]) => value.split(','))
+    .map((token) => token.trim().toLowerCase())
+    .filter((token) => token !== '');
