@@ -60,7 +60,7 @@ export async function tagRevalidation(
       {
         marks: new DynamoRevalidationMarks(tables),
         tagIndex: new DynamoTagRevalidations(tables),
-        queue: { enqueue: () => Promise.resolve() },
+        queue: { enqueue: () => Promise.resolve(), enqueueBatch: () => Promise.resolve() },
         cdn: {
           invalidateTags: (tags): Promise<CdnPurge> => {
             purges.push([...tags]);

@@ -11,7 +11,11 @@ import { cdnInvalidatorFor } from './cdn.js';
 import { deleteDeadLetter, listDeadLetters, redriveDeadLetters } from './commands/dlq.js';
 import { inspect } from './commands/inspect.js';
 import { hold, pageOpsDeps, parseDuration, release, rollback } from './commands/page-ops.js';
-import { buildRevalidateRequest, sendRevalidate } from './commands/revalidate.js';
+import {
+  buildRevalidateRequest,
+  buildStatusRequest,
+  sendRevalidate,
+} from './commands/revalidate.js';
 import { failed, stuck } from './commands/status.js';
 import { OperationError, UsageError } from './errors.js';
 import * as format from './format.js';
@@ -206,20 +210,7 @@ export const COMMANDS: Record<string, Command> = {
       if (input.paths.length + input.tags.length === 0) {
         throw new UsageError('revalidate needs at least one --path or --tag');
       }
-      const url = ctx.target.revalidateUrl;
-      if (url === undefined) {
-        throw new OperationError(
-          `${ctx.target.name} has no revalidation endpoint (no RevalidateUrl output)`,
-        );
-      }
-      const request = await buildRevalidateRequest(url, input, {
-        hmacSecret: ctx.env.ISR_REVALIDATE_SECRET || undefined,
-        sigv4:
-          ctx.target.kind === 'stack'
-            ? { region: ctx.target.region, credentials: ctx.credentials() }
-            : undefined,
-        now: new Date(ctx.clock.now()),
-      });
+      const request = await buildRevalidateRequest(revalidateUrlOf(ctx), input, signingOf(ctx));
       const result = await sendRevalidate(request, ctx.fetch);
       const text = format.formatRevalidate(result);
       if (result.status >= 300)
@@ -230,7 +221,66 @@ export const COMMANDS: Record<string, Command> = {
       return { data: result, text };
     },
   },
+  'revalidate status': {
+    usage: 'revalidate status <effect_id> [--wait]',
+    summary:
+      "a revalidation's status by its effect id (same auth as revalidate); --wait: until done",
+    options: { wait: { type: 'boolean' } },
+    positionals: 1,
+    run: async ({ positionals, values }, ctx) => {
+      const effectId = positionals[0] ?? '';
+      if (!/^rv_[0-9a-f]{32}$/.test(effectId)) {
+        throw new UsageError(`an effect id is rv_ and 32 hex digits, got "${effectId}"`);
+      }
+      const result = await revalidationStatus(ctx, effectId, values.wait === true);
+      const text = format.formatRevalidationStatus(result);
+      if (result.status >= 300)
+        throw new OperationError(`status refused: HTTP ${result.status}`, { data: result, text });
+      return { data: result.receipt, text };
+    },
+  },
 };
+
+/** Polls between two status reads while waiting (each read is one signed GET). */
+const WAIT_POLL_MS = 1_000;
+/** How long `--wait` waits at most: well past any revalidation's marking. */
+const WAIT_LIMIT_MS = 15 * 60_000;
+
+/** The status once, or (`wait`) until it is `done`, a progress line on stderr each poll. */
+async function revalidationStatus(ctx: Context, effectId: string, wait: boolean) {
+  const deadline = ctx.clock.now() + WAIT_LIMIT_MS;
+  for (;;) {
+    const request = await buildStatusRequest(revalidateUrlOf(ctx), effectId, signingOf(ctx));
+    const result = await sendRevalidate(request, ctx.fetch);
+    const state = (result.receipt as { state?: unknown } | null)?.state;
+    if (!wait || result.status !== 200 || state === 'done' || ctx.clock.now() >= deadline) {
+      return result;
+    }
+    ctx.note(format.formatRevalidationStatus(result).split('\n')[0] ?? '');
+    await ctx.clock.sleep(WAIT_POLL_MS);
+  }
+}
+
+/** The target's revalidation endpoint. @throws OperationError when it has none */
+function revalidateUrlOf(ctx: Context): string {
+  const url = ctx.target.revalidateUrl;
+  if (url === undefined) {
+    throw new OperationError(
+      `${ctx.target.name} has no revalidation endpoint (no RevalidateUrl output)`,
+    );
+  }
+  return url;
+}
+
+/** How a request to the endpoint is signed: SigV4 on a stack, HMAC with ISR_REVALIDATE_SECRET. */
+const signingOf = (ctx: Context) => ({
+  hmacSecret: ctx.env.ISR_REVALIDATE_SECRET || undefined,
+  sigv4:
+    ctx.target.kind === 'stack'
+      ? { region: ctx.target.region, credentials: ctx.credentials() }
+      : undefined,
+  now: new Date(ctx.clock.now()),
+});
 
 function limitOf(values: Values): number | undefined {
   const text = str(values, 'limit');

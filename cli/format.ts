@@ -188,3 +188,24 @@ export const formatRevalidate = (r: RevalidateResult): string =>
     `HTTP ${r.status}${r.replayed ? ' (replayed)' : ''}  idempotency key ${r.idempotencyKey}`,
     typeof r.receipt === 'string' ? r.receipt : JSON.stringify(r.receipt, null, 2),
   ].join('\n');
+
+/** A revalidation's status: a progress line, then the status as the endpoint answered it. */
+export function formatRevalidationStatus(r: RevalidateResult): string {
+  if (r.status !== 200 || typeof r.receipt !== 'object' || r.receipt === null) {
+    return `HTTP ${r.status}\n${typeof r.receipt === 'string' ? r.receipt : JSON.stringify(r.receipt, null, 2)}`;
+  }
+  const status = r.receipt as { state?: string; counts?: { pages?: number; marked?: number } };
+  const pages = status.counts?.pages ?? 0;
+  const marked = status.counts?.marked ?? 0;
+  return [
+    `${status.state ?? '?'}  ${progressBar(marked, pages)} ${marked}/${pages} pages marked`,
+    JSON.stringify(r.receipt, null, 2),
+  ].join('\n');
+}
+
+/** `[#####-----]`: how far along `done` of `total` is, 20 columns wide. */
+export function progressBar(done: number, total: number): string {
+  const width = 20;
+  const filled = total === 0 ? width : Math.min(width, Math.floor((done / total) * width));
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}

@@ -1,9 +1,11 @@
 /**
- * An operator's URL (`/blog/x?page=2`, or a full `https://site/blog/x`) turned into the cache key
- * the origin would use for it: the same normalisation, allow-listed parameters and tenant rules.
+ * An operator's URL (`/blog/x?page=2`, or a full `https://site/blog/x`, read by
+ * `parsePageAddress` as the revalidate endpoint reads it) turned into the cache key the origin
+ * would use for it: the same normalisation, allow-listed parameters and tenant rules.
  */
 import { cacheKeyFor, type CacheKey } from '../lambda/core/cache-key.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../lambda/core/errors.js';
+import { parsePageAddress } from '../lambda/core/page-address.js';
 import type { OpsSettings } from '../local/endpoints-file.js';
 import { UsageError } from './errors.js';
 import { keyPolicyOf } from './target.js';
@@ -13,14 +15,9 @@ export function cacheKeyOf(
   tenant: string | undefined,
   settings: OpsSettings,
 ): CacheKey {
-  const withoutOrigin = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
-  const withoutFragment = withoutOrigin.split('#')[0] ?? '';
-  const at = withoutFragment.indexOf('?');
-  const rawPath = (at < 0 ? withoutFragment : withoutFragment.slice(0, at)) || '/';
-  const rawQueryString = at < 0 ? '' : withoutFragment.slice(at + 1);
   const tenancy = settings.tenantHeader === undefined ? undefined : { tenants: settings.tenants };
   try {
-    return cacheKeyFor(tenancy, { tenant, rawPath, rawQueryString }, keyPolicyOf(settings));
+    return cacheKeyFor(tenancy, { tenant, ...parsePageAddress(url) }, keyPolicyOf(settings));
   } catch (error) {
     if (error instanceof InvalidCacheKeyError)
       throw new UsageError(refusal(error, url, tenant, settings));

@@ -49,9 +49,16 @@ export function helpText(): string {
 const commandHelp = (command: Command): string =>
   `usage: isr ${command.usage} [--stack <name>] [--json]\n\n${command.summary}`;
 
+/** `revalidate status <id>` is the command `revalidate status`: two words, when the table has them. */
+function withSubcommand(argv: readonly string[]): readonly string[] {
+  const [first, second, ...rest] = argv;
+  const both = `${first} ${second}`;
+  return second !== undefined && both in COMMANDS ? [both, ...rest] : argv;
+}
+
 /** Runs one command line; resolves with the exit code. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...rest] = withSubcommand(argv);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(helpText());
     return name === undefined ? 2 : 0;

@@ -9,6 +9,7 @@ import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { CfnDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   AllowedMethods,
+  type BehaviorOptions,
   CachedMethods,
   CacheCookieBehavior,
   CacheHeaderBehavior,
@@ -46,6 +47,8 @@ const MAX_OAC_NAME_LENGTH = 64;
 export interface CacheKeyShape {
   readonly allowedQueryParams: readonly string[];
   readonly tenantHeader: string | undefined;
+  /** Headers that select a page's variant (`variantHeaders`): keyed on and forwarded. */
+  readonly variantHeaders?: readonly { readonly name: string }[] | undefined;
   /** With an upstream: the routing settings the key must answer to. */
   readonly routing?: PageRouting | undefined;
 }
@@ -58,7 +61,7 @@ export interface PageRouting {
 }
 
 /**
- * Keys on exactly the origin's cache-key inputs, and with an upstream on what routes a request
+ * Keys on exactly the origin's cache-key inputs (variant headers included), and with an upstream on what routes a request
  * past the page cache: the bypass cookies and headers (a viewer holding one never gets the
  * public copy: the viewer-request function's choice of origin does not change the cache
  * lookup), and every query parameter when unknown ones pass through. TTLs defer to the origin:
@@ -68,10 +71,7 @@ export interface PageRouting {
  */
 export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
   const routing = shape.routing;
-  const headers = [
-    ...(shape.tenantHeader === undefined ? [] : [shape.tenantHeader]),
-    ...(routing?.bypassHeaders ?? []),
-  ];
+  const headers = [...keyHeadersOf(shape), ...(routing?.bypassHeaders ?? [])];
   const cookies = routing?.bypassCookies ?? [];
   return new CachePolicy(scope, id, {
     cachePolicyName: stackRegionName(scope, 'pages-cache', MAX_POLICY_NAME_LENGTH),
@@ -123,12 +123,18 @@ export function createPageOriginRequestPolicy(scope: Construct, id: string, shap
         ? OriginRequestQueryStringBehavior.none()
         : OriginRequestQueryStringBehavior.allowList(...shape.allowedQueryParams),
     headerBehavior:
-      shape.tenantHeader === undefined
+      keyHeadersOf(shape).length === 0
         ? OriginRequestHeaderBehavior.none()
-        : OriginRequestHeaderBehavior.allowList(shape.tenantHeader),
+        : OriginRequestHeaderBehavior.allowList(...keyHeadersOf(shape)),
     cookieBehavior: OriginRequestCookieBehavior.none(),
   });
 }
+
+/** The headers of the origin's cache key: the tenant header, then each variant header. */
+const keyHeadersOf = (shape: CacheKeyShape): string[] => [
+  ...(shape.tenantHeader === undefined ? [] : [shape.tenantHeader]),
+  ...(shape.variantHeaders ?? []).map((rule) => rule.name),
+];
 
 /**
  * Viewers never see the page's cache tags (they name tenants and pages): CloudFront reads the
@@ -185,49 +191,72 @@ export interface PageDistributionOptions {
   readonly routesToUpstream?: boolean | undefined;
 }
 
+/** What the pages' behaviour needs, on the service's distribution or on one the user brings. */
+export type PageBehaviourInput = Pick<
+  PageDistributionOptions,
+  | 'functionUrl'
+  | 'cachePolicy'
+  | 'originRequestPolicy'
+  | 'responseHeadersPolicy'
+  | 'originTimeout'
+  | 'viewerRequestFunction'
+  | 'routesToUpstream'
+>;
+
 /**
- * GET/HEAD over HTTPS only, compressed, HTTP/2 and 3, purgeable by cache tag. The function URL is reached through Origin
- * Access Control: CloudFront signs each request (SigV4) and the helper grants
- * cloudfront.amazonaws.com both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL),
- * each conditioned on this distribution's ARN. The access control is named per stack and region.
+ * The pages' behaviour (issue 24: the default behaviour of the service's own distribution, or
+ * a path pattern added to the user's): GET/HEAD over HTTPS only (every method with an
+ * upstream), compressed. The function URL is reached through Origin Access Control: CloudFront
+ * signs each request (SigV4) and the helper grants cloudfront.amazonaws.com both
+ * lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL), each conditioned on the
+ * distribution's ARN. The access control is named per stack and region.
  */
+export function pageBehaviour(
+  scope: Construct,
+  id: string,
+  options: PageBehaviourInput,
+): BehaviorOptions {
+  const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
+  const originAccessControl = new FunctionUrlOriginAccessControl(scope, `${id}OriginAccess`, {
+    originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
+    description: 'ISR origin function URL, signed with SigV4',
+  });
+  return {
+    origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
+      readTimeout: Duration.seconds(readTimeout),
+      originAccessControl,
+    }),
+    viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    allowedMethods: options.routesToUpstream
+      ? AllowedMethods.ALLOW_ALL
+      : AllowedMethods.ALLOW_GET_HEAD,
+    cachedMethods: CachedMethods.CACHE_GET_HEAD,
+    compress: true,
+    cachePolicy: options.cachePolicy,
+    originRequestPolicy: options.originRequestPolicy,
+    responseHeadersPolicy: options.responseHeadersPolicy,
+    functionAssociations:
+      options.viewerRequestFunction === undefined
+        ? undefined
+        : [
+            {
+              function: options.viewerRequestFunction,
+              eventType: FunctionEventType.VIEWER_REQUEST,
+            },
+          ],
+  };
+}
+
+/** The pages as its default behaviour ({@link pageBehaviour}), HTTP/2 and 3, purgeable by cache tag. */
 export function createPageDistribution(
   scope: Construct,
   id: string,
   options: PageDistributionOptions,
 ): Distribution {
-  const readTimeout = Math.min(options.originTimeout.toSeconds(), MAX_ORIGIN_READ_TIMEOUT_SECONDS);
   const logs = options.accessLogsBucket;
-  const originAccessControl = new FunctionUrlOriginAccessControl(scope, `${id}OriginAccess`, {
-    originAccessControlName: stackRegionName(scope, 'origin-access', MAX_OAC_NAME_LENGTH),
-    description: 'ISR origin function URL, signed with SigV4',
-  });
   const distribution = new Distribution(scope, id, {
     comment: 'ISR pages',
-    defaultBehavior: {
-      origin: FunctionUrlOrigin.withOriginAccessControl(options.functionUrl, {
-        readTimeout: Duration.seconds(readTimeout),
-        originAccessControl,
-      }),
-      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-      allowedMethods: options.routesToUpstream
-        ? AllowedMethods.ALLOW_ALL
-        : AllowedMethods.ALLOW_GET_HEAD,
-      cachedMethods: CachedMethods.CACHE_GET_HEAD,
-      compress: true,
-      cachePolicy: options.cachePolicy,
-      originRequestPolicy: options.originRequestPolicy,
-      responseHeadersPolicy: options.responseHeadersPolicy,
-      functionAssociations:
-        options.viewerRequestFunction === undefined
-          ? undefined
-          : [
-              {
-                function: options.viewerRequestFunction,
-                eventType: FunctionEventType.VIEWER_REQUEST,
-              },
-            ],
-    },
+    defaultBehavior: pageBehaviour(scope, id, options),
     httpVersion: HttpVersion.HTTP2_AND_3,
     // CloudFront keeps an error without Cache-Control 10 s by default; a 404 of a renamed asset
     // or of an API must not outlive the upstream's deploy (the origin's gone pages say s-maxage).

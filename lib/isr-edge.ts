@@ -18,11 +18,21 @@ import {
   createPageDistribution,
   createPageOriginRequestPolicy,
   createPageResponseHeadersPolicy,
+  pageBehaviour,
   type CacheKeyShape,
+  type PageDistributionOptions,
 } from './isr-cdn.js';
 import { createCdnLogDelivery, type CdnLogDelivery } from './isr-cdn-logs.js';
 import { viewerRequestOptions } from './edge/viewer-request-function.js';
-import { addUpstreamBehaviours, createViewerRequestFunction } from './isr-routing.js';
+import {
+  addPagesToDistribution,
+  type ExistingDistributionPages,
+} from './isr-existing-distribution.js';
+import {
+  addUpstreamBehaviours,
+  createViewerRequestFunction,
+  type UpstreamBehaviours,
+} from './isr-routing.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import type { IsrSettings } from './isr-settings.js';
 import { createUpstreamOrigin } from './isr-upstream.js';
@@ -75,28 +85,39 @@ export function createPageEdge(
   );
   const limit = settings.rateLimitPerFiveMinutes;
   const webAcl = limit === undefined ? undefined : createRateLimitWebAcl(scope, limit);
-  const distribution = createPageDistribution(scope, 'Distribution', {
-    ...props,
-    functionUrl,
-    cachePolicy,
-    originRequestPolicy,
-    responseHeadersPolicy,
-    cacheTagHeader: settings.cacheTagHeader,
-    originTimeout: settings.originTimeout,
-    webAclId: webAcl?.attrArn ?? props.webAclId,
-    viewerRequestFunction,
-    routesToUpstream: upstreamOrigin !== undefined,
-  });
   const upstream =
     upstreamOrigin === undefined
       ? undefined
-      : addUpstreamBehaviours(scope, distribution, {
+      : {
           origin: upstreamOrigin,
           staticPrefixes: settings.staticPrefixes,
           bypassPaths: settings.bypassPaths,
           tenantHeader: settings.tenantHeader,
           viewerRequestFunction,
           tenancy: props.tenantsByHost !== undefined,
+        };
+  const pages = {
+    functionUrl,
+    cachePolicy,
+    originRequestPolicy,
+    responseHeadersPolicy,
+    originTimeout: settings.originTimeout,
+    viewerRequestFunction,
+    routesToUpstream: upstream !== undefined,
+  };
+  const { distribution, staticCachePolicy } =
+    props.distribution === undefined
+      ? ownDistribution(
+          scope,
+          { ...props, ...pages, webAclId: webAcl?.attrArn ?? props.webAclId },
+          settings,
+          upstream,
+        )
+      : existingDistribution(scope, props.distribution as Distribution, {
+          pathPattern: props.pathPattern ?? '',
+          pages: pageBehaviour(scope, 'Pages', pages),
+          cacheTagHeader: settings.cacheTagHeader,
+          upstream,
         });
   const cdnLogDelivery =
     props.cdnLogs === undefined
@@ -111,6 +132,32 @@ export function createPageEdge(
     cdnLogDelivery,
     viewerRequestFunction,
     upstreamOrigin,
-    staticCachePolicy: upstream?.staticCachePolicy,
+    staticCachePolicy,
   };
+}
+
+/** Today's default: a distribution of the service's own, the pages on its default behaviour. */
+function ownDistribution(
+  scope: Construct,
+  options: Omit<PageDistributionOptions, 'cacheTagHeader'>,
+  settings: IsrSettings,
+  upstream: UpstreamBehaviours | undefined,
+) {
+  const distribution = createPageDistribution(scope, 'Distribution', {
+    ...options,
+    cacheTagHeader: settings.cacheTagHeader,
+  });
+  const added =
+    upstream === undefined ? undefined : addUpstreamBehaviours(scope, distribution, upstream);
+  return { distribution, staticCachePolicy: added?.staticCachePolicy };
+}
+
+/** The user's distribution (`distribution`, `pathPattern`), checked by the prop rules. */
+function existingDistribution(
+  scope: Construct,
+  distribution: Distribution,
+  input: Omit<ExistingDistributionPages, 'distribution'>,
+) {
+  const added = addPagesToDistribution(scope, { ...input, distribution });
+  return { distribution, staticCachePolicy: added.staticCachePolicy };
 }

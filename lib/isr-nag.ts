@@ -19,7 +19,8 @@ export interface NagSubjects {
   readonly bucket: IBucket;
   /** False for a bucket the user brought: its own findings are the user's to answer. */
   readonly ownBucket: boolean;
-  readonly distribution: Distribution;
+  /** Undefined for a distribution the user brought: its findings are the user's to answer. */
+  readonly distribution: Distribution | undefined;
   /** `bodies: false` for a function with no bucket access (the revalidate function). */
   readonly functions: readonly {
     readonly fn: IFunction;
@@ -31,6 +32,21 @@ export interface NagSubjects {
 
 export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceProps): void {
   const { bucket, distribution } = subjects;
+  acknowledgeFunctionFindings(subjects, props);
+  // A bucket or distribution the user brought is theirs to log, certify and protect or not.
+  if (props.accessLogsBucket === undefined && subjects.ownBucket) {
+    acknowledge(
+      bucket,
+      'AwsSolutions-S1',
+      'Server access logs are opt-in via accessLogsBucket (they cost storage per request). Without them, reads and writes of bodies are not recorded: CloudTrail logs S3 object-level operations only when a trail enables data events. Only the two service roles can reach the bucket (public access blocked, TLS only).',
+    );
+  }
+  if (distribution !== undefined) acknowledgeDistributionFindings(distribution, props);
+}
+
+/** The runtime pin, and the body-object and VPC wildcards, on each function and its role. */
+function acknowledgeFunctionFindings(subjects: NagSubjects, props: IsrServiceProps): void {
+  const { bucket } = subjects;
   const bodyObjects = flattenReference(
     Stack.of(bucket).resolve(bucket.arnForObjects(`${subjects.bodyKeyPrefix}*`)),
   );
@@ -54,22 +70,16 @@ export function acknowledgeNagFindings(subjects: NagSubjects, props: IsrServiceP
       );
     }
   }
-  if (props.accessLogsBucket === undefined) {
-    // A bucket the user brought is theirs to log or not.
-    if (subjects.ownBucket) {
-      acknowledge(
-        bucket,
-        'AwsSolutions-S1',
-        'Server access logs are opt-in via accessLogsBucket (they cost storage per request). Without them, reads and writes of bodies are not recorded: CloudTrail logs S3 object-level operations only when a trail enables data events. Only the two service roles can reach the bucket (public access blocked, TLS only).',
-      );
-    }
-    if (props.cdnLogs === undefined) {
-      acknowledge(
-        distribution,
-        'AwsSolutions-CFR3',
-        'CloudFront standard logs are opt-in (billed per log line delivered): set cdnLogs for standard logging v2 to a log group or bucket (no ACLs needed), or accessLogsBucket for legacy logs.',
-      );
-    }
+}
+
+/** The service's own distribution: each finding a prop would fix. */
+function acknowledgeDistributionFindings(distribution: Distribution, props: IsrServiceProps) {
+  if (props.accessLogsBucket === undefined && props.cdnLogs === undefined) {
+    acknowledge(
+      distribution,
+      'AwsSolutions-CFR3',
+      'CloudFront standard logs are opt-in (billed per log line delivered): set cdnLogs for standard logging v2 to a log group or bucket (no ACLs needed), or accessLogsBucket for legacy logs.',
+    );
   }
   if (props.accessLogsBucket === undefined && props.cdnLogs !== undefined) {
     acknowledge(

@@ -10,7 +10,7 @@
  * - a function that purges the CDN (the revalidate function), when granted with
  *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
- *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Update/DeleteItem on
+ *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
  *   longer lists and the tag index rows of gone pages; UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
@@ -276,11 +276,12 @@ export function grantSweeperAccess(
     }),
   );
   // Purges CloudFront refused while throttled are rows of one partition; the sweeper submits
-  // them again, records each attempt and removes the ones CloudFront accepted.
+  // them again, records each attempt, removes the ones CloudFront accepted and sets aside (a
+  // row of the same partition) the ones it refused for good.
   role.addToPrincipalPolicy(
     new PolicyStatement({
       sid: 'PendingCdnPurges',
-      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
       resources: [table.tableArn],
       conditions: {
         'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PENDING_PURGES_PK] },

@@ -1,8 +1,9 @@
 /**
  * Rules of the props that name resources rather than settings (the edge: its tenant table, its
- * function and its upstream; secrets, logs, the network, WAF): checked at synth only, since no
- * function reads them.
+ * function and its upstream; secrets, logs, the network, WAF, a distribution the user brings):
+ * checked at synth only, since no function reads them.
  */
+import { Distribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   viewerRequestFunctionProblems,
   viewerRequestOptions,
@@ -65,12 +66,59 @@ export function edgeProblems(s: EdgeValues, props: IsrServiceProps): string[] {
   return problems;
 }
 
+/** Props that configure a whole distribution: on one the user brings, they are the user's. */
+const DISTRIBUTION_PROPS = [
+  'domainNames',
+  'certificate',
+  'webAclId',
+  'geoRestriction',
+  'rateLimitPerFiveMinutes',
+  'cdnLogs',
+] as const;
+
+/** A CloudFront path pattern (at most 255 characters of its alphabet), rooted at `/`. */
+const PATH_PATTERN = /^\/[A-Za-z0-9_\-.$/~"'@:+*?&]{0,254}$/;
+
+/** Props of the existing-distribution mode that cannot take effect as given. */
+export function existingDistributionProblems(props: IsrServiceProps): string[] {
+  const { distribution, pathPattern } = props;
+  if (distribution === undefined) {
+    return pathPattern === undefined
+      ? []
+      : [
+          "pathPattern needs distribution: the service's own distribution serves pages on its default behaviour",
+        ];
+  }
+  const problems: string[] = [];
+  if (!(distribution instanceof Distribution)) {
+    problems.push(
+      `distribution ${distribution.node.path} is imported: CloudFormation can change only a Distribution defined in this app, so the service cannot add its behaviours, origins or cache-tag header to it`,
+    );
+  }
+  if (pathPattern === undefined) {
+    problems.push(
+      "distribution needs pathPattern (e.g. '/blog/*'), the pages' behaviour: the default behaviour stays the distribution's own",
+    );
+  } else if (!PATH_PATTERN.test(pathPattern)) {
+    problems.push(
+      `pathPattern must be a CloudFront path pattern starting with / (e.g. '/blog/*'), got '${pathPattern}'`,
+    );
+  }
+  const distributionProps = DISTRIBUTION_PROPS.filter((key) => props[key] !== undefined);
+  if (distributionProps.length > 0) {
+    problems.push(
+      `${distributionProps.join(', ')} configure the service's own distribution: set them on the distribution you pass`,
+    );
+  }
+  return problems;
+}
+
 const COMPLETE_ARN =
   'needs a complete ARN (a Secret of this app, or Secret.fromSecretCompleteArn), so the grant names exactly one secret';
 
 /** Props naming resources that cannot take effect as given. */
 export function resourceProblems(props: IsrServiceProps): string[] {
-  const problems: string[] = [];
+  const problems = existingDistributionProblems(props);
   if (props.webAclId !== undefined && props.rateLimitPerFiveMinutes !== undefined) {
     problems.push(
       'rateLimitPerFiveMinutes creates a web ACL; it cannot be combined with webAclId (add a rate-based rule to that web ACL instead)',

@@ -3,7 +3,7 @@
  * importing the construct (no import cycles).
  */
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
-import type { GeoRestriction, VpcOriginEndpoint } from 'aws-cdk-lib/aws-cloudfront';
+import type { GeoRestriction, IDistribution, VpcOriginEndpoint } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
@@ -59,6 +59,22 @@ export interface IsrServiceProps extends SettingProps, DeploySettingProps {
    * @default - a new private, versioned, SSE-S3 bucket, TLS only
    */
   readonly bucket?: IBucket;
+  /**
+   * An existing CloudFront `Distribution` of the same stack (its certificate, WAF, logging and
+   * behaviours stay yours) to add the pages to, instead of a new one: the service adds the
+   * behaviour `pathPattern` and, with an upstream, its static and bypass behaviours, its
+   * origins, its viewer-request function (on those behaviours only), its policies and the
+   * cache-tag header. An imported distribution cannot be changed, so synth refuses it; one
+   * service per distribution. See docs/DEPLOY.md.
+   * @default - a new distribution, the pages on its default behaviour
+   */
+  readonly distribution?: IDistribution;
+  /**
+   * The path pattern of the pages' behaviour on `distribution` (e.g. `/blog/*`); the default
+   * behaviour stays the distribution's own. Needed with `distribution`, and only with it.
+   * @default - the default behaviour of the service's own distribution
+   */
+  readonly pathPattern?: string;
   /**
    * VPC for both functions, so they can reach a private upstream. They then need a route to
    * DynamoDB, S3, SQS and Secrets Manager (NAT or VPC endpoints).

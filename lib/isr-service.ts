@@ -81,6 +81,7 @@ export class IsrService extends Construct {
   readonly revalidateUrl: FunctionUrl;
   /** Execution role of the revalidate function. */
   readonly revalidateRole: Role;
+  /** The service's own distribution, or `props.distribution` with the pages on `pathPattern`. */
   readonly distribution: Distribution;
   readonly cachePolicy: CachePolicy;
   readonly originRequestPolicy: OriginRequestPolicy;
@@ -219,7 +220,7 @@ export class IsrService extends Construct {
       {
         bucket: this.bucket,
         ownBucket: props.bucket === undefined,
-        distribution: this.distribution,
+        distribution: props.distribution === undefined ? this.distribution : undefined,
         functions: functionsAndRoles,
         bodyKeyPrefix: settings.bodyKeyPrefix,
       },

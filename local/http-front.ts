@@ -23,13 +23,17 @@ export type OriginHandler = (
 /** Where `npm start` serves the revalidate function (its own function URL when deployed). */
 export const REVALIDATE_PATH = '/_isr/revalidate';
 
+/** The endpoint itself, or a revalidation's status under it (`/_isr/revalidate/<effect_id>`). */
+const isRevalidatePath = (path: string): boolean =>
+  path === REVALIDATE_PATH || path.startsWith(`${REVALIDATE_PATH}/`);
+
 /** Headers a revalidation request needs: its key, its signature, and what the body is. */
 const REVALIDATE_HEADERS = ['content-type', 'idempotency-key', SIGNATURE_HEADER, TIMESTAMP_HEADER];
 
 export interface HttpFrontOptions {
   readonly handler: OriginHandler;
   /**
-   * Served at `REVALIDATE_PATH` with the raw body and the headers it needs.
+   * Served at `REVALIDATE_PATH` (and the status paths under it) with the raw body and the headers it needs.
    * @default - the path goes to the origin like any other
    */
   readonly revalidateHandler?: OriginHandler | undefined;
@@ -39,6 +43,8 @@ export interface HttpFrontOptions {
   readonly host?: string;
   /** Lower-case tenant header to forward, in multi-tenant mode. */
   readonly tenantHeader: string | undefined;
+  /** Headers that select a page's variant (`variantHeaders`), forwarded as CloudFront does. */
+  readonly variantHeaders?: readonly string[] | undefined;
   /** The origin function's timeout, as its context reports it. */
   readonly functionTimeoutMs: number;
   readonly onError: (error: unknown) => void;
@@ -64,6 +70,7 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
   const forwarded = [
     ...CONDITIONAL_HEADERS,
     ...(options.tenantHeader === undefined ? [] : [options.tenantHeader]),
+    ...(options.variantHeaders ?? []),
   ];
   const inFlight = new Set<Promise<void>>();
   const failedWhileClosing: string[] = [];
@@ -86,7 +93,7 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const revalidation =
-      options.revalidateHandler !== undefined && pathOf(req.url) === REVALIDATE_PATH;
+      options.revalidateHandler !== undefined && isRevalidatePath(pathOf(req.url));
     const headers: Record<string, string> = { host: 'origin.lambda-url.localhost' };
     for (const name of revalidation ? REVALIDATE_HEADERS : forwarded) {
       const value = req.headers[name];

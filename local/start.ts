@@ -6,8 +6,6 @@
  * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
 import { join, resolve } from 'node:path';
-import { StaticSecretSource } from '../lambda/adapters/secret-source/static.js';
-import { isLoopbackHost } from '../lambda/core/settings.js';
 import {
   loadLocalConfig,
   loadOriginConfig,
@@ -27,10 +25,12 @@ import {
 } from './backends/index.js';
 import { assertPortFree } from './backends/ports.js';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
+import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
 
@@ -53,9 +53,27 @@ async function main(): Promise<void> {
   const env = localEnvironment();
   Object.assign(process.env, env); // Powertools reads its settings from the environment
   const local = loadLocalConfig(env);
-  const { port, host } = local;
   const dataDir = resolve(local.dataDir);
+  // First: a second start on this directory must fail before it touches anything in it.
+  const lock = await lockDataDir(dataDir, { host: local.host, port: local.port });
+  if (lock.tookOver !== undefined) {
+    const { pid, since } = lock.tookOver;
+    console.log(`took over ${dataDir} from npm start pid ${pid} (since ${since}), which is gone`);
+  }
+  await serve(env, local, dataDir, lock).catch(async (error: unknown) => {
+    await lock.release();
+    throw error;
+  });
+}
 
+/** Everything after the lock: the backends, the functions, the front, the ordered stop. */
+async function serve(
+  env: Record<string, string | undefined>,
+  local: ReturnType<typeof loadLocalConfig>,
+  dataDir: string,
+  lock: DataDirLock,
+): Promise<void> {
+  const { port, host } = local;
   assertJava();
   await assertPortFree(port, 'the ISR server; set PORT to use another', host);
   let requestStop: ((reason: string) => void) | undefined;
@@ -96,7 +114,7 @@ async function main(): Promise<void> {
     const revalidate = localRevalidation(local.revalidateSecret, host);
     const revalidateHandler =
       revalidate.mode === 'disabled'
-        ? undefined
+        ? revalidate.handler
         : buildRevalidateHandler(loadRevalidateConfig(serviceEnv), {
             clients,
             owner: 'local-revalidate',
@@ -111,6 +129,7 @@ async function main(): Promise<void> {
       port,
       host,
       tenantHeader: originConfig.tenantHeader,
+      variantHeaders: originConfig.settings.variantHeaders.map((rule) => rule.name),
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
     });
@@ -136,6 +155,8 @@ async function main(): Promise<void> {
       { name: 'the HTTP server', run: () => front.close() },
       { name: 'the worker poller', run: () => poller.stop() },
       { name: 'the backends', run: () => backends.stop() },
+      // Last: the next start may have the directory once DynamoDB Local has closed its file.
+      { name: 'the data directory lock', run: () => lock.release() },
     ]);
     requestStop = stop;
     process.on('SIGINT', () => stop('SIGINT', { signal: true }));
@@ -175,34 +196,6 @@ async function main(): Promise<void> {
     await backends.stop();
     throw error;
   }
-}
-
-/**
- * How `POST /_isr/revalidate` is guarded locally: a signature with ISR_REVALIDATE_SECRET set
- * (the value itself, local only); else open, but only while the server listens on loopback.
- */
-function localRevalidation(value: string | undefined, host: string) {
-  if (value !== undefined) {
-    return {
-      mode: 'hmac' as const,
-      secret: new StaticSecretSource(value),
-      describe: (url: string) => `POST ${url} (x-isr-signature required: ISR_REVALIDATE_SECRET)`,
-    };
-  }
-  if (isLoopbackHost(host) || host === '::1') {
-    return {
-      mode: 'open' as const,
-      secret: undefined,
-      describe: (url: string) =>
-        `POST ${url} (open on loopback, no signature; set ISR_REVALIDATE_SECRET to require one)`,
-    };
-  }
-  return {
-    mode: 'disabled' as const,
-    secret: undefined,
-    describe: () =>
-      `off: listening on ${host}, not loopback; set ISR_REVALIDATE_SECRET to serve it signed`,
-  };
 }
 
 function fail(error: unknown): never {

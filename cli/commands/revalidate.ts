@@ -24,7 +24,7 @@ export interface RevalidateInput {
 }
 
 export interface SignedRequest {
-  readonly method: 'POST';
+  readonly method: 'POST' | 'GET';
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly body: string;
@@ -79,27 +79,61 @@ export async function buildRevalidateRequest(
       }),
     );
   }
-  if (signing.sigv4 === undefined) return { method: 'POST', url, headers, body };
+  return signed({ method: 'POST', url, headers, body }, signing);
+}
+
+/**
+ * The status GET of a revalidation: `<revalidate URL>/<effect id>`, signed like the POST (the
+ * HMAC over GET, that path, no key and no body), so it reads that one effect's status.
+ */
+export async function buildStatusRequest(
+  url: string,
+  effectId: string,
+  signing: RequestSigning,
+): Promise<SignedRequest> {
+  const base = new URL(url);
+  const target = new URL(`${base.pathname.replace(/\/$/, '')}/${effectId}${base.search}`, base);
+  const headers: Record<string, string> = { host: target.host };
+  if (signing.hmacSecret !== undefined) {
+    Object.assign(
+      headers,
+      signedHeadersOf(signing.hmacSecret, {
+        method: 'GET',
+        target: requestTargetOf(target),
+        idempotencyKey: undefined,
+        rawBody: '',
+        nowSeconds: signing.now.getTime() / 1000,
+      }),
+    );
+  }
+  return signed({ method: 'GET', url: target.toString(), headers, body: '' }, signing);
+}
+
+/** The request as is, or with its SigV4 signature for an AWS_IAM function URL. */
+async function signed(request: SignedRequest, signing: RequestSigning): Promise<SignedRequest> {
+  if (signing.sigv4 === undefined) return request;
+  const { method, url, headers, body } = request;
+  const target = new URL(url);
   const signer = new SignatureV4({
     service: 'lambda',
     region: signing.sigv4.region,
     credentials: signing.sigv4.credentials,
     sha256: Hash.bind(null, 'sha256'),
   });
-  const signed = await signer.sign(
+  const signature = await signer.sign(
     {
-      method: 'POST',
+      method,
       protocol: target.protocol,
       hostname: target.hostname,
       ...(target.port === '' ? {} : { port: Number(target.port) }),
       path: target.pathname,
       query: Object.fromEntries(target.searchParams),
       headers,
-      body,
+      ...(body === '' ? {} : { body }),
     },
     { signingDate: signing.now },
   );
-  return { method: 'POST', url, headers: signed.headers, body };
+  return { method, url, headers: signature.headers, body };
 }
 
 export interface RevalidateResult {
@@ -119,7 +153,11 @@ export async function sendRevalidate(
   const headers = Object.fromEntries(
     Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== 'host'),
   );
-  const response = await fetcher(request.url, { method: 'POST', headers, body: request.body });
+  const response = await fetcher(request.url, {
+    method: request.method,
+    headers,
+    ...(request.method === 'GET' ? {} : { body: request.body }),
+  });
   const text = await response.text();
   let receipt: unknown = text;
   try {

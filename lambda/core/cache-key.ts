@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
 import type { PathMatcher } from './path-patterns.js';
 import { partitionKey, TENANT_PATTERN } from './rows.js';
+import { normaliseVariant, VARIANT_SEPARATOR, type VariantRule } from './variants.js';
 
 /** Longest normalised cache key (path plus canonical query) accepted, in characters. */
 export const MAX_CACHE_KEY_LENGTH = 1024;
@@ -32,6 +33,8 @@ export interface CacheKeyPolicy {
    * @default every path
    */
   readonly renderable?: PathMatcher | undefined;
+  /** Headers that select a representation of a page (`core/variants.ts`). @default none */
+  readonly variants?: readonly VariantRule[] | undefined;
 }
 
 export interface CacheKeyInput {
@@ -40,6 +43,8 @@ export interface CacheKeyInput {
   readonly rawPath: string;
   /** The query string as received, without `?`. */
   readonly rawQueryString?: string | undefined;
+  /** The request's headers (lower-case names); only the policy's variant headers are read. */
+  readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 /** One cache entry's identity: what the renderer is asked for and where its rows live. */
@@ -49,10 +54,14 @@ export interface CacheKey {
   readonly path: string;
   /** Canonical query: allow-listed params sorted by name then value, encoded; '' when none. */
   readonly query: string;
-  /** `path` plus `?query` when there is one: the string that is hashed. */
+  /** `path` plus `?query` when there is one, plus `#variant` for a variant: what is hashed. */
   readonly key: string;
   /** sha256 hex of `key`. */
   readonly hash: string;
+  /** The canonical variant (`rsc=1&…`), '' or absent for the page itself. */
+  readonly variant?: string | undefined;
+  /** sha256 hex of the page's key without its variant (its variants' tag and CDN key tag). */
+  readonly pageHash?: string | undefined;
   /** `TENANT#<tenant>#CACHE#<hash>` or `CACHE#<hash>`. */
   readonly pk: string;
 }
@@ -75,12 +84,26 @@ export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy):
     reject(InvalidKeyReason.PathNotRenderable, `${path} is not one of the paths rendered here`);
   }
   const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams);
-  const key = query ? `${path}?${query}` : path;
-  if (key.length > maxKeyLength) {
+  const pageKey = query ? `${path}?${query}` : path;
+  if (pageKey.length > maxKeyLength) {
     reject(InvalidKeyReason.TooLong, `cache key is longer than ${maxKeyLength} characters`);
   }
+  const pageHash = sha256Hex(pageKey);
+  const variant = normaliseVariant(input.variantHeaders, policy.variants ?? []);
+  if (variant === '') {
+    return {
+      tenant,
+      path,
+      query,
+      key: pageKey,
+      hash: pageHash,
+      pk: partitionKey(tenant, pageHash),
+    };
+  }
+  // A variant's key is derived from its page's: '#' never appears in a canonical path or query.
+  const key = `${pageKey}${VARIANT_SEPARATOR}${variant}`;
   const hash = sha256Hex(key);
-  return { tenant, path, query, key, hash, pk: partitionKey(tenant, hash) };
+  return { tenant, path, query, key, hash, pk: partitionKey(tenant, hash), variant, pageHash };
 }
 
 /**

@@ -55,13 +55,16 @@ const scope = (tenant: string | undefined): string => tenant ?? '_';
 export const cdnTagOf = (tenant: string | undefined, tag: string): string =>
   `${scope(tenant)}/${normaliseTag(tag)}`;
 
-/** The CDN tag every page of a cache key carries: purging a path purges this tag. */
-export const cdnKeyTagOf = (cacheKey: Pick<CacheKey, 'tenant' | 'hash'>): string =>
-  `${scope(cacheKey.tenant)}/key:${cacheKey.hash.slice(0, 40)}`;
+/**
+ * The CDN tag every page of a cache key carries: purging a path purges this tag. A variant
+ * carries its page's, so the purge reaches every variant the CDN holds.
+ */
+export const cdnKeyTagOf = (cacheKey: Pick<CacheKey, 'tenant' | 'hash' | 'pageHash'>): string =>
+  `${scope(cacheKey.tenant)}/key:${(cacheKey.pageHash ?? cacheKey.hash).slice(0, 40)}`;
 
 /** The cache-tag header value of a page: its tags, then its key tag. */
 export const cdnTagsOfPage = (
-  cacheKey: Pick<CacheKey, 'tenant' | 'hash'>,
+  cacheKey: Pick<CacheKey, 'tenant' | 'hash' | 'pageHash'>,
   tags: readonly string[] | undefined,
 ): string[] => [
   ...(tags ?? []).map((tag) => cdnTagOf(cacheKey.tenant, tag)),

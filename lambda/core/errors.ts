@@ -42,6 +42,8 @@ export const InvalidKeyReason = {
   UnknownTenant: 'unknown-tenant',
   /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
   PathNotRenderable: 'path-not-renderable',
+  /** A variant header's value outside its configured bounds (`core/variants.ts`). */
+  VariantOutOfBounds: 'variant-out-of-bounds',
 } as const;
 export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 
@@ -202,6 +204,8 @@ export const RefusalReason = {
   SetCookie: 'set-cookie',
   /** The headers to keep with the page are over the size limit. */
   HeadersTooLarge: 'headers-too-large',
+  /** A variant (an RSC prefetch) answered 404: never kept, its page's 404 is what is cached. */
+  VariantNotFound: 'variant-not-found',
 } as const;
 export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 
@@ -241,7 +245,8 @@ export class ConfigError extends IsrError {
 
 /**
  * An operator's request about a page's versions cannot be carried out as asked (no such page, no
- * such kept version, nothing older to go back to). `code` says which; nothing was written.
+ * such kept version, nothing older to go back to, a hold out of bounds). `code` says which;
+ * nothing was written.
  */
 export class VersionRequestError extends IsrError {
   override readonly name = 'VersionRequestError';
@@ -254,7 +259,8 @@ export class VersionRequestError extends IsrError {
       | 'nothing-older'
       | 'already-live'
       | 'ambiguous-version'
-      | 'version-body-missing',
+      | 'version-body-missing'
+      | 'hold-out-of-bounds',
     message: string,
     options?: ErrorOptions,
   ) {

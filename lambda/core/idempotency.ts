@@ -63,6 +63,21 @@ export interface RecordedOutcome {
 export interface RequestStore extends BasePersistenceLayer {
   /** The canonical request stored with the key's row; undefined when there is no row. */
   firstRequest(pk: string, key: string): Promise<JsonValue | undefined>;
+  /**
+   * The claim on a key as its row holds it: the claim's token (new for every claim, so an
+   * effect named after it is new when a key is used again after its window) and, while it is
+   * STARTED, when the claim runs out. Undefined when there is no row.
+   */
+  claimOf(pk: string, key: string): Promise<ClaimState | undefined>;
+  /** The token of the claim this instance holds on a key while its work runs. */
+  heldClaim(pk: string, key: string): string | undefined;
+}
+
+/** A key's claim, as `RequestStore.claimOf` reads it. */
+export interface ClaimState {
+  readonly token: string | undefined;
+  /** Epoch ms; set while the claim is STARTED. */
+  readonly inProgressExpiresAtMs: number | undefined;
 }
 
 /** The engine and its store, as a use case is given them. */

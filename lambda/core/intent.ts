@@ -18,6 +18,8 @@ export const RegenerationIntentSchema = v.strictObject({
   path: text(1, 4096),
   /** Canonical query of the cache key ('' when none). */
   query: v.optional(text(0, 4096), ''),
+  /** Canonical variant of the cache key (`core/variants.ts`); absent for the page itself. */
+  variant: v.optional(text(1, 512)),
   /** Deployment the intent was made under; part of the request hash. */
   deployId: text(1, 128),
   /** `generated_at` of the stale generation that was served; absent for a forced regeneration. */
@@ -51,6 +53,8 @@ export interface IntentPage {
   readonly tenant: string | undefined;
   readonly path: string;
   readonly query: string;
+  /** The canonical variant, for a variant's key. */
+  readonly variant?: string | undefined;
   readonly pk: string;
 }
 
@@ -103,6 +107,7 @@ export function regenerationIntent(
       ...(page.tenant === undefined ? {} : { tenant: page.tenant }),
       path: page.path,
       query: page.query,
+      ...(page.variant ? { variant: page.variant } : {}),
       deployId,
       ...observed,
     },

@@ -6,7 +6,7 @@ import type { FailureRecord } from './backoff.js';
 import type { CacheKey } from './cache-key.js';
 import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
-import type { RegenerationIntent } from './intent.js';
+import type { QueuedIntent, RegenerationIntent } from './intent.js';
 import type { RequestStatus } from './rows.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
@@ -300,6 +300,15 @@ export interface RegenerationQueue {
   ): Promise<void>;
 }
 
+/** The queue as a revalidation's fan-out uses it: many intents, few calls. */
+export interface BatchRegenerationQueue extends RegenerationQueue {
+  /**
+   * Queues the intents in as few calls as the queue allows (SQS: 10 a call), so a fan-out costs
+   * one call per ten pages. @throws when an intent could not be queued
+   */
+  enqueueBatch(intents: readonly QueuedIntent[]): Promise<void>;
+}
+
 /** A secret's current value (the upstream's shared header, a webhook signing key). */
 export interface SecretSource {
   /** @throws when the value cannot be had now; callers treat that as retryable. */
@@ -410,8 +419,13 @@ export interface PendingPurge {
 export interface PendingPurges {
   /** Records a purge; recording the same purge (id and `recordedAt`) again keeps one. */
   add(purge: PendingPurge): Promise<void>;
-  /** The oldest pending purges, at most `limit`. */
+  /** The oldest pending purges, at most `limit`; refused ones are not among them. */
   oldest(limit: number): Promise<PendingPurge[]>;
+  /**
+   * Sets aside a purge the CDN refused for good, with its reason, for an operator: it is never
+   * resubmitted, so refused purges cannot keep newer ones from their turn.
+   */
+  refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void>;
   /** One more failed attempt, and why; a purge removed meanwhile stays removed. */
   recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void>;
   /** Forgets a purge the CDN accepted. */
@@ -529,4 +543,31 @@ export interface SweepCursor {
   load(): Promise<string | undefined>;
   /** `undefined` when the listing reached its end: the next run starts over. */
   save(cursor: string | undefined): Promise<void>;
+}
+
+/** A revalidation as its status reports it, found by effect id (`GET .../<effect_id>`). */
+export interface RevalidationStatus {
+  readonly effectId: string;
+  readonly tenant: string | undefined;
+  readonly mode: 'stale' | 'expire';
+  readonly regenerate: boolean;
+  /** `marking` while pages are still being marked, `done` once every page is. */
+  readonly state: 'marking' | 'done';
+  /** Pages found so far, and of them marked, held (listed: the first few) and queued. */
+  readonly pages: number;
+  readonly marked: number;
+  readonly regenerations: number;
+  readonly held: number;
+  readonly heldPages: readonly { readonly key: string; readonly holdUntil: number }[];
+  /** Epoch ms the revalidation was accepted, and finished marking. */
+  readonly acceptedAtMs: number;
+  readonly doneAtMs?: number | undefined;
+}
+
+/** Revalidation statuses by effect id: one small row each, kept as long as the key's REQ# row. */
+export interface RevalidationStatuses {
+  /** Writes the status (a newer write of one effect replaces the older). */
+  put(status: RevalidationStatus): Promise<void>;
+  /** The status, read strongly consistent; undefined for an unknown effect id. */
+  get(effectId: string): Promise<RevalidationStatus | undefined>;
 }

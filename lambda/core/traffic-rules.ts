@@ -46,6 +46,11 @@ export interface TrafficRules {
   /** Query parameters of the cache key. */
   readonly allowedQueryParams: readonly string[];
   readonly unknownQuery: UnknownQuery;
+  /**
+   * Query parameters neither keyed nor a reason to pass (Next.js's `_rsc` cache-buster): the
+   * edge leaves them to the cache policy, which drops them. @default none
+   */
+  readonly ignoredQueryParams?: readonly string[] | undefined;
 }
 
 /** The parts of a request the rules read, from CloudFront's event or a function URL event alike. */
@@ -97,8 +102,10 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
     }
   }
   if (rules.unknownQuery === 'pass') {
+    const ignored = rules.ignoredQueryParams || [];
     for (let i = 0; i < facts.queryNames.length; i++) {
-      if (rules.allowedQueryParams.indexOf(facts.queryNames[i]) < 0) {
+      const name = facts.queryNames[i];
+      if (rules.allowedQueryParams.indexOf(name) < 0 && ignored.indexOf(name) < 0) {
         return { class: 'pass', reason: 'unknown-query' };
       }
     }
@@ -236,4 +243,7 @@ export const toTrafficRules = (settings: TrafficRules): TrafficRules => ({
   staticPrefixes: settings.staticPrefixes,
   allowedQueryParams: settings.allowedQueryParams,
   unknownQuery: settings.unknownQuery,
+  ...(settings.ignoredQueryParams?.length
+    ? { ignoredQueryParams: settings.ignoredQueryParams }
+    : {}),
 });

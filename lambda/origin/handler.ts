@@ -29,6 +29,7 @@ export function toPageRequest(
     tenant: tenantHeader === undefined ? undefined : headers[tenantHeader]?.trim(),
     ifNoneMatch: headers['if-none-match'],
     ifModifiedSince: headers['if-modified-since'],
+    variantHeaders: headers,
   };
 }
 

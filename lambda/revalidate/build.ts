@@ -2,6 +2,7 @@ import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
 import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
+import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { systemClock } from '../core/clock.js';
 import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
@@ -67,6 +68,10 @@ export function createRevalidateDeps(
       clock,
       deployId: config.deployId,
     },
+    statuses: new DynamoRevalidationStatuses({
+      ...tables,
+      ttlSeconds: config.revalidateKeyTtlSeconds,
+    }),
     policy: {
       keyPolicy: config.keyPolicy,
       tenancy: config.tenantHeader === undefined ? undefined : { tenants: config.tenants },

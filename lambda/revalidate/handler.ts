@@ -47,6 +47,7 @@ const METRICS: Record<RevalidateDecision, string> = {
   invalid: 'RevalidationsInvalid',
   unauthorized: 'RevalidationsUnauthorized',
   failed: 'RevalidationFailures',
+  status: 'RevalidationStatusReads',
 };
 
 /**

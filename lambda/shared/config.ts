@@ -50,6 +50,7 @@ function toServiceConfig(s: SettingValues) {
     keyPolicy: {
       allowedQueryParams: s.allowedQueryParams,
       renderable: s.renderPaths.length === 0 ? undefined : compilePathPatterns(s.renderPaths),
+      variants: s.variantHeaders,
     },
     /** The patterns behind `keyPolicy.renderable`, for tools that rebuild it (the ops CLI). */
     renderPaths: s.renderPaths,

@@ -65,6 +65,7 @@ export function createRenderer(
       maxBodyBytes: config.maxBodyBytes,
       tagHeader: config.upstreamTagHeader,
       secretHeader: upstreamSecretHeader(config, runtime),
+      variantParam: config.settings.variantParam,
     });
   }
   return new DemoRenderer({

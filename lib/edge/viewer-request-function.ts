@@ -116,6 +116,7 @@ const PROBES: readonly RequestFacts[] = [
   { method: 'HEAD', path: '/a', queryNames: [], headerNames: ['x-preview'], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['page', 'q'], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['page'], headerNames: [], cookieNames: [] },
+  { method: 'GET', path: '/a', queryNames: ['_rsc', 'page'], headerNames: [], cookieNames: [] },
 ];
 const PROBE_RULES: TrafficRules = {
   bypassPaths: ['/api/**'],
@@ -124,6 +125,7 @@ const PROBE_RULES: TrafficRules = {
   staticPrefixes: ['/s/'],
   allowedQueryParams: ['page'],
   unknownQuery: 'pass',
+  ignoredQueryParams: ['_rsc'],
 };
 
 let embeddedVerdict: string[] | undefined;

@@ -24,6 +24,15 @@ describe('cacheKeyOf', () => {
     expect(() => cacheKeyOf('/a', 'acme', single)).toThrow(/single-tenant/);
   });
 
+  it('reads an address as the revalidate endpoint does (issue 19, item 18)', () => {
+    expect(() => cacheKeyOf('ftp://example.com/a', undefined, single)).toThrow(
+      'ftp://example.com/a names no page: "ftp://example.com/a" is neither a path starting ' +
+        'with "/" nor an http(s) URL',
+    );
+    expect(() => cacheKeyOf('a#b', undefined, single)).toThrow(UsageError);
+    expect(cacheKeyOf('/a#b', undefined, single).key).toBe('/a');
+  });
+
   it('refuses what the origin refuses, and paths outside the rendered ones', () => {
     expect(() => cacheKeyOf('/a/%2e%2e/b', undefined, single)).toThrow(UsageError);
     expect(() => cacheKeyOf('/docs/x', undefined, { ...single, renderPaths: ['/blog/*'] })).toThrow(

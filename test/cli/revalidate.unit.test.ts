@@ -4,10 +4,15 @@
  * tampered request as the negative control.
  */
 import { describe, expect, it } from '@jest/globals';
-import { buildRevalidateRequest, sendRevalidate } from '../../cli/commands/revalidate.js';
+import {
+  buildRevalidateRequest,
+  buildStatusRequest,
+  sendRevalidate,
+} from '../../cli/commands/revalidate.js';
 import { run } from '../../cli/run.js';
 import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
 import type { Target } from '../../cli/target.js';
+import { TestClock } from '../helpers/clock.js';
 import { sigV4Holds } from '../helpers/sigv4.js';
 
 const URL_IAM = 'https://abc123.lambda-url.eu-west-1.on.aws/';
@@ -171,5 +176,100 @@ describe('isr revalidate', () => {
     const bad = await revalidate('local', 202, ['--mode', 'later']);
     expect(bad.code).toBe(2);
     expect(bad.requests).toHaveLength(0);
+  });
+});
+
+describe('isr revalidate status', () => {
+  const effectId = `rv_${'ab'.repeat(16)}`;
+
+  it('signs the GET over its own path: the endpoint verifies it, and not for another effect', async () => {
+    const request = await buildStatusRequest(URL_IAM, effectId, { hmacSecret: 's3cret', now });
+    expect(request).toMatchObject({ method: 'GET', url: `${URL_IAM}${effectId}`, body: '' });
+    const received = {
+      signature: request.headers['x-isr-signature'],
+      timestamp: request.headers['x-isr-timestamp'],
+      method: 'GET',
+      target: `/${effectId}`,
+      idempotencyKey: undefined,
+      rawBody: '',
+    };
+    const at = now.getTime() / 1000;
+    expect(signatureRefusal(received, 's3cret', at, 300)).toBeUndefined();
+    expect(
+      signatureRefusal({ ...received, target: `/rv_${'cd'.repeat(16)}` }, 's3cret', at, 300),
+    ).toBe('signature-mismatch');
+    const local = await buildStatusRequest('http://127.0.0.1:3111/_isr/revalidate', effectId, {
+      now,
+    });
+    expect(local.url).toBe(`http://127.0.0.1:3111/_isr/revalidate/${effectId}`);
+  });
+
+  it('signs the GET with SigV4 on a stack', async () => {
+    const request = await buildStatusRequest(URL_IAM, effectId, {
+      sigv4: { region: 'eu-west-1', credentials },
+      now,
+    });
+    expect(sigV4Holds(request, credentials.secretAccessKey)).toBe(true);
+    expect(sigV4Holds({ ...request, url: `${URL_IAM}rv_other` }, credentials.secretAccessKey)).toBe(
+      false,
+    );
+  });
+
+  async function status(
+    argv: string[],
+    answer: { status: number; body: unknown },
+    ...later: { status: number; body: unknown }[]
+  ) {
+    const out: string[] = [];
+    const requests: { url: string; init: RequestInit }[] = [];
+    const answers = [answer, ...later];
+    const clock = new TestClock(undefined, { autoAdvance: true });
+    const code = await run(['revalidate', 'status', ...argv], {
+      out: (text) => out.push(text),
+      err: (text) => out.push(text),
+      env: {},
+      clock,
+      fetch: ((url: string, init: RequestInit) => {
+        requests.push({ url, init });
+        const next = answers.length > 1 ? answers.shift() : answers[0];
+        return Promise.resolve(new Response(JSON.stringify(next?.body), next));
+      }) as unknown as typeof fetch,
+      target: () =>
+        Promise.resolve({ kind: 'local', name: 'local', revalidateUrl: URL_IAM } as Target),
+    });
+    return { code, out: out.join('\n'), requests };
+  }
+
+  it('prints the progress and the status, exits 1 on a 404 and 2 on a malformed id', async () => {
+    const done = await status([effectId], {
+      status: 200,
+      body: { effect_id: effectId, state: 'done', counts: { pages: 4, marked: 4 } },
+    });
+    expect(done.code).toBe(0);
+    expect(done.out).toMatch(/done {2}\[#{20}\] 4\/4 pages marked/);
+    expect(done.requests[0]).toMatchObject({
+      url: `${URL_IAM}${effectId}`,
+      init: { method: 'GET' },
+    });
+    const unknown = await status([effectId], { status: 404, body: { error: 'not-found' } });
+    expect(unknown.code).toBe(1);
+    const malformed = await status(['rv_nope'], { status: 200, body: {} });
+    expect(malformed.code).toBe(2);
+    expect(malformed.requests).toHaveLength(0);
+  });
+
+  it('--wait polls until done, a progress line each time, on the clock port', async () => {
+    const marking = (marked: number) => ({
+      status: 200,
+      body: { state: 'marking', counts: { pages: 10, marked } },
+    });
+    const done = { status: 200, body: { state: 'done', counts: { pages: 10, marked: 10 } } };
+    const waited = await status([effectId, '--wait'], marking(0), marking(5), done);
+    expect(waited.code).toBe(0);
+    expect(waited.requests).toHaveLength(3);
+    expect(waited.out).toMatch(/marking {2}\[#{10}-{10}\] 5\/10 pages marked/);
+    expect(waited.out).toMatch(/done {2}\[#{20}\] 10\/10/);
+    const once = await status([effectId], marking(0), done);
+    expect(once.requests).toHaveLength(1);
   });
 });

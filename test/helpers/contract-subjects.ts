@@ -26,6 +26,8 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { InMemoryPageHistory } from '../../lambda/adapters/page-history/memory.js';
 import { DynamoPendingPurges } from '../../lambda/adapters/pending-purges/dynamodb.js';
 import { InMemoryPendingPurges } from '../../lambda/adapters/pending-purges/memory.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
+import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
 import { InMemoryRegenerationQueue } from '../../lambda/adapters/regeneration-queue/memory.js';
 import { SqsRegenerationQueue } from '../../lambda/adapters/regeneration-queue/sqs.js';
 import { RequestRowStore } from '../../lambda/adapters/request-store/dynamodb.js';
@@ -50,7 +52,8 @@ import type {
   DeadLetterQueue,
   PageHistory,
   PendingPurges,
-  RegenerationQueue,
+  RevalidationStatuses,
+  BatchRegenerationQueue,
   RevalidationMarks,
   StatusIndexReader,
   StatusRow,
@@ -73,6 +76,7 @@ export interface TableSubject {
   readonly tagIndex: TagIndex;
   readonly tagRevalidations: TagRevalidations;
   readonly pendingPurges: PendingPurges;
+  readonly revalidationStatuses: RevalidationStatuses;
   readonly sweepCursor: SweepCursor;
   readonly references: BodyReferences;
   readonly requests: RequestStore;
@@ -95,6 +99,7 @@ export function memoryTableSubject(): Promise<TableSubject> {
     tagIndex: tags,
     tagRevalidations: tags,
     pendingPurges: new InMemoryPendingPurges(),
+    revalidationStatuses: new InMemoryRevalidationStatuses(),
     sweepCursor: new InMemorySweepCursor(),
     references: new InMemoryBodyReferences(state),
     requests: new InMemoryRequestStore(state, clock),
@@ -119,6 +124,7 @@ export async function dynamoTableSubject(): Promise<TableSubject> {
     // Small pages, so the contract walks the cursor as the fake's pages of two make it.
     tagRevalidations: new DynamoTagRevalidations({ ...table, pageSize: 2 }),
     pendingPurges: new DynamoPendingPurges(table),
+    revalidationStatuses: new DynamoRevalidationStatuses(table),
     sweepCursor: new DynamoSweepCursor(table),
     references: new DynamoBodyReferences(table),
     requests: new RequestRowStore({ ...table, clock }),
@@ -210,7 +216,7 @@ export interface Arrived {
 
 /** The two queues a regeneration uses, and what each of them holds. */
 export interface QueueSubject {
-  readonly regeneration: RegenerationQueue;
+  readonly regeneration: BatchRegenerationQueue;
   readonly deadLetters: DeadLetterQueue;
   queued(): Promise<Arrived[]>;
   deadLettered(): Promise<Arrived[]>;

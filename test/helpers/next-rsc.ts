@@ -3,7 +3,7 @@
  * `next start` checks `_rsc` against these headers and answers a mismatch with a 307 to the
  * right value (next/dist/server/base-server.js, `validateRSCRequestHeaders`).
  */
-import { createHash } from 'node:crypto';
+import { nextRscParamOf } from '../../lambda/core/variants.js';
 
 /** The request headers that select an RSC variant (lower case, as Node hands them over). */
 export interface RscHeaders {
@@ -31,26 +31,8 @@ export const segmentPrefetchHeaders = (segmentPath: string): RscHeaders => ({
   'next-router-segment-prefetch': segmentPath,
 });
 
-/**
- * `_rsc` as Next 16.4 computes it (shared/lib/router/utils/cache-busting-search-param.js,
- * `computeCacheBustingSearchParam`): SHA-256 of "prefetch,segment,stateTree,nextUrl" (absent
- * ones as "0"), first 12 bytes, base64url; empty when only `RSC: 1` is sent.
- */
-export function rscSearchParam(headers: RscHeaders): string {
-  const prefetch = headers['next-router-prefetch'];
-  const segment = headers['next-router-segment-prefetch'];
-  const tree = headers['next-router-state-tree'];
-  const nextUrl = headers['next-url'];
-  if (
-    prefetch === undefined &&
-    segment === undefined &&
-    tree === undefined &&
-    nextUrl === undefined
-  )
-    return '';
-  const input = [prefetch ?? '0', segment ?? '0', tree ?? '0', nextUrl ?? '0'].join(',');
-  return createHash('sha256').update(input).digest().subarray(0, 12).toString('base64url');
-}
+/** `_rsc` as Next 16.4 computes it: the service's own computation (`core/variants.ts`). */
+export const rscSearchParam = (headers: RscHeaders): string => nextRscParamOf({ ...headers });
 
 /** The URL the client router fetches: the path with `_rsc` appended (bare `_rsc` when empty). */
 export function rscUrl(base: string, path: string, headers: RscHeaders): string {

@@ -23,6 +23,8 @@ export interface RevalidateCall {
   readonly headers?: Record<string, string>;
   readonly principal?: string;
   readonly method?: string;
+  /** @default '/_isr/revalidate' */
+  readonly target?: string;
 }
 
 /**
@@ -58,7 +60,7 @@ export function createRevalidateHarness(h: OriginHarness, options: RevalidateHar
     };
     const base = functionUrlEvent({
       method: call.method ?? 'POST',
-      target: '/_isr/revalidate',
+      target: call.target ?? '/_isr/revalidate',
       headers,
     });
     const event: LambdaFunctionURLEvent = {

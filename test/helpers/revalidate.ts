@@ -1,3 +1,4 @@
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
 import type { CdnInvalidator, CdnPurge } from '../../lambda/core/ports.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import type {
@@ -68,6 +69,7 @@ export function memoryRevalidation(
       clock: service.clock,
       deployId: 'd1',
     },
+    statuses: new InMemoryRevalidationStatuses(),
     policy: {
       keyPolicy: { allowedQueryParams: [] },
       tenancy: undefined,

@@ -8,6 +8,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import fc from 'fast-check';
 import { ANY, SETTINGS } from '../../lambda/core/settings.js';
 import { DEPLOY_SETTINGS } from '../../lib/isr-deploy-settings.js';
+import { NEXT_VARIANT_HEADERS } from '../../lambda/core/settings/presets.js';
 
 /** Text that breaks naive encodings: separators, quotes, spaces, brackets, non-ASCII. */
 export const awkwardText = fc.string({
@@ -49,6 +50,7 @@ const VALID: Readonly<Record<string, readonly string[]>> = {
   bypassPaths: ['/api/**', '/account', '/**.json'],
   bypassCookies: ['__prerender_bypass', 'draft', "it's"],
   bypassHeaders: ['x-preview', 'X-Draft'],
+  ignoredQueryParams: ['_rsc', 'utm_source'],
 };
 
 /** Values worth drawing per setting: some accepted, some refused for a reason of their own. */
@@ -64,7 +66,7 @@ const AWKWARD: Readonly<Record<string, readonly string[]>> = {
   renderPaths: ['b', '/a b', ''],
   keptHeaders: ['Set-Cookie', 'bad header', ''],
   bodyKeyPrefix: ['bad', '/x/'],
-  tenants: ['a#b', '-x', 'a,b'],
+  tenants: ['a#b', '-x', 'a,b', 'Acme'],
   deployId: ['x'.repeat(129), ''],
   overloadFallbackPath: ['busy', 'a,/b'],
   staticPrefixes: ['/', '/_isr/', '/_', 'x/', '/a*/', '/a b/'],
@@ -92,7 +94,25 @@ const integerFrom = (min: number, max: number, fallback: number | undefined) => 
 type Spec = (typeof SETTINGS)[keyof typeof SETTINGS];
 export type Draw = 'valid' | 'awkward';
 
+/** Variant rules: the Next.js ones, a closed set, and (awkward) rules no value fits. */
+const VARIANT_RULES = {
+  valid: [[], [{ name: 'x-variant', values: ['a', 'b'] }], NEXT_VARIANT_HEADERS],
+  awkward: [
+    [{ name: 'cookie', values: ['1'] }],
+    [{ name: 'x-v' }],
+    'rsc',
+    [{ name: 'x-v', charset: ']' }],
+  ],
+};
+
 function arbitraryFor(key: string, spec: Spec, draw: Draw): fc.Arbitrary<unknown> {
+  if (key === 'variantHeaders') {
+    const rules =
+      draw === 'valid' ? VARIANT_RULES.valid : [...VARIANT_RULES.valid, ...VARIANT_RULES.awkward];
+    return fc.constantFrom(...rules);
+  }
+  // A preset names the upstream's routing, which needs renderOriginUrl: drawn as awkward only.
+  if (key === 'preset' && draw === 'valid') return fc.constant(undefined);
   const valid = VALID[key] ?? [];
   const awkward = [...(AWKWARD[key] ?? []), ...(key.endsWith('Header') ? AWKWARD_HEADERS : [])];
   const item =

@@ -198,6 +198,55 @@ describe('IsrService CloudFront', () => {
     });
   });
 
+  it('keys the cache on the variant headers and forwards them, so each variant is its own object', () => {
+    const { template: varied } = synthIsrStack({
+      service: { variantHeaders: [{ name: 'x-variant', values: ['a', 'b'] }] },
+    });
+    varied.hasResourceProperties('AWS::CloudFront::CachePolicy', {
+      CachePolicyConfig: Match.objectLike({
+        ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({
+          HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-variant'] },
+        }),
+      }),
+    });
+    varied.hasResourceProperties('AWS::CloudFront::OriginRequestPolicy', {
+      OriginRequestPolicyConfig: Match.objectLike({
+        HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-variant'] },
+      }),
+    });
+  });
+
+  it('the nextjs preset keys on the RSC headers and the bypass header, and ignores _rsc at the edge', () => {
+    const { template: next } = synthIsrStack({
+      service: { preset: 'nextjs', renderOriginUrl: 'https://ssr.example.com' },
+    });
+    const policies = Object.values(next.findResources('AWS::CloudFront::CachePolicy')).map(
+      (policy) =>
+        (
+          policy as {
+            Properties: {
+              CachePolicyConfig: {
+                Comment: string;
+                ParametersInCacheKeyAndForwardedToOrigin: { HeadersConfig: { Headers?: string[] } };
+              };
+            };
+          }
+        ).Properties.CachePolicyConfig,
+    );
+    const pages = policies.find((policy) => policy.Comment.startsWith('ISR pages'));
+    expect(pages?.ParametersInCacheKeyAndForwardedToOrigin.HeadersConfig.Headers?.sort()).toEqual([
+      'next-router-prefetch',
+      'next-router-segment-prefetch',
+      'next-url',
+      'rsc',
+    ]);
+    const [fn] = Object.values(next.findResources('AWS::CloudFront::Function')) as {
+      Properties: { FunctionCode: string };
+    }[];
+    expect(fn.Properties.FunctionCode).toContain('"ignoredQueryParams":["_rsc"]');
+    expect(fn.Properties.FunctionCode).toContain('"staticPrefixes":["/_next/static/"]');
+  });
+
   it('never forwards the viewer Host header to the function URL', () => {
     for (const built of [
       template,

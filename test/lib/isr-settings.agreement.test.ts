@@ -138,6 +138,11 @@ describe('settings: synth and cold start agree', () => {
     ['tenants without multi-tenant mode', { tenants: ['acme'] }],
     ['a tenant the cache key refuses', { tenantHeader: 'x-tenant', tenants: ['a#b'] }],
     ['an empty tenant list', { tenantHeader: 'x-tenant', tenants: [] }],
+    ['tenants equal but for case', { tenantHeader: 'x-tenant', tenants: ['Acme', 'acme'] }],
+    [
+      'a host table whose tenants are equal but for case',
+      { tenantHeader: 'x-tenant', tenantsByHost: { 'a.example': 'Acme', 'b.example': 'acme' } },
+    ],
     ['Host as tenant header', { tenantHeader: 'Host' }],
     ['an upstream secret without an upstream', { upstreamSecret: secret }],
     ['a secret header without a secret', { upstreamSecretHeader: 'x-origin-key' }],

@@ -66,7 +66,7 @@ const EXPECTED_SWEEPER_GRANTS = (
     resources: [{ 'Fn::Join': ['', [bucketArn, '/pages/*']] }],
   },
   PendingCdnPurges: {
-    actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+    actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     resources: [tableArn],
     condition: {
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PENDING_PURGES_PK] },

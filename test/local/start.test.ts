@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -45,6 +45,14 @@ const npmStart = (
     ...options,
     dataDir: options.dataDir ?? freshDataDir(),
     env: { ISR_REVALIDATE_SECONDS: String(REVALIDATE), ...options.env },
+  });
+
+/** `local/start.ts` run to its end (a start expected to fail), on a fresh folder unless told. */
+const runStart = (env: Record<string, string>) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: { ...process.env, ISR_LOCAL_DATA_DIR: freshDataDir(), ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
   });
 
 async function get(url: string) {
@@ -165,12 +173,14 @@ describe('npm start, running', () => {
   // Started together, so their start-ups overlap; each test below uses its own.
   let serving: Started, onOtherAddress: Started;
   let forSigterm: Started, forSigkill: Started, forJavaDeath: Started, withoutReader: Started;
+  let forTakeover: Started;
   beforeAll(async () => {
-    [serving, onOtherAddress, forSigterm, forSigkill, forJavaDeath, withoutReader] =
+    [serving, onOtherAddress, forSigterm, forSigkill, forJavaDeath, withoutReader, forTakeover] =
       await Promise.all([
         npmStart({ shared: true }),
         // Another loopback address: it shows the variable is obeyed without opening the LAN.
         npmStart({ shared: true, env: { ISR_LOCAL_BIND_ADDRESS: '127.0.0.2' } }),
+        npmStart({ shared: true }),
         npmStart({ shared: true }),
         npmStart({ shared: true }),
         npmStart({ shared: true }),
@@ -233,6 +243,40 @@ describe('npm start, running', () => {
       10_000,
     );
     expect(javaProcessesFor(forSigkill.dataDir)).toEqual([]);
+  });
+
+  it('refuses a second start on its data directory at once, saying who holds it (issue 19, item 17)', async () => {
+    const { node } = serviceProcesses(serving);
+    const endpoints = readFileSync(join(serving.dataDir, 'endpoints.json'), 'utf8');
+    const second = runStart({
+      ISR_LOCAL_DATA_DIR: serving.dataDir,
+      PORT: String(await freePort()),
+    });
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `data directory ${serving.dataDir} is in use by another npm start ` +
+          `\\(pid ${node}, port ${new URL(serving.url).port} on 127\\.0\\.0\\.1, ` +
+          `since \\d{4}-\\d\\d-\\d\\dT`,
+      ),
+    );
+    // it stopped before the backends: no second DynamoDB Local, the first's files untouched
+    expect(javaProcessesFor(serving.dataDir)).toHaveLength(1);
+    expect(readFileSync(join(serving.dataDir, 'endpoints.json'), 'utf8')).toBe(endpoints);
+    expect((await get(`${serving.url}/after-second-start`)).status).toBe(200);
+  });
+
+  it('takes over the data directory of a start killed with SIGKILL (issue 19, item 17)', async () => {
+    const { java, node } = serviceProcesses(forTakeover);
+    process.kill(node, 'SIGKILL');
+    await until(
+      () => isRunning(java),
+      (alive) => !alive,
+      10_000,
+    );
+    const again = await npmStart({ dataDir: forTakeover.dataDir });
+    expect(again.output()).toContain(`took over ${forTakeover.dataDir} from npm start pid ${node}`);
+    expect((await get(`${again.url}/after-takeover`)).status).toBe(200);
   });
 
   it('still stops cleanly when its output has no reader any more, as after `npm start | tee` and Ctrl-C', async () => {
@@ -317,13 +361,6 @@ describe('npm start, on Ctrl-C', () => {
 });
 
 describe('npm start errors', () => {
-  const runStart = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-      env: { ...process.env, ISR_LOCAL_DATA_DIR: freshDataDir(), ...env },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-
   it('says which port is taken and what to do', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -142,7 +142,8 @@ beforeAll(async () => {
   ]);
   [bundles.origin, bundles.worker, bundles.revalidate, bundles.sweeper, bundles.hmacRevalidate] =
     started;
-});
+  // Two CDK synths and five processes: on a busy 2-core machine that alone takes over 30 s.
+}, 120_000);
 afterAll(async () => {
   await Promise.all(Object.values(bundles).map((bundle) => bundle.stop()));
 });

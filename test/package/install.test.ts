@@ -1,7 +1,8 @@
 /**
  * A CDK app that never saw this repository: the package is packed (`npm pack`, which builds
  * it), installed from the tarball with aws-cdk-lib and constructs only into a temporary app
- * outside the repository, and the README's "Use it in your CDK app" snippet synthesizes there,
+ * outside the repository, and the README's "Use it in your CDK app" snippet, with
+ * docs/DEPLOY.md's "Your own distribution" added to it (a second stack), synthesizes there,
  * type-checked, as an ES module and as CommonJS (what `cdk init app --language typescript`
  * makes). Its Lambda assets must be the packed bundles, which test/package/bundles.test.ts runs.
  */
@@ -26,11 +27,11 @@ const run = promisify(execFile);
 const ROOT = packageRoot();
 const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
 
-/** The README's "Use it in your CDK app" code block, as printed. */
-function readmeSnippet(readme: string): string {
-  const section = readme.split(/^## Use it in your CDK app$/m)[1] ?? '';
+/** The first ts code block under `heading` (a whole line of the document), as printed. */
+function snippetUnder(document: string, heading: string): string {
+  const section = document.split(new RegExp(`^${heading}$`, 'm'))[1] ?? '';
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (code === undefined) throw new Error('README has no ts block under "Use it in your CDK app"');
+  if (code === undefined) throw new Error(`no ts block under "${heading}"`);
   return code;
 }
 
@@ -52,11 +53,27 @@ interface Resource {
   readonly Properties: Record<string, unknown>;
 }
 type TemplateJson = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+interface Behaviour {
+  readonly PathPattern?: string;
+  readonly TargetOriginId: string;
+  readonly FunctionAssociations?: { EventType: string }[];
+  readonly CachePolicyId?: unknown;
+  readonly OriginRequestPolicyId?: unknown;
+  readonly ResponseHeadersPolicyId?: unknown;
+}
+interface DistributionConfig {
+  readonly DefaultCacheBehavior: Behaviour;
+  readonly CacheBehaviors: Behaviour[];
+  readonly Origins: { Id: string; DomainName: unknown; OriginAccessControlId?: unknown }[];
+  readonly CacheTagConfig?: unknown;
+}
 
 const work = mkdtempSync(join(tmpdir(), 'isr-consumer-'));
 const app = join(work, 'app');
 let packed: { filename: string; files: { path: string; mode: number }[] };
-const synthesized: Record<'esm' | 'cjs', TemplateJson> = {} as never;
+const STACKS = { own: 'MySite', existing: 'MyBlog' } as const;
+type Synthesized = Record<keyof typeof STACKS, TemplateJson>;
+const synthesized: Record<'esm' | 'cjs', Synthesized> = {} as never;
 
 beforeAll(async () => {
   // npm pack runs prepack (npm run build): the tarball holds what the build just checked.
@@ -86,8 +103,15 @@ beforeAll(async () => {
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], {
     cwd: app,
   });
-  // The snippet as an ES module and as CommonJS (a `cdk init` app), type-checked by tsc.
-  const snippet = readmeSnippet(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  // The snippets as an ES module and as CommonJS (a `cdk init` app), type-checked by tsc: the
+  // README's app with DEPLOY's existing distribution added, so one synth makes both stacks.
+  const snippet = [
+    snippetUnder(readFileSync(join(ROOT, 'README.md'), 'utf8'), '## Use it in your CDK app'),
+    snippetUnder(
+      readFileSync(join(ROOT, 'docs', 'DEPLOY.md'), 'utf8'),
+      '### Your own distribution',
+    ),
+  ].join('\n');
   writeFileSync(join(app, 'bin', 'app.mts'), snippet);
   writeFileSync(join(app, 'bin', 'app.cts'), snippet);
   writeFileSync(
@@ -111,9 +135,11 @@ beforeAll(async () => {
       cwd: app,
       env: { PATH: process.env.PATH, CDK_OUTDIR: join(app, `cdk.out.${kind}`) },
     });
-    synthesized[kind] = JSON.parse(
-      readFileSync(join(app, `cdk.out.${kind}`, 'MySite.template.json'), 'utf8'),
-    ) as TemplateJson;
+    const read = (stack: string) =>
+      JSON.parse(
+        readFileSync(join(app, `cdk.out.${kind}`, `${stack}.template.json`), 'utf8'),
+      ) as TemplateJson;
+    synthesized[kind] = { own: read(STACKS.own), existing: read(STACKS.existing) };
   };
   await Promise.all([synth('esm', 'app.mjs'), synth('cjs', 'app.cjs')]);
 }, 600_000);
@@ -174,7 +200,7 @@ describe('the packed package, installed into a fresh CDK app', () => {
   });
 
   it('synthesizes the README snippet: the service with its own distribution, props applied', () => {
-    const resources = Object.values(synthesized.esm.Resources);
+    const resources = Object.values(synthesized.esm.own.Resources);
     const count = (type: string) => resources.filter((resource) => resource.Type === type).length;
     expect(count('AWS::Lambda::Function')).toBe(4);
     expect(count('AWS::CloudFront::Distribution')).toBe(1);
@@ -191,10 +217,49 @@ describe('the packed package, installed into a fresh CDK app', () => {
         },
       });
     }
-    expect(Object.keys(synthesized.esm.Outputs ?? {})).toContain('Url');
+    expect(Object.keys(synthesized.esm.own.Outputs ?? {})).toContain('Url');
   });
 
-  it('synthesizes the same template from a CommonJS app (require of the ES module)', () => {
+  it("synthesizes DEPLOY's existing distribution: the pages on its path, the rest as it was", () => {
+    const { Resources, Outputs } = synthesized.esm.existing;
+    const distributions = Object.values(Resources).filter(
+      (resource) => resource.Type === 'AWS::CloudFront::Distribution',
+    );
+    expect(distributions).toHaveLength(1);
+    const config = distributions[0].Properties.DistributionConfig as DistributionConfig;
+    const site = config.Origins.find((origin) => origin.DomainName === 'www.example.com');
+    expect(config.DefaultCacheBehavior).toMatchObject({ TargetOriginId: site?.Id });
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toBeUndefined();
+    const pages = config.CacheBehaviors.find((behaviour) => behaviour.PathPattern === '/blog/*');
+    const pagesOrigin = config.Origins.find((origin) => origin.Id === pages?.TargetOriginId);
+    expect(pagesOrigin?.OriginAccessControlId).toBeDefined();
+    expect(pages?.FunctionAssociations).toEqual([
+      expect.objectContaining({ EventType: 'viewer-request' }),
+    ]);
+    const typeOf = (ref: unknown) => Resources[(ref as { Ref: string }).Ref]?.Type;
+    expect(
+      [pages?.CachePolicyId, pages?.OriginRequestPolicyId, pages?.ResponseHeadersPolicyId].map(
+        typeOf,
+      ),
+    ).toEqual([
+      'AWS::CloudFront::CachePolicy',
+      'AWS::CloudFront::OriginRequestPolicy',
+      'AWS::CloudFront::ResponseHeadersPolicy',
+    ]);
+    expect(config.Origins.map((origin) => origin.Id)).toContain('isr-upstream');
+    expect(config.CacheTagConfig).toEqual({ HeaderName: 'x-isr-cache-tags' });
+    // The same four packed bundles as the README's stack deploys.
+    const bundles = (template: TemplateJson) =>
+      Object.values(template.Resources)
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map((fn) => (fn.Properties.Code as { S3Key: string }).S3Key)
+        .sort();
+    expect(bundles(synthesized.esm.existing)).toHaveLength(4);
+    expect(bundles(synthesized.esm.existing)).toEqual(bundles(synthesized.esm.own));
+    expect(Object.keys(Outputs ?? {})).toContain('Revalidate');
+  });
+
+  it('synthesizes the same templates from a CommonJS app (require of the ES module)', () => {
     expect(synthesized.cjs).toEqual(synthesized.esm);
   });
 
@@ -202,7 +267,7 @@ describe('the packed package, installed into a fresh CDK app', () => {
     const unpacked = join(work, 'unpacked');
     mkdirSync(unpacked);
     return run('tar', ['-xzf', join(work, packed.filename), '-C', unpacked]).then(() => {
-      const functions = Object.values(synthesized.esm.Resources).filter(
+      const functions = Object.values(synthesized.esm.own.Resources).filter(
         (resource) => resource.Type === 'AWS::Lambda::Function',
       );
       const deployed = Object.fromEntries(

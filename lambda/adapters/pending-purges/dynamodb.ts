@@ -2,8 +2,8 @@
  * Pending CDN purges as rows of the cache table: `pk = CDN#PENDING`, `sk = <recorded at, 13-digit
  * epoch ms>#<purge id>`, so a Query reads them oldest first. Written by whoever purges (only when
  * CloudFront throttled it past its backoff), deleted by `retryPendingPurges` once CloudFront
- * accepts it. Growth is bounded by the sweeper; `ttl` (long after any retry would matter) is
- * garbage collection only. One partition: rows exist only while CloudFront is saturated, far below
+ * accepts it, or moved to `REFUSED#<sk>` when CloudFront refuses it for good. Growth is bounded
+ * by the sweeper; `ttl` (long after any retry would matter) is garbage collection only. One partition: rows exist only while CloudFront is saturated, far below
  * a partition's write rate.
  */
 import {
@@ -24,6 +24,16 @@ export { PENDING_PURGES_PK } from '../../core/rows.js';
 /** Sorted by when the purge was first recorded, then by its id (two in one ms). */
 export const pendingPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id'>): string =>
   `${String(purge.recordedAt).padStart(13, '0')}#${purge.id}`;
+
+/**
+ * A purge the CDN refused for good, set aside in the same partition: it sorts after every
+ * pending row (which starts with a digit), and `oldest` never reads it.
+ */
+export const REFUSED_PURGE_PREFIX = 'REFUSED#';
+export const refusedPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id'>): string =>
+  `${REFUSED_PURGE_PREFIX}${pendingPurgeSortKey(purge)}`;
+/** Pending rows' sort keys are 13 digits, `#`, the id: all of them lie in this range. */
+const PENDING_RANGE = ['0', '9~'] as const;
 
 /** How long an unflushed row is kept before TTL may collect it. @default 7 days */
 const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -57,9 +67,13 @@ export class DynamoPendingPurges implements PendingPurges {
     const { Items } = await this.#client.send(
       new QueryCommand({
         TableName: this.#tableName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-        ExpressionAttributeValues: { ':pk': { S: PENDING_PURGES_PK } },
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: {
+          ':pk': { S: PENDING_PURGES_PK },
+          ':first': { S: PENDING_RANGE[0] },
+          ':last': { S: PENDING_RANGE[1] },
+        },
         ScanIndexForward: true,
         ConsistentRead: true,
         Limit: limit,
@@ -87,6 +101,21 @@ export class DynamoPendingPurges implements PendingPurges {
         }),
       ),
     );
+  }
+
+  /** The refused row first, then the pending one goes: a crash between leaves both, never none. */
+  async refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
+    await this.#client.send(
+      new PutItemCommand({
+        TableName: this.#tableName,
+        Item: {
+          ...this.#toItem({ ...purge, reason: input.reason, attempts: purge.attempts + 1 }),
+          ...keyOf(PENDING_PURGES_PK, refusedPurgeSortKey(purge)),
+          refused_at: { N: String(input.at) },
+        },
+      }),
+    );
+    await this.remove(purge);
   }
 
   async remove(purge: PendingPurge): Promise<void> {

@@ -9,6 +9,8 @@ const olderFirst = (a: PendingPurge, b: PendingPurge) =>
 /** Pending purges in memory, oldest first, with the DynamoDB adapter's add-once rule. */
 export class InMemoryPendingPurges implements PendingPurges {
   readonly rows = new Map<string, PendingPurge & { lastAttemptAt?: number }>();
+  /** Purges the CDN refused for good, set aside with their reason. */
+  readonly refused = new Map<string, PendingPurge & { refusedAt: number }>();
 
   /** Every row, oldest first, with when its last attempt was (for tests to read). */
   get all(): (PendingPurge & { lastAttemptAt?: number })[] {
@@ -42,6 +44,18 @@ export class InMemoryPendingPurges implements PendingPurges {
         lastAttemptAt: input.at,
       });
     }
+    return Promise.resolve();
+  }
+
+  refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
+    const attempts = purge.attempts + 1;
+    this.refused.set(keyOf(purge), {
+      ...purge,
+      reason: input.reason,
+      attempts,
+      refusedAt: input.at,
+    });
+    this.rows.delete(keyOf(purge));
     return Promise.resolve();
   }
 

@@ -1,20 +1,34 @@
 import type { QueuedIntent, RegenerationIntent } from '../../core/intent.js';
-import type { RegenerationQueue } from '../../core/ports.js';
+import type { BatchRegenerationQueue } from '../../core/ports.js';
 
 /** A FIFO queue in memory: messages with a deduplication ID already seen are dropped. */
-export class InMemoryRegenerationQueue implements RegenerationQueue {
+export class InMemoryRegenerationQueue implements BatchRegenerationQueue {
   readonly messages: QueuedIntent[] = [];
   readonly #seen = new Set<string>();
+  /** Calls made to the queue (one per `enqueue`, one per ten intents of `enqueueBatch`). */
+  calls = 0;
 
   enqueue(
     intent: RegenerationIntent,
     options: { deduplicationId: string; groupId: string },
   ): Promise<void> {
-    if (!this.#seen.has(options.deduplicationId)) {
-      this.#seen.add(options.deduplicationId);
-      this.messages.push({ intent, ...options });
-    }
+    this.calls += 1;
+    this.#add({ intent, ...options });
     return Promise.resolve();
+  }
+
+  /** SQS's batches of ten, counted as SQS would bill them. */
+  enqueueBatch(intents: readonly QueuedIntent[]): Promise<void> {
+    this.calls += Math.ceil(intents.length / 10);
+    for (const queued of intents) this.#add(queued);
+    return Promise.resolve();
+  }
+
+  #add(queued: QueuedIntent): void {
+    if (!this.#seen.has(queued.deduplicationId)) {
+      this.#seen.add(queued.deduplicationId);
+      this.messages.push(queued);
+    }
   }
 
   /** Takes every message queued so far. */

@@ -1,5 +1,6 @@
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
 import type { RenderRequest, RenderResult, Renderer, SecretSource } from '../../core/ports.js';
+import { variantHeadersOf, variantQueryOf, type VariantParam } from '../../core/variants.js';
 
 export interface HttpRendererOptions {
   /** The SSR origin, e.g. `http://ssr.internal:8080/app`. Only ever this host is fetched. */
@@ -15,14 +16,16 @@ export interface HttpRendererOptions {
    * @default - none
    */
   readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
+  /** What a variant's render adds to its query (Next.js: `_rsc`). @default 'none' */
+  readonly variantParam?: VariantParam | undefined;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
 
 /**
  * Renders by fetching the page from an upstream SSR origin. The request is built from the cache
- * key alone: no viewer header, cookie or host ever reaches the upstream, so nothing outside the
- * cache key can change a cached page. Redirects are returned, not followed. The caller applies
+ * key alone (a variant's headers are part of it): no other viewer header, cookie or host ever
+ * reaches the upstream, so nothing outside the cache key can change a cached page. Redirects are returned, not followed. The caller applies
  * the timeout (below the lease) through `signal`, and the cache policy (`admitPage`) to what
  * comes back, headers included.
  */
@@ -43,8 +46,12 @@ export class HttpRenderer implements Renderer {
   async render({ cacheKey, signal }: RenderRequest): Promise<RenderResult> {
     const url = new URL(this.#origin);
     url.pathname = `${this.#origin.pathname.replace(/\/$/, '')}${cacheKey.path}`;
-    url.search = cacheKey.query;
+    const variant = cacheKey.variant ?? '';
+    url.search = [cacheKey.query, variantQueryOf(variant, this.#options.variantParam)]
+      .filter((part) => part !== '')
+      .join('&');
     const headers: Record<string, string> = {
+      ...variantHeadersOf(variant),
       accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
       'user-agent': 'facetheory-isr (regeneration)',
       'x-isr-regeneration': '1',

@@ -11,7 +11,12 @@ import {
   IdempotencyRecord,
 } from '@aws-lambda-powertools/idempotency/persistence';
 import { epochSeconds, systemClock, type Clock } from '../../core/clock.js';
-import type { IdempotentCall, JsonValue, RecordedOutcome } from '../../core/idempotency.js';
+import type {
+  ClaimState,
+  IdempotentCall,
+  JsonValue,
+  RecordedOutcome,
+} from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';
 
 /** A new claim on an idempotency key (status STARTED). */
@@ -38,6 +43,8 @@ export interface RequestRow {
   readonly requestHash: string | undefined;
   readonly ttl: number | undefined;
   readonly inProgressExpiresAtMs: number | undefined;
+  /** The token of the claim that wrote the row. */
+  readonly claimToken?: string | undefined;
   /** The request the key was first used with (canonical JSON), when the row keeps it. */
   readonly request?: JsonValue | undefined;
   /** Undefined while STARTED. */
@@ -173,6 +180,20 @@ export abstract class RequestStoreBase extends BasePersistenceLayer {
    */
   async firstRequest(pk: string, key: string): Promise<JsonValue | undefined> {
     return (await this.readRow(pk, key))?.request;
+  }
+
+  async claimOf(pk: string, key: string): Promise<ClaimState | undefined> {
+    const row = await this.readRow(pk, key);
+    if (row === undefined) return undefined;
+    const started = row.status === RequestStatus.Started;
+    return {
+      token: row.claimToken,
+      inProgressExpiresAtMs: started ? row.inProgressExpiresAtMs : undefined,
+    };
+  }
+
+  heldClaim(pk: string, key: string): string | undefined {
+    return this.#claims.get(JSON.stringify([pk, key]));
   }
 
   protected async _putRecord(record: IdempotencyRecord): Promise<void> {

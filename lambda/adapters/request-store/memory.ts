@@ -80,6 +80,7 @@ function rowOf(row: RequestRowState): RequestRow {
     requestHash: row.requestHash,
     ttl: row.ttl,
     inProgressExpiresAtMs: row.inProgressExpiresAtMs,
+    claimToken: row.claimToken,
     request: row.request === undefined ? undefined : (JSON.parse(row.request) as JsonValue),
     outcome:
       row.status === RequestStatus.Started || row.ending === undefined

@@ -17,7 +17,7 @@ export interface RetryPendingPurgesDeps {
 /** What one sweep of the pending purges did. */
 export interface PendingPurgeSweep {
   readonly submitted: readonly { readonly purgeId: string; readonly invalidationId: string }[];
-  /** Still pending: throttled again, refused, or not tried once the CDN was saturated. */
+  /** Still pending: throttled again, or not tried once the CDN was saturated. */
   readonly stillPending: number;
   readonly rejected: readonly { readonly purgeId: string; readonly reason: string }[];
 }
@@ -26,7 +26,8 @@ export interface PendingPurgeSweep {
  * Flushes pending purges, oldest first, each once under its own identity (a scheduled sweeper
  * calls it). A purge is forgotten only once the CDN accepted it. When the CDN throttles one, the
  * sweep stops: the distribution is saturated and the rest would be throttled too. A refused one
- * is kept (with the reason) for an operator, and the sweep goes on.
+ * is set aside (with the reason) for an operator and the sweep goes on: it leaves the pending
+ * list, so the next run starts with newer purges instead of the same refusals.
  */
 export async function retryPendingPurges(deps: RetryPendingPurgesDeps): Promise<PendingPurgeSweep> {
   const purges = await deps.pending.oldest(deps.limit ?? 50);
@@ -39,7 +40,7 @@ export async function retryPendingPurges(deps: RetryPendingPurgesDeps): Promise<
     } catch (error) {
       if (!(error instanceof CdnPurgeRejectedError)) throw error;
       rejected.push({ purgeId: purge.id, reason: error.message });
-      await deps.pending.recordAttempt(purge, { reason: error.message, at: deps.clock.now() });
+      await deps.pending.refuse(purge, { reason: error.message, at: deps.clock.now() });
       continue;
     }
     if (attempt.status === 'submitted') {
@@ -48,7 +49,7 @@ export async function retryPendingPurges(deps: RetryPendingPurgesDeps): Promise<
       continue;
     }
     await deps.pending.recordAttempt(purge, { reason: attempt.reason, at: deps.clock.now() });
-    return { submitted, rejected, stillPending: purges.length - index + rejected.length };
+    return { submitted, rejected, stillPending: purges.length - index };
   }
-  return { submitted, rejected, stillPending: rejected.length };
+  return { submitted, rejected, stillPending: 0 };
 }

@@ -66,6 +66,7 @@ export interface RollbackResult {
 
 export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise<RollbackResult> {
   const { cacheKey } = input;
+  if (input.holdSeconds !== undefined) checkHold(input.holdSeconds);
   const meta = await liveMeta(deps, cacheKey);
   const kept = meta.versionSks ?? [];
   if (kept.length === 0 || meta.currentSk === undefined) {
@@ -140,6 +141,7 @@ export interface HoldResult {
  * release. Under a seized lease too, so a regeneration already rendering cannot publish over it.
  */
 export async function hold(deps: PageOpsDeps, input: HoldInput): Promise<HoldResult> {
+  checkHold(input.holdSeconds);
   const meta = await liveMeta(deps, input.cacheKey);
   const now = epochSeconds(deps.clock);
   const holdUntil = now + input.holdSeconds;
@@ -203,7 +205,9 @@ function olderThanLive(meta: CacheMeta): string {
   if (older === undefined) {
     throw new VersionRequestError(
       'nothing-older',
-      `no kept version is older than the live one (${versionIdOf(meta.currentSk ?? '')}); name one with --to`,
+      `no kept version is older than the live one (${versionIdOf(meta.currentSk ?? '')}): a ` +
+        'history starts at the first render, and again after an `expire` revalidation (a ' +
+        'takedown is never rolled back to)',
     );
   }
   return older;
@@ -266,6 +270,20 @@ function generationOf(version: PageVersion): CacheMeta {
     headers: version.headers,
     contentLength: version.contentLength,
   };
+}
+
+/**
+ * Longest hold: a pause an operator means to lift, not a way to freeze a page (a typo such as
+ * `100000d` would also keep its rows for centuries).
+ */
+export const MAX_HOLD_SECONDS = 30 * 86_400;
+
+function checkHold(seconds: number): void {
+  if (Number.isInteger(seconds) && seconds > 0 && seconds <= MAX_HOLD_SECONDS) return;
+  throw new VersionRequestError(
+    'hold-out-of-bounds',
+    `a hold lasts 1 s to ${MAX_HOLD_SECONDS / 86_400} days, got ${seconds} s`,
+  );
 }
 
 /** META's TTL: the usual one after its freshness, and never before a hold ends. */

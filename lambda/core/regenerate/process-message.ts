@@ -9,6 +9,7 @@ import { Decision } from '../decision.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
 import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
+import { variantHeadersOf } from '../variants.js';
 import type { CacheMeta } from '../ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
 import type { RegenerateDeps } from './regenerate.js';
@@ -61,7 +62,9 @@ export async function processMessage(
   const report = { idempotencyKey: message.messageId, cacheKeyHash: cacheKey.hash };
   const need: Need = { kind: 'intent', observedGeneratedAt: intent.observedGeneratedAt };
   try {
-    const meta = await deps.cacheTable.getMeta(cacheKey.pk);
+    // Strongly consistent: an eventually consistent read can return META from before a
+    // revalidation's mark, still fresh, and the intent would be acknowledged as answered.
+    const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
     const skip = skipped(deps, intent, meta, need);
     if (skip !== undefined) return { ...report, ...skip };
     const call: IdempotentCall = {
@@ -113,7 +116,12 @@ function skipped(
 function parseMessage(deps: WorkerDeps, message: WorkerMessage) {
   const intent = parseIntent(message.body);
   const cacheKey = normaliseCacheKey(
-    { tenant: intent.tenant, rawPath: intent.path, rawQueryString: intent.query },
+    {
+      tenant: intent.tenant,
+      rawPath: intent.path,
+      rawQueryString: intent.query,
+      variantHeaders: variantHeadersOf(intent.variant ?? ''),
+    },
     deps.keyPolicy,
   );
   return { intent, cacheKey };

@@ -33,6 +33,7 @@ import type {
 } from '../ports.js';
 import type { Random } from '../random.js';
 import { admitPage, type AdmittedPage, type RenderPolicy } from '../render-policy.js';
+import { admitVariant } from '../variants.js';
 import type { Retention } from '../retention.js';
 import { indexGainedTags, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
@@ -194,7 +195,7 @@ class Regeneration {
       renderUnderLease(deps, cacheKey, this.#keeper.signal),
     );
     if (rendered === 'lease-lost' || this.#keeper.signal.aborted) return { decision: 'lease-lost' };
-    const page = admitPage(rendered, deps);
+    const page = admitVariant(admitPage(rendered, deps), cacheKey);
     logDropped(deps, cacheKey, page);
     const since = { renderStartedMs, seen: this.#seenTagRevalidations };
     if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;

@@ -15,8 +15,14 @@ import {
 import { normaliseTag, tagProblem } from '../cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
+import { parsePageAddress } from '../page-address.js';
 import type { CdnPurge } from '../ports.js';
-import { RevalidationMode, type Revalidation, type RevalidationEffect } from './revalidation.js';
+import {
+  RevalidationMode,
+  type HeldPages,
+  type Revalidation,
+  type RevalidationEffect,
+} from './revalidation.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -164,18 +170,9 @@ function tenantOf(value: unknown, policy: RevalidatePolicy): string | undefined 
   }
 }
 
-/** A path (query included) keyed as the origin keys a request for it. */
-function keyOfPath(path: string, tenant: string | undefined, policy: RevalidatePolicy): CacheKey {
-  const queryAt = path.indexOf('?');
-  return normaliseCacheKey(
-    {
-      tenant,
-      rawPath: queryAt === -1 ? path : path.slice(0, queryAt),
-      rawQueryString: queryAt === -1 ? '' : path.slice(queryAt + 1),
-    },
-    policy.keyPolicy,
-  );
-}
+/** A page address (`parsePageAddress`) keyed as the origin keys a request for it. */
+const keyOfPath = (path: string, tenant: string | undefined, policy: RevalidatePolicy): CacheKey =>
+  normaliseCacheKey({ tenant, ...parsePageAddress(path) }, policy.keyPolicy);
 
 /** A path's cache key; refused exactly where the origin refuses it. */
 function cacheKeyOf(
@@ -218,9 +215,13 @@ export const requestJson = (request: CanonicalRevalidation): { [field: string]: 
 export const revalidationPartition = (tenant: string | null): string =>
   `REVALIDATE#${tenant ?? '_'}`;
 
-/** Stable for one key in one partition: a retry after a crash repeats the same effect. */
-export const effectIdOf = (pk: string, key: string): string =>
-  `rv_${sha256Hex(`${pk}|${key}`).slice(0, 32)}`;
+/**
+ * One per claim of a key: every answer for the claim names it, and a key used again once its
+ * window has passed (a new claim) names a new effect, so its CDN purge is a new invalidation
+ * (CloudFront answers a reused CallerReference with the old one and purges nothing).
+ */
+export const effectIdOf = (pk: string, key: string, claimToken: string): string =>
+  `rv_${sha256Hex(`${pk}|${key}|${claimToken}`).slice(0, 32)}`;
 
 /** What `revalidate()` is asked to do for a canonical request. */
 export function revalidationOf(
@@ -266,6 +267,10 @@ const cdnOf = (purge: CdnPurge): JsonValue =>
       ? { status: purge.status, reason: purge.reason }
       : { status: purge.status };
 
+/** Held pages as the receipt lists them (at most `HELD_PAGES_LISTED`). */
+const heldPagesOf = (held: HeldPages): JsonValue =>
+  held.pages.map((page) => ({ key: page.key, hold_until: page.holdUntil }));
+
 /** The 202 receipt: what was done, under which effect, and where the CDN purge stands. */
 export function receiptOf(
   request: CanonicalRevalidation,
@@ -283,7 +288,9 @@ export function receiptOf(
       tags: request.tags.length,
       pages: effect.pages,
       regenerations: effect.regenerations,
+      held: effect.held.count,
     },
+    ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
     cdn: cdnOf(effect.cdn),
   };
 }

@@ -15,12 +15,14 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { regenerationIntent } from '../intent.js';
+import { isHeld } from '../freshness.js';
+import { regenerationIntent, type QueuedIntent } from '../intent.js';
+import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
 import type {
   CacheMeta,
   CdnInvalidator,
   CdnPurge,
-  RegenerationQueue,
+  BatchRegenerationQueue,
   RevalidationMarks,
   TagRevalidations,
 } from '../ports.js';
@@ -43,15 +45,26 @@ export interface Revalidation {
 export interface RevalidationEffect {
   /** Distinct pages marked (a cached page under a key, or tagged with a tag). */
   readonly pages: number;
-  /** Regeneration intents queued (`regenerate: true`). */
+  /** Regeneration intents queued (`regenerate: true`); none for a held page. */
   readonly regenerations: number;
+  /** Marked pages an operator holds: served as they are until the hold ends (`stale` only). */
+  readonly held: HeldPages;
   readonly cdn: CdnPurge;
 }
+
+/** Held pages: how many, and the first `HELD_PAGES_LISTED` of them. */
+export interface HeldPages {
+  readonly count: number;
+  readonly pages: readonly { readonly key: string; readonly holdUntil: number }[];
+}
+
+/** Held pages a receipt lists at most: enough to act on, bounded whatever the page count. */
+export const HELD_PAGES_LISTED = 20;
 
 export interface RevalidationDeps {
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagRevalidations;
-  readonly queue: RegenerationQueue;
+  readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
   readonly deployId: string;
@@ -87,8 +100,9 @@ export async function revalidate(
     markPage(deps, revalidation, target),
   );
   const pages = marked.filter((found) => found !== undefined);
+  const heldAt = heldIndexes(deps, revalidation, marked);
   const regenerations = revalidation.regenerate
-    ? await queueRegenerations(deps, revalidation, targets, marked)
+    ? await queueRegenerations(deps, revalidation, targets, marked, heldAt)
     : 0;
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const cdn = await deps.cdn.invalidateTags(
@@ -98,14 +112,49 @@ export async function revalidate(
     ],
     { effectId },
   );
-  return { pages: pages.length, regenerations, cdn };
+  return { pages: pages.length, regenerations, held: heldOf(targets, marked, heldAt), cdn };
 }
 
-/** The pages named by path, then every page indexed under a tag, each once. */
+/**
+ * Marked pages still held: a hold outlasts a `stale` mark (the page stays a HIT until the hold
+ * ends or is released), while `expire` deletes META, hold and all.
+ */
+function heldIndexes(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  marked: readonly (CacheMeta | undefined)[],
+): Set<number> {
+  const held = new Set<number>();
+  if (revalidation.mode !== RevalidationMode.Stale) return held;
+  const now = epochSeconds(deps.clock);
+  marked.forEach((meta, index) => {
+    if (isHeld(meta, now)) held.add(index);
+  });
+  return held;
+}
+
+/** The held pages as the receipt reports them: counted, the first few listed by cache key. */
+function heldOf(
+  targets: readonly Target[],
+  marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
+): HeldPages {
+  const pages = [...heldAt].slice(0, HELD_PAGES_LISTED).map((index) => ({
+    key: targets[index]?.key?.key ?? marked[index]?.cacheKey ?? targets[index]?.pk ?? '',
+    holdUntil: marked[index]?.holdUntil ?? 0,
+  }));
+  return { count: heldAt.size, pages };
+}
+
+/**
+ * The pages named by path, then every page indexed under a tag, each once. A path's variants
+ * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
+ */
 async function targetsOf(deps: RevalidationDeps, revalidation: Revalidation): Promise<Target[]> {
   const targets = new Map<string, Target>();
   for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
-  for (const tag of revalidation.tags) {
+  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
+  for (const tag of [...revalidation.tags, ...variantTags]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
@@ -158,38 +207,47 @@ async function unindexGone(
 
 /**
  * Queues a regeneration of each page now, as an explicit intent (no observed generation: it is
- * not held back by a failure backoff). A page is known by the path that named it or, found by
- * tag, by the cache key its META recorded.
+ * not held back by a failure backoff) except for a held page, in batches (one call per ten pages, not one per page). A
+ * page is known by the path that named it or, found by tag, by the cache key its META recorded.
  */
 async function queueRegenerations(
   deps: RevalidationDeps,
   revalidation: Revalidation,
   targets: readonly Target[],
   marked: readonly (CacheMeta | undefined)[],
+  heldAt: ReadonlySet<number>,
 ): Promise<number> {
-  let queued = 0;
+  const intents: QueuedIntent[] = [];
   for (const [index, target] of targets.entries()) {
+    if (heldAt.has(index)) continue; // the worker would only answer `held`
     const address = target.key ?? addressOf(marked[index]);
     if (address === undefined) continue;
     const page = { tenant: revalidation.tenant, ...address, pk: target.pk };
-    const intent = regenerationIntent(page, deps.deployId, {
-      kind: 'revalidation',
-      effectId: revalidation.effectId,
-    });
-    await deps.queue.enqueue(intent.intent, intent);
-    queued += 1;
+    intents.push(
+      regenerationIntent(page, deps.deployId, {
+        kind: 'revalidation',
+        effectId: revalidation.effectId,
+      }),
+    );
   }
-  return queued;
+  await deps.queue.enqueueBatch(intents);
+  return intents.length;
 }
 
-/** Path and query of a page from the cache key its META recorded (`cache_key`). */
-function addressOf(meta: CacheMeta | undefined): { path: string; query: string } | undefined {
+/** Path, query and variant of a page from the cache key its META recorded (`cache_key`). */
+function addressOf(
+  meta: CacheMeta | undefined,
+): { path: string; query: string; variant?: string } | undefined {
   if (meta?.cacheKey === undefined) return undefined;
-  const at = meta.cacheKey.indexOf('?');
-  return at === -1
-    ? { path: meta.cacheKey, query: '' }
-    : { path: meta.cacheKey.slice(0, at), query: meta.cacheKey.slice(at + 1) };
+  const [pageKey, variant] = splitOnce(meta.cacheKey, VARIANT_SEPARATOR);
+  const [path, query] = splitOnce(pageKey, '?');
+  return { path, query: query ?? '', ...(variant === undefined ? {} : { variant }) };
 }
+
+const splitOnce = (text: string, separator: string): [string, string | undefined] => {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
+};
 
 /** `work` over `items`, at most `limit` at a time, results in order. */
 async function mapBounded<T, R>(

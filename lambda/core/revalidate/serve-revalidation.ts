@@ -15,7 +15,7 @@ import {
   type RecordedOutcome,
   type RunOnce,
 } from '../idempotency.js';
-import type { SecretSource } from '../ports.js';
+import type { RevalidationStatuses, SecretSource } from '../ports.js';
 import {
   effectIdOf,
   idempotencyKeyOf,
@@ -30,6 +30,7 @@ import {
   type RevalidatePolicy,
 } from './request.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
+import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
 
 /** What the log line of every call says (`decision` as the seeds name them). */
@@ -41,6 +42,8 @@ export const RevalidateDecision = {
   Invalid: 'invalid',
   Unauthorized: 'unauthorized',
   Failed: 'failed',
+  /** A status GET, answered 200 or 404. */
+  Status: 'status',
 } as const;
 export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
 
@@ -55,6 +58,8 @@ export type CallerAuth =
 
 export interface RevalidateServiceDeps {
   readonly revalidation: RevalidationDeps;
+  /** Each revalidation's status, by effect id (the status GET). */
+  readonly statuses: RevalidationStatuses;
   readonly policy: RevalidatePolicy;
   readonly auth: CallerAuth;
   readonly idempotency: Idempotency;
@@ -134,6 +139,8 @@ export async function serveRevalidation(
   } catch {
     return unavailable(deps, { ...log, reason: 'secret-unavailable' });
   }
+  const statusOf = request.method === 'GET' ? statusTargetOf(request.target) : undefined;
+  if (statusOf !== undefined) return serveStatus(deps, statusOf, { ...log, caller });
   if (request.method !== 'POST') {
     return reply(
       405,
@@ -204,13 +211,13 @@ async function applyOnce(
 ): Promise<RevalidateReply> {
   const { key, canonical, caller } = input;
   const pk = revalidationPartition(canonical.tenant);
-  const effectId = effectIdOf(pk, key);
-  const log = { idempotency_key: key, effect_id: effectId, caller };
+  const log = { idempotency_key: key, effect_id: undefined, caller };
   const request = requestJson(canonical);
+  const { store } = deps.idempotency;
   let run: RunOnce<AnsweredOutcome>;
   try {
     run = await runOnce(deps.idempotency, { pk, key, request, lockedBy: caller }, () =>
-      applyRevalidation(deps, canonical, effectId),
+      applyRevalidation(deps, canonical, effectIdOf(pk, key, store.heldClaim(pk, key) ?? '')),
     );
   } catch (error) {
     return unavailable(deps, { ...log, reason: errorText(error) });
@@ -220,29 +227,44 @@ async function applyOnce(
       return answered(run.outcome.response, false, log);
     case 'replayed':
       return answered(storedAnswerOf(run.outcome.response), true, log);
-    case 'conflict':
+    case 'conflict': {
+      const claim = await store.claimOf(pk, key);
+      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
       return reply(
         409,
         {
           error: 'idempotency-key-reused',
           message: 'this Idempotency-Key was used with another request; nothing was applied',
-          effect_id: effectId,
-          diff: requestDiff(await deps.idempotency.store.firstRequest(pk, key), request),
+          effect_id: effectId ?? null,
+          diff: requestDiff(await store.firstRequest(pk, key), request),
         },
-        { ...log, decision: RevalidateDecision.Conflict },
+        { ...log, effect_id: effectId, decision: RevalidateDecision.Conflict },
       );
-    case 'in-progress':
+    }
+    case 'in-progress': {
+      const claim = await store.claimOf(pk, key);
+      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
       return reply(
         409,
         {
           error: 'in-progress',
           message: 'a request with this Idempotency-Key is being applied; retry later',
-          effect_id: effectId,
+          effect_id: effectId ?? null,
         },
-        { ...log, decision: RevalidateDecision.InProgress },
-        { 'retry-after': String(deps.retryAfterSeconds) },
+        { ...log, effect_id: effectId, decision: RevalidateDecision.InProgress },
+        { 'retry-after': String(claimRetryAfter(deps, claim?.inProgressExpiresAtMs)) },
       );
+    }
   }
+}
+
+/**
+ * Seconds until a claim in progress can run out: its holder may take until then (a crashed one
+ * holds the key that long), so an earlier retry would only be refused again.
+ */
+function claimRetryAfter(deps: RevalidateServiceDeps, expiresAtMs: number | undefined): number {
+  if (expiresAtMs === undefined) return deps.retryAfterSeconds;
+  return Math.max(1, Math.ceil((expiresAtMs - deps.clock.now()) / 1000));
 }
 
 /** What a new key's call records: the 202 it answered, replayed as is for the same key. */
@@ -254,12 +276,36 @@ async function applyRevalidation(
   canonical: CanonicalRevalidation,
   effectId: string,
 ): Promise<AnsweredOutcome> {
-  const effect = await revalidate(
-    deps.revalidation,
-    revalidationOf(canonical, effectId, deps.policy),
-  );
+  const revalidation = revalidationOf(canonical, effectId, deps.policy);
+  const accepted = acceptedStatus(revalidation, deps.clock.now());
+  await deps.statuses.put(accepted);
+  const effect = await revalidate(deps.revalidation, revalidation);
+  await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
   const body = JSON.stringify(receiptOf(canonical, effectId, effect));
   return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+}
+
+/** A status GET: the revalidation's status, a 404 for an unknown effect id, a 503 if unreadable. */
+async function serveStatus(
+  deps: RevalidateServiceDeps,
+  effectId: string,
+  log: Omit<RevalidateLog, 'decision' | 'effect_id'>,
+): Promise<RevalidateReply> {
+  const logged = { ...log, effect_id: effectId };
+  let status;
+  try {
+    status = await deps.statuses.get(effectId);
+  } catch (error) {
+    return unavailable(deps, { ...logged, reason: errorText(error) });
+  }
+  if (status === undefined) {
+    return reply(
+      404,
+      { error: 'not-found', message: 'no revalidation has this effect id (or it has expired)' },
+      { ...logged, decision: RevalidateDecision.Status, reason: 'unknown-effect-id' },
+    );
+  }
+  return reply(200, statusJson(status), { ...logged, decision: RevalidateDecision.Status });
 }
 
 /** The stored answer as the reply: a replay returns the stored body byte for byte. */
@@ -274,7 +320,8 @@ const answered = (
   log: {
     ...log,
     decision: replayed ? RevalidateDecision.Duplicate : RevalidateDecision.New,
-    counts: countsOf(answer.body),
+    effect_id: fieldOf(answer.body, 'effect_id') as string | undefined,
+    counts: fieldOf(answer.body, 'counts'),
   },
 });
 
@@ -302,9 +349,10 @@ const unavailable = (
 const errorText = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
-function countsOf(body: string): unknown {
+/** A field of a stored answer, for the log line. */
+function fieldOf(body: string, field: string): unknown {
   try {
-    return (JSON.parse(body) as { counts?: unknown }).counts;
+    return (JSON.parse(body) as Record<string, unknown>)[field];
   } catch {
     return undefined;
   }

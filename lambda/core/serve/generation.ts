@@ -2,6 +2,7 @@
  * A published generation as a viewer's answer: from META alone where it can (304, HEAD), else
  * with its body; and the configured fallback page a MISS is given when every render slot is taken.
  */
+import { varyOf } from '../variants.js';
 import type { CacheKey } from '../cache-key.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
@@ -46,11 +47,11 @@ export async function serveGeneration(
   const base = { decision, cacheStatus, cacheKeyHash: undefined };
   const headersOf = (shape: AnswerShape) =>
     generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
-      vary: deps.tenancy?.header,
+      vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants),
       cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
       ...shape,
     });
-  if (status < 300 && isNotModified(request, page)) {
+  if (status < 300 && isNotModified(request, page, deps.clock.now())) {
     const headers = headersOf({ notModified: true });
     return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
   }

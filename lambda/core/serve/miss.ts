@@ -2,6 +2,7 @@
  * A MISS: the page rendered in the request under the same lease and publish protocol as the
  * worker, or, while another holder renders it, that holder's publish waited for (bounded).
  */
+import { varyOf } from '../variants.js';
 import type { CacheKey } from '../cache-key.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
@@ -31,7 +32,7 @@ export async function serveMiss(
       deps.caching,
       {
         contentLength: outcome.page.body.byteLength,
-        vary: deps.tenancy?.header,
+        vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants),
         cacheTags: {
           header: deps.cacheTagHeader,
           tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),

@@ -1,5 +1,6 @@
 import { secondsUntilStale } from '../freshness.js';
 import type { CacheMeta } from '../ports.js';
+import { formatHttpDate, parseHttpDate } from '../http-date.js';
 import { headersFor304 } from '../response-headers.js';
 
 export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS' } as const;
@@ -63,7 +64,7 @@ export function generationHeaders(
       `stale-while-revalidate=${policy.staleWhileRevalidateSeconds}`,
       `stale-if-error=${policy.staleIfErrorSeconds}`,
     ].join(', '),
-    'last-modified': httpDate(meta.generatedAt),
+    'last-modified': formatHttpDate(meta.generatedAt),
     'x-isr-cache': cacheStatus,
   };
   if (shape.notModified !== true) {
@@ -78,8 +79,6 @@ export function generationHeaders(
   return headers;
 }
 
-const httpDate = (epochSeconds: number): string => new Date(epochSeconds * 1000).toUTCString();
-
 /**
  * Whether a conditional request is answered 304 (RFC 9110 §13.2.2): If-None-Match decides when
  * present (weak comparison); otherwise If-Modified-Since against the generation's time. Both from
@@ -91,15 +90,25 @@ export function isNotModified(
     readonly ifModifiedSince?: string | undefined;
   },
   meta: CacheMeta,
+  nowMs: number,
 ): boolean {
   if (request.ifNoneMatch !== undefined) return etagMatches(request.ifNoneMatch, meta.etag);
-  if (request.ifModifiedSince === undefined) return false;
-  const since = Date.parse(request.ifModifiedSince);
-  return !Number.isNaN(since) && meta.generatedAt * 1000 <= since;
+  const since = modifiedSince(request.ifModifiedSince, nowMs);
+  return since !== undefined && meta.generatedAt * 1000 <= since;
+}
+
+/**
+ * The If-Modified-Since that counts: an HTTP-date (RFC 9110 §13.1.3 says to ignore anything
+ * else) no later than now. A date in the future is ignored too: no Last-Modified we sent can be
+ * one, and honouring it would tell a cache its copy is current for every generation until then.
+ */
+function modifiedSince(text: string | undefined, nowMs: number): number | undefined {
+  const since = text === undefined ? undefined : parseHttpDate(text, nowMs);
+  return since !== undefined && since <= nowMs ? since : undefined;
 }
 
 /** Longest a shared cache keeps a stale page whose regeneration is backing off. */
-const MAX_BACKOFF_SHARED_MAX_AGE = 300;
+export const MAX_BACKOFF_SHARED_MAX_AGE = 300;
 
 /**
  * A stale page is kept briefly, so the regenerated one replaces it soon; while its regeneration

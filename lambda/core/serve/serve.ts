@@ -60,6 +60,8 @@ export interface PageRequest {
   readonly tenant: string | undefined;
   readonly ifNoneMatch: string | undefined;
   readonly ifModifiedSince?: string | undefined;
+  /** The request's headers, lower-case; only `keyPolicy.variants`' are read (`core/variants.ts`). */
+  readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 /**
@@ -109,6 +111,7 @@ const cacheKeyOf = (deps: OriginDeps, request: PageRequest): CacheKey =>
       tenant: deps.tenancy === undefined ? undefined : request.tenant,
       rawPath: request.rawPath,
       rawQueryString: request.rawQueryString,
+      variantHeaders: request.variantHeaders,
     },
     deps.keyPolicy,
   );

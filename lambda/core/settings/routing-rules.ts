@@ -30,22 +30,33 @@ const routingNeedsUpstream: SettingRule = {
   },
 };
 
-/** The tenant header is every request's: as a bypass header it would pass everything. */
+/**
+ * The tenant header is every request's: as a bypass header it would pass everything. A variant
+ * header must be neither (it selects a cached entry). CloudFront keys on at most 10 headers.
+ */
 const bypassHeadersFitTheKey: SettingRule = {
-  keys: ['bypassHeaders', 'tenantHeader'],
+  keys: ['bypassHeaders', 'tenantHeader', 'variantHeaders'],
   readers: ['origin'],
   check: (values, nameOf) => {
     const headers = listOf(values, 'bypassHeaders');
     const tenant = values.tenantHeader as string | undefined;
+    const variants = ((values.variantHeaders as { name: string }[] | undefined) ?? []).map(
+      (rule) => rule.name,
+    );
     const problems: string[] = [];
     if (tenant !== undefined && headers.includes(tenant)) {
       problems.push(`${nameOf('bypassHeaders')} must not name the tenant header (${tenant})`);
     }
-    const keyed = headers.length + (tenant === undefined ? 0 : 1);
+    for (const name of variants.filter((name) => name === tenant || headers.includes(name))) {
+      problems.push(
+        `${nameOf('variantHeaders')} must not name the tenant header or a bypass header (${name})`,
+      );
+    }
+    const keyed = headers.length + variants.length + (tenant === undefined ? 0 : 1);
     if (keyed > MAX_CACHE_KEY_HEADERS) {
       problems.push(
-        `${nameOf('bypassHeaders')} and the tenant header make ${keyed} headers in CloudFront's ` +
-          `cache key, at most ${MAX_CACHE_KEY_HEADERS}`,
+        `${nameOf('bypassHeaders')}, ${nameOf('variantHeaders')} and the tenant header make ` +
+          `${keyed} headers in CloudFront's cache key, at most ${MAX_CACHE_KEY_HEADERS}`,
       );
     }
     return problems;

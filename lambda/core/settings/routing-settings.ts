@@ -142,4 +142,14 @@ export const ROUTING_SETTINGS = {
    * @default 'pass'
    */
   unknownQuery: oneOf('ISR_UNKNOWN_QUERY', 'prop', ROUTING, Object.values(UnknownQuery), 'pass'),
+  /**
+   * Query parameters that neither select a page nor send a request to the upstream: dropped
+   * from the key and the render like any parameter outside `allowedQueryParams`, never a reason
+   * to pass (Next.js's `_rsc` cache-buster: a viewer's value is never part of a key).
+   * @default [] - none
+   * @bounds names without spaces, `,`, `&`, `=` or `#`; not in `allowedQueryParams`
+   */
+  ignoredQueryParams: list('ISR_IGNORED_QUERY_PARAMS', 'prop', ROUTING, [], trim, true, {
+    check: eachEntry((param) => /^[^\s,&=#]+$/.test(param), 'is not a query parameter name'),
+  }),
 };

@@ -6,7 +6,8 @@
 import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
 import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
-import { eachEntry, header, int, list, oneOf, text } from './define.js';
+import { parseVariantRules, VariantParam, variantRuleProblems } from '../variants.js';
+import { eachEntry, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
 import { FUNCTION_KINDS, type Reader } from './spec.js';
 
@@ -17,6 +18,24 @@ const ALL_AND_DEPLOY: readonly Reader[] = [...ALL, 'deploy'];
 
 const trim = (item: string): string => item.trim();
 const lower = (item: string): string => item.trim().toLowerCase();
+
+/**
+ * Tenants equal but for case, one sentence per group. Each keeps its own `pk` (FaceTheory
+ * derives it from the tenant as given), but CloudFront compares cache tags case-insensitively.
+ */
+function caseTwins(tenants: readonly string[], name: string): string[] {
+  const groups = new Map<string, string[]>();
+  for (const tenant of tenants) {
+    groups.set(tenant.toLowerCase(), [...(groups.get(tenant.toLowerCase()) ?? []), tenant]);
+  }
+  return [...groups.values()]
+    .filter((group) => group.length > 1)
+    .map(
+      (group) =>
+        `${name} ${group.map((tenant) => JSON.stringify(tenant)).join(', ')} differ only in case: ` +
+        'CloudFront compares cache tags without case, so a purge in one would reach the others',
+    );
+}
 
 export const SERVICE_SETTINGS = {
   /**
@@ -108,9 +127,10 @@ export const SERVICE_SETTINGS = {
   /**
    * Tenants served in multi-tenant mode; needs `tenantHeader`. Each is a name the cache key
    * accepts (1-64 of `A-Za-z0-9._-`, starting alphanumeric). Set but naming nobody is refused
-   * (fail closed), never read as "any tenant".
+   * (fail closed), never read as "any tenant". Two that differ only in case are refused: their
+   * keys differ, but CloudFront's tags are case-insensitive, so one's purge would reach the other.
    * @default - any well-formed tenant
-   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric
+   * @bounds at least one; each 1-64 of `A-Za-z0-9._-`, starting alphanumeric; no two equal but for case
    */
   tenants: list('ISR_TENANTS', 'prop', ALL_AND_DEPLOY, undefined, trim, true, {
     requires: { tenantHeader: 'multi-tenant mode' },
@@ -120,8 +140,31 @@ export const SERVICE_SETTINGS = {
         (tenant) => TENANT_PATTERN.test(tenant),
         'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-", starting alphanumeric',
       )(tenants, name),
+      ...caseTwins(tenants, name),
     ],
   }),
+  /**
+   * Request headers that select a representation of a page (Next.js RSC payloads): each
+   * variant is its own cache entry, its render gets those headers (no other of the viewer's),
+   * answers carry `Vary` for them and the CDN keys on them. A value outside its bounds is a 400
+   * (`variant-out-of-bounds`), never a new entry. JSON: `[{"name":"rsc","values":["1"]},
+   * {"name":"next-router-segment-prefetch","charset":"A-Za-z0-9_\\-@$!/","maxLength":256}]`.
+   * @default [] - no variants
+   * @bounds at most 8; each a lower-case header name with exactly one of `values` (visible
+   * ASCII) or `charset` (a character class body), `maxLength` 1..256
+   */
+  variantHeaders: json('ISR_VARIANT_HEADERS', 'prop', ALL_AND_DEPLOY, [], parseVariantRules, {
+    check: (rules, name) => [
+      ...rules.flatMap((rule) => variantRuleProblems(rule, `${name} entry`)),
+      ...(rules.length > 8 ? [`${name} names at most 8 headers`] : []),
+    ],
+  }),
+  /**
+   * What a variant's render adds to the upstream request: `next-rsc` the `_rsc` parameter Next.js
+   * checks RSC requests against (computed from the variant's headers, as its client does).
+   * @default 'none'
+   */
+  variantParam: oneOf('ISR_VARIANT_PARAM', 'prop', ALL, Object.values(VariantParam), 'none'),
   /**
    * Bump when rendering changes, so intents of the old deploy never dedupe new ones.
    * @default 'unversioned'

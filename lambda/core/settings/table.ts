@@ -8,16 +8,19 @@
 import { oneOf } from './define.js';
 import type { SettingsTable, Values } from './engine.js';
 import { FUNCTION_SETTINGS } from './function-settings.js';
+import { NEXTJS_PRESET } from './presets.js';
 import { ROUTING_SETTINGS } from './routing-settings.js';
 import { RULES } from './rules.js';
 import { ALL, SERVICE_SETTINGS } from './service-settings.js';
 import type { SettingSpec, Source } from './spec.js';
 
 /**
- * Named bundles of defaults: a preset's value replaces a setting's default, and a value the
- * user gives still wins. Checked like any value (test/lambda/core/settings/table.unit.test.ts).
+ * Named bundles of defaults (values in `presets.ts`): a preset's value replaces a setting's
+ * default, and a value the user gives still wins. Checked like any value (table.unit.test.ts).
  */
-export const PRESETS = {} as const satisfies Readonly<Record<string, Values>>;
+export const PRESETS = { nextjs: NEXTJS_PRESET } as const satisfies Readonly<
+  Record<string, Values>
+>;
 export type PresetName = Extract<keyof typeof PRESETS, string>;
 
 export const SETTINGS = {
@@ -26,7 +29,8 @@ export const SETTINGS = {
   ...FUNCTION_SETTINGS,
   /**
    * A named bundle of defaults for a kind of upstream; a setting given explicitly still wins.
-   * None is defined yet.
+   * `nextjs`: a Next.js App Router site (RSC variants, draft cookies, `/api/*`, `/_next/static/`;
+   * docs/NEXTJS.md).
    * @default - none
    */
   preset: oneOf(

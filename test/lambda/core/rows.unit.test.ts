@@ -7,10 +7,14 @@ describe('bodyOwnerOf', () => {
     const key = { tenant: 'acme', hash: 'h1' } as Parameters<typeof bodyKeyOf>[0];
     expect(bodyOwnerOf(bodyKeyOf(key, 't1'), 'pages/')).toEqual({
       pk: partitionKey('acme', 'h1'),
-      tenant: 'acme', // the sweeper removes a gone page's tag rows in its tenant's partitions
+      tenant: 'acme',
       token: 't1',
     });
-    expect(bodyOwnerOf('pages/_/h2/t2', 'pages/')).toEqual({ pk: 'CACHE#h2', token: 't2' });
+    expect(bodyOwnerOf('pages/_/h2/t2', 'pages/')).toEqual({
+      pk: 'CACHE#h2',
+      tenant: undefined,
+      token: 't2',
+    });
   });
 
   it('refuses keys that are not body keys', () => {

@@ -54,6 +54,21 @@ describe('POST /_isr/revalidate on the local backends: the contract', () => {
     expect(tooMany.json).toMatchObject({ field: 'paths', limit: 100 });
   });
 
+  it('a status GET by effect id reads the status row on DynamoDB Local; an unknown id is a 404', async () => {
+    await h.invoke('/contract/status');
+    const accepted = await rv.post({ paths: ['/contract/status'] }, { key: 'status-1' });
+    const effectId = String(accepted.json.effect_id);
+    const status = await rv.post('', { method: 'GET', target: `/_isr/revalidate/${effectId}` });
+    expect(status.statusCode).toBe(200);
+    expect(status.json).toMatchObject({
+      effect_id: effectId,
+      state: 'done',
+      counts: { pages: 1, marked: 1 },
+    });
+    const unknown = await rv.post('', { method: 'GET', target: `/rv_${'0'.repeat(32)}` });
+    expect(unknown.statusCode).toBe(404);
+  });
+
   it('405 for anything but POST', async () => {
     expect((await rv.post('', { method: 'GET', key: 'k' })).statusCode).toBe(405);
   });
@@ -118,7 +133,8 @@ describe('POST /_isr/revalidate on the local backends: the contract', () => {
     release();
     expect(second.statusCode).toBe(409);
     expect(second.json).toMatchObject({ error: 'in-progress' });
-    expect(second.headers['retry-after']).toBe('1');
+    // The claim lasts as long as the first call's invocation can (30 s left in the harness).
+    expect(second.headers['retry-after']).toBe('30');
     expect((await first).statusCode).toBe(202);
   });
 });

@@ -142,6 +142,21 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses tenants that differ only in case, keeping each as given (issue 19, item 8)', () => {
+    const tenanted = { ...base, ISR_TENANT_HEADER: 'x-tenant' };
+    // distinct pk, but one CDN tag: a purge in Acme would reach acme's objects
+    expect(
+      messageOf(() => loadOriginConfig({ ...tenanted, ISR_TENANTS: 'Acme,globex,acme,ACME' })),
+    ).toContain(
+      'ISR_TENANTS "ACME", "Acme", "acme" differ only in case: CloudFront compares cache tags ' +
+        'without case, so a purge in one would reach the others',
+    );
+    expect(loadOriginConfig({ ...tenanted, ISR_TENANTS: 'Acme,globex' }).tenants).toEqual([
+      'Acme',
+      'globex',
+    ]);
+  });
+
   describe('upstream', () => {
     it('must be https unless it is a loopback host or local mode', () => {
       const upstream = { ...base, RENDER_ORIGIN_URL: 'http://ssr.internal:3001' };

@@ -45,6 +45,19 @@ describe('IsrService with tenantsByHost', () => {
     ).toThrow(/outside tenants: globex/);
   });
 
+  it('refuses a table whose tenants differ only in case (issue 19, item 8)', () => {
+    const twins = { 'a.example': 'Acme', 'b.example': 'acme' };
+    expect(() =>
+      synthIsrStack({ service: { tenantHeader: 'x-tenant', tenantsByHost: twins } }),
+    ).toThrow(/tenants "Acme", "acme" differ only in case/);
+    // two hosts of one tenant are fine
+    const aliases = { 'a.example': 'Acme', 'www.a.example': 'Acme' };
+    const { service } = synthIsrStack({
+      service: { tenantHeader: 'x-tenant', tenantsByHost: aliases },
+    });
+    expect(service.settings.tenants).toEqual(['Acme']);
+  });
+
   it('has no function without a table or an upstream', () => {
     expect(synthIsrStack().service.viewerRequestFunction).toBeUndefined();
   });

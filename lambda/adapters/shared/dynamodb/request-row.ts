@@ -123,6 +123,7 @@ export function rowOf(item: Item): RequestRow {
     requestHash: str(item, 'request_hash'),
     ttl: num(item, 'ttl'),
     inProgressExpiresAtMs: num(item, 'in_progress_expires_at_ms'),
+    claimToken: str(item, 'claim_token'),
     request: jsonOf(str(item, 'request')),
     outcome:
       status === RequestStatus.Started || status === undefined

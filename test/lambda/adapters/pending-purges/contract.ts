@@ -1,4 +1,4 @@
-/** The PendingPurges port's contract: purges kept once, read oldest first, until removed. */
+/** The PendingPurges port's contract: purges kept once, read oldest first, until removed or refused. */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { PendingPurge } from '../../../../lambda/core/ports.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
@@ -43,6 +43,13 @@ export function pendingPurgesContract(name: string, make: () => Promise<TableSub
       // An attempt recorded after another sweeper removed it does not bring it back.
       await s.pendingPurges.recordAttempt(purge('a', 1_000), { reason: 'late', at: 6_000 });
       expect(await s.pendingPurges.oldest(10)).toEqual([]);
+    });
+
+    it('never reads a refused purge again: newer ones get their turn', async () => {
+      await s.pendingPurges.add(purge('a', 1_000));
+      await s.pendingPurges.add(purge('b', 2_000));
+      await s.pendingPurges.refuse(purge('a', 1_000), { reason: 'InvalidArgument', at: 5_000 });
+      expect((await s.pendingPurges.oldest(1)).map((p) => p.id)).toEqual(['b']);
     });
   });
 }

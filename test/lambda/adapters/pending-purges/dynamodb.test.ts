@@ -7,6 +7,7 @@ import {
   DynamoPendingPurges,
   PENDING_PURGES_PK,
   pendingPurgeSortKey,
+  refusedPurgeSortKey,
 } from '../../../../lambda/adapters/pending-purges/dynamodb.js';
 import type { PendingPurge } from '../../../../lambda/core/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
@@ -81,6 +82,28 @@ describe('DynamoPendingPurges', () => {
     await store.recordAttempt(entry, { reason: 'late sweeper', at: 6000 });
     expect(await store.oldest(10)).toEqual([]);
     expect(await rowOf(tableName, entry)).toBeUndefined();
+  });
+
+  it('sets a refused purge aside in the same partition, out of the pending list, with its reason', async () => {
+    const { store, tableName } = await freshStore();
+    const refused = purge('a', 1000);
+    await store.add(refused);
+    await store.add(purge('b', 2000));
+    await store.refuse(refused, { reason: 'InvalidArgument: bad tag', at: 7000 });
+    expect((await store.oldest(10)).map((row) => row.id)).toEqual(['b']);
+    expect(await rowOf(tableName, refused)).toBeUndefined();
+    const { Item } = await clients.dynamodb.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: PENDING_PURGES_PK }, sk: { S: refusedPurgeSortKey(refused) } },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Item).toMatchObject({
+      purge_id: { S: 'a' },
+      reason: { S: 'InvalidArgument: bad tag' },
+      refused_at: { N: '7000' },
+    });
   });
 
   it('keeps the first record of a purge added twice (a retried call)', async () => {

@@ -38,5 +38,17 @@ export function regenerationQueueContract(name: string, make: () => Promise<Queu
       const bodies = (await s.queued()).map((message) => message.body).sort();
       expect(bodies).toEqual([JSON.stringify(intent('/a')), JSON.stringify(intent('/b'))]);
     });
+
+    it('queues a batch past ten intents whole, each deduplication ID once', async () => {
+      const paths = Array.from({ length: 23 }, (_, i) => `/p${i}`);
+      const batch = paths.map((path) => ({
+        intent: intent(path),
+        deduplicationId: `d${path.slice(1)}`,
+        groupId: `g${path.length}`,
+      }));
+      await s.regeneration.enqueueBatch([...batch, batch[0]]);
+      const bodies = (await s.queued()).map((message) => message.body).sort();
+      expect(bodies).toEqual(paths.map((path) => JSON.stringify(intent(path))).sort());
+    });
   });
 }

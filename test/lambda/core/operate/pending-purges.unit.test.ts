@@ -69,15 +69,31 @@ describe('retryPendingPurges', () => {
     );
   });
 
-  it('keeps a refused purge with its reason and goes on with the others', async () => {
+  it('sets a refused purge aside with its reason and goes on with the others', async () => {
     const pending = await storeWith(purge('a', 1000), purge('b', 2000));
     const { cdn } = scriptedCdn({ a: new CdnPurgeRejectedError('a', 'AccessDenied') });
     const sweep = await retryPendingPurges({ pending, cdn, clock: new TestClock() });
 
     expect(sweep.rejected).toEqual([{ purgeId: 'a', reason: 'AccessDenied' }]);
     expect(sweep.submitted.map((entry) => entry.purgeId)).toEqual(['b']);
-    expect(sweep.stillPending).toBe(1);
-    expect(pending.all.map((entry) => entry.id)).toEqual(['a']);
+    expect(sweep.stillPending).toBe(0);
+    expect(pending.all).toEqual([]);
+    expect(pending.refused.get('1000#a')).toMatchObject({ reason: 'AccessDenied', attempts: 2 });
+  });
+
+  it('never lets refused purges block newer ones: the next run gets to them', async () => {
+    const refusals = Array.from({ length: 50 }, (_, i) => purge(`r${i}`, 1000 + i));
+    const pending = await storeWith(...refusals, purge('new', 9000));
+    const answers = Object.fromEntries(
+      refusals.map((entry) => [entry.id, new CdnPurgeRejectedError(entry.id, 'InvalidArgument')]),
+    );
+    const { cdn, sent } = scriptedCdn(answers);
+    const clock = new TestClock();
+    await retryPendingPurges({ pending, cdn, clock }); // the 50 oldest: all refused
+    expect(sent).not.toContain('new');
+    const next = await retryPendingPurges({ pending, cdn, clock });
+    expect(next.submitted).toEqual([{ purgeId: 'new', invalidationId: 'I-new' }]);
+    expect(sent.filter((id) => id.startsWith('r'))).toHaveLength(50); // each refusal tried once
   });
 
   it('tries at most `limit` purges per run', async () => {

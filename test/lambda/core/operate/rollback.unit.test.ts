@@ -6,6 +6,7 @@ import type { CacheMeta, CdnPurge } from '../../../../lambda/core/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   hold,
+  MAX_HOLD_SECONDS,
   release,
   resolveVersion,
   rollback,
@@ -156,6 +157,19 @@ describe('rollback (unit, in-memory ports)', () => {
     });
   });
 
+  it('after an expire revalidation, goes back no further than it, and says why (issue 19, item 20)', async () => {
+    const ctx = await setup(2);
+    await ctx.marks.expire(ctx.cacheKey.pk); // a takedown: `revalidate --mode expire`
+    await ctx.publish(); // the next request renders
+    const refusal = rollback(ctx.deps, { cacheKey: ctx.cacheKey, actor: 'a' });
+    await expect(refusal).rejects.toMatchObject({ code: 'nothing-older' });
+    await expect(refusal).rejects.toThrow(/again after an `expire` revalidation/);
+    await ctx.publish();
+    expect((await rollback(ctx.deps, { cacheKey: ctx.cacheKey, actor: 'a' })).to).toBe(
+      ctx.metas[2]?.currentSk,
+    );
+  });
+
   it('refuses, writing nothing, when the version’s body is missing', async () => {
     const ctx = await setup(2);
     await ctx.bodies.deleteBody(ctx.metas[0].s3Key);
@@ -231,6 +245,24 @@ describe('rollback (unit, in-memory ports)', () => {
       });
       expect(outcome.decision).toBe('held');
       expect(ctx.counter.calls).toBe(2);
+    });
+
+    it('lasts at most 30 days: a longer one is refused, writing nothing (issue 19, item 20)', async () => {
+      const ctx = await setup(2);
+      const before = await ctx.meta();
+      const { cacheKey } = ctx;
+      for (const holdSeconds of [MAX_HOLD_SECONDS + 1, 100_000 * 86_400, 0, 1.5]) {
+        await expect(hold(ctx.deps, { cacheKey, holdSeconds, actor: 'a' })).rejects.toMatchObject({
+          code: 'hold-out-of-bounds',
+        });
+        await expect(
+          rollback(ctx.deps, { cacheKey, holdSeconds, actor: 'a' }),
+        ).rejects.toMatchObject({ code: 'hold-out-of-bounds' });
+      }
+      expect(await ctx.meta()).toEqual(before);
+      expect(ctx.state.locks.has(cacheKey.pk)).toBe(false);
+      const held = await hold(ctx.deps, { cacheKey, holdSeconds: MAX_HOLD_SECONDS, actor: 'a' });
+      expect(held.holdUntil).toBe(ctx.clock.seconds + 30 * 86_400);
     });
 
     it('ends by itself: once the hold is over, a stale page queues its regeneration again', async () => {

@@ -70,6 +70,25 @@ describe('processMessage (unit, in-memory ports)', () => {
     expect(ctx.counter.calls).toBe(1);
   });
 
+  it('reads META strongly consistent, so an intent after a revalidation is not taken for answered', async () => {
+    const ctx = setup();
+    await ctx.deliver('m1', intentFor('/a'));
+    const pk = ctx.keyFor('/a').pk;
+    const beforeMark = await ctx.cacheTable.getMeta(pk);
+    await ctx.marks.markStale(pk, { effectId: 'rv_1', now: ctx.clock.seconds });
+    // A replica that has not seen the mark yet answers eventually consistent reads.
+    const lagging = {
+      ...ctx.workerDeps,
+      cacheTable: Object.assign(Object.create(ctx.cacheTable) as typeof ctx.cacheTable, {
+        getMeta: (key: string, options?: { consistent?: boolean }) =>
+          options?.consistent === true ? ctx.cacheTable.getMeta(key) : Promise.resolve(beforeMark),
+      }),
+    };
+    const explicit = await processMessage(lagging, message('m2', intentFor('/a')));
+    expect(explicit).toMatchObject({ decision: 'new', action: 'ack' });
+    expect(ctx.counter.calls).toBe(2);
+  });
+
   it('publishes a new generation and seals its REQ# row in the same publish', async () => {
     const ctx = setup();
     const report = await ctx.deliver('m1', intentFor('/a'));

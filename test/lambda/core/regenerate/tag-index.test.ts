@@ -10,6 +10,7 @@ import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidatio
 import { DynamoTagRevalidations } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import type { CdnPurge, TagIndex } from '../../../../lambda/core/ports.js';
+import { SqsRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/sqs.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   revalidate,
@@ -38,7 +39,7 @@ beforeAll(async () => {
   revalidation = {
     marks: new DynamoRevalidationMarks(tables),
     tagIndex: new DynamoTagRevalidations(tables),
-    queue: h.deps.queue,
+    queue: new SqsRegenerationQueue({ client: h.clients.sqs, queueUrl: h.queues.queueUrl }),
     cdn: { invalidateTags: (): Promise<CdnPurge> => Promise.resolve({ status: 'not-configured' }) },
     clock,
     deployId: 'd1',

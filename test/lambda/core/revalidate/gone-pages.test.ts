@@ -43,7 +43,7 @@ beforeAll(async () => {
   deps = {
     marks: new DynamoRevalidationMarks(table),
     tagIndex: new DynamoTagRevalidations(table),
-    queue: { enqueue: () => Promise.resolve() },
+    queue: { enqueue: () => Promise.resolve(), enqueueBatch: () => Promise.resolve() },
     cdn: { invalidateTags: (): Promise<CdnPurge> => Promise.resolve({ status: 'not-configured' }) },
     clock,
     deployId: 'd1',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
+import { InMemoryRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { STATE, tagPartition } from '../../../../lambda/adapters/tag-index/dynamodb.js';
 import {
@@ -45,7 +46,7 @@ beforeAll(async () => {
   deps = {
     marks: new DynamoRevalidationMarks(tables),
     tagIndex: new DynamoTagRevalidations({ ...tables, pageSize: 2 }),
-    queue: h.deps.queue,
+    queue: new InMemoryRegenerationQueue(), // nothing here regenerates
     cdn: { invalidateTags: (): Promise<CdnPurge> => Promise.resolve({ status: 'not-configured' }) },
     clock,
     deployId: 'd1',

@@ -4,6 +4,7 @@ import { encodeIntent } from '../../../../lambda/core/intent.js';
 import type { CdnPurge, RenderRequest } from '../../../../lambda/core/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
+  HELD_PAGES_LISTED,
   revalidate,
   type Revalidation,
   type RevalidationDeps,
@@ -112,6 +113,62 @@ describe('revalidate (unit, in-memory ports)', () => {
     await ctx.work();
     expect((await ctx.get('/blog/a')).cacheStatus).toBe('HIT');
     expect(ctx.counter.calls).toBe(2);
+  });
+
+  it('regenerate: queues in batches of ten, one call per ten pages (negative control: one per page)', async () => {
+    const ctx = setup(() => ['section:all']);
+    const paths = Array.from({ length: 25 }, (_, i) => `/p/${i}`);
+    for (const path of paths) await ctx.get(path);
+    const before = ctx.queue.calls;
+    const effect = await revalidate(
+      ctx.deps,
+      ctx.request({ tags: ['section:all'], regenerate: true }),
+    );
+    expect(effect).toMatchObject({ pages: 25, regenerations: 25 });
+    expect(ctx.queue.calls - before).toBe(3);
+    expect(new Set(ctx.queue.messages.map((m) => m.intent.path))).toEqual(new Set(paths));
+  });
+
+  it('held pages: counted and listed, not queued for a regeneration the worker would refuse', async () => {
+    const ctx = setup(() => ['section:all']);
+    for (const path of ['/h/a', '/h/b', '/h/c']) await ctx.get(path);
+    const hold = (path: string) => {
+      const pk = ctx.keyFor(path).pk;
+      const meta = ctx.state.metas.get(pk);
+      if (meta !== undefined)
+        ctx.state.metas.set(pk, { ...meta, holdUntil: ctx.clock.seconds + 600 });
+    };
+    hold('/h/a');
+    hold('/h/b');
+    const effect = await revalidate(
+      ctx.deps,
+      ctx.request({ tags: ['section:all'], regenerate: true }),
+    );
+    expect(effect).toMatchObject({ pages: 3, regenerations: 1 });
+    expect(effect.held.count).toBe(2);
+    expect(effect.held.pages.map((page) => page.key).sort()).toEqual(['/h/a', '/h/b']);
+    expect(effect.held.pages[0]?.holdUntil).toBe(ctx.clock.seconds + 600);
+    expect(ctx.queue.messages.map((m) => m.intent.path)).toEqual(['/h/c']);
+    // The exception the receipt reports: a held page stays a HIT until its hold ends.
+    expect((await ctx.get('/h/a')).cacheStatus).toBe('HIT');
+    ctx.clock.advance(601); // the hold ends; the mark applies from then on
+    expect((await ctx.get('/h/a')).cacheStatus).toBe('STALE');
+  });
+
+  it('held pages: the list is capped, the count is not; an expire takes the hold with META', async () => {
+    const ctx = setup(() => ['section:all']);
+    const paths = Array.from({ length: HELD_PAGES_LISTED + 5 }, (_, i) => `/held/${i}`);
+    for (const path of paths) await ctx.get(path);
+    for (const [pk, meta] of ctx.state.metas)
+      ctx.state.metas.set(pk, { ...meta, holdUntil: ctx.clock.seconds + 60 });
+    const stale = await revalidate(ctx.deps, ctx.request({ tags: ['section:all'] }));
+    expect(stale.held.count).toBe(paths.length);
+    expect(stale.held.pages).toHaveLength(HELD_PAGES_LISTED);
+    const expire = await revalidate(
+      ctx.deps,
+      ctx.request({ tags: ['section:all'], mode: 'expire' }),
+    );
+    expect(expire.held).toEqual({ count: 0, pages: [] });
   });
 
   it('tags: every page carrying the tag is marked, pages without it are not', async () => {

@@ -12,8 +12,8 @@ function setup(auth: CallerAuth = { kind: 'open' }) {
     policy: { keyPolicy: { allowedQueryParams: ['page'] }, maxPaths: 3, maxTags: 2 },
   });
   /** A cached page, fresh for a minute. */
-  const cache = (path: string) => {
-    const key = service.keyFor(path);
+  const cache = (path: string, query = '') => {
+    const key = service.keyFor(path, query);
     service.state.metas.set(key.pk, {
       pk: key.pk,
       s3Key: `pages/${key.hash}`,
@@ -130,13 +130,26 @@ describe('serveRevalidation: the idempotent contract', () => {
       mode: 'stale',
       regenerate: false,
       tenant: null,
-      counts: { paths: 2, tags: 1, pages: 1, regenerations: 0 },
+      counts: { paths: 2, tags: 1, pages: 1, regenerations: 0, held: 0 },
       cdn: { status: 'submitted', invalidation_ids: ['I1'] },
     });
     expect(service.state.metas.get(a.pk)?.revalidateSeconds).toBe(0);
     expect(reply.log).toMatchObject({ decision: 'new', idempotency_key: 'k1', caller: 'local' });
     expect(reply.log.effect_id).toBe(receipt.effect_id);
     expect(cdn.purges).toHaveLength(1);
+  });
+
+  it('counts held pages in the receipt and lists them with their hold', async () => {
+    const { call, cache, service } = setup();
+    const a = cache('/a');
+    const holdUntil = service.clock.seconds + 300;
+    const meta = service.state.metas.get(a.pk);
+    if (meta !== undefined) service.state.metas.set(a.pk, { ...meta, holdUntil });
+    cache('/b');
+    const reply = await call(post({ paths: ['/a', '/b'] }, { key: 'k-held' }));
+    const receipt = json(reply.body);
+    expect(receipt.counts).toMatchObject({ pages: 2, held: 1 });
+    expect(receipt.held_pages).toEqual([{ key: '/a', hold_until: holdUntil }]);
   });
 
   it('replays the same key and body byte for byte, flagged, without applying again', async () => {
@@ -175,7 +188,7 @@ describe('serveRevalidation: the idempotent contract', () => {
     expect(cdn.purges).toHaveLength(1);
   });
 
-  it('answers 409 in-progress with Retry-After while the first request is being applied', async () => {
+  it('answers 409 in-progress with a Retry-After as long as the claim can last, naming its effect', async () => {
     const { deps, cache } = setup();
     cache('/a');
     let release: () => void = () => undefined;
@@ -199,8 +212,12 @@ describe('serveRevalidation: the idempotent contract', () => {
     await inside;
     const second = await serveRevalidation(slow, post({ paths: ['/a'] }, { key: 'k1' }));
     expect(second.status).toBe(409);
-    expect(json(second.body)).toMatchObject({ error: 'in-progress' });
-    expect(second.headers['retry-after']).toBe('1');
+    expect(json(second.body)).toMatchObject({
+      error: 'in-progress',
+      effect_id: expect.stringMatching(/^rv_[0-9a-f]{32}$/),
+    });
+    // The claim runs out with the invocation (30 s left here), not a second from now.
+    expect(second.headers['retry-after']).toBe('30');
     expect(second.log.decision).toBe('in-progress');
     release();
     expect((await first).status).toBe(202);
@@ -239,11 +256,61 @@ describe('serveRevalidation: the idempotent contract', () => {
     expect(conflict.effect_id).toBe(a.effect_id);
   });
 
+  it('names a new effect when a key is used again after its window: a new CDN purge identity', async () => {
+    const { call, service } = setup();
+    const first = json((await call(post({ paths: ['/a'] }, { key: 'k1' }))).body);
+    expect(json((await call(post({ paths: ['/a'] }, { key: 'k1' }))).body).effect_id).toBe(
+      first.effect_id,
+    );
+    service.clock.advance(7 * 86_400 + 1); // past the key's window: a new claim
+    const later = json((await call(post({ paths: ['/a'] }, { key: 'k1' }))).body);
+    expect(later.effect_id).toMatch(/^rv_[0-9a-f]{32}$/);
+    expect(later.effect_id).not.toBe(first.effect_id);
+  });
+
   it('regenerate: true queues each cached page now', async () => {
     const { call, cache, service } = setup();
     cache('/a');
     const reply = await call(post({ paths: ['/a', '/b'], regenerate: true }, { key: 'k1' }));
     expect(json(reply.body).counts).toMatchObject({ pages: 1, regenerations: 2 });
     expect(service.queue.drain()).toHaveLength(2);
+  });
+});
+
+describe('serveRevalidation: page addresses, read as the CLI reads them (issue 19, item 18)', () => {
+  it.each([
+    ['a fragment', '/a#section'],
+    ['an absolute URL', 'https://www.example.com/a'],
+    ['an absolute URL with a fragment', 'HTTP://example.com:8080/a/#top'],
+  ])('marks the page an address with %s names', async (_what, address) => {
+    const { call, cache, service } = setup();
+    const a = cache('/a');
+    const reply = await call(post({ paths: [address] }, { key: 'k1' }));
+    expect(reply.status).toBe(202);
+    expect(json(reply.body).counts).toMatchObject({ paths: 1, pages: 1 });
+    expect(service.state.metas.get(a.pk)?.revalidateSeconds).toBe(0);
+  });
+
+  it('keeps the allowed query of an absolute URL, and counts one request for its forms', async () => {
+    const { call, cache, service } = setup();
+    const page2 = cache('/a', 'page=2');
+    const addresses = ['/a?page=2', 'https://example.com/a?utm=x&page=2#c', '/a/?page=2#d'];
+    const reply = await call(post({ paths: addresses }, { key: 'k1' }));
+    expect(json(reply.body).counts).toMatchObject({ paths: 1, pages: 1 });
+    expect(service.state.metas.get(page2.pk)?.revalidateSeconds).toBe(0);
+  });
+
+  it.each([
+    ['a path without its "/"', 'a#x'],
+    ['a host without a scheme', 'example.com/a'],
+    ['another scheme', 'ftp://example.com/a'],
+    ['a fragment alone', '#a'],
+  ])('answers 400 to %s, naming the address', async (_what, address) => {
+    const { call, service } = setup();
+    const reply = await call(post({ paths: ['/ok', address] }, { key: 'k1' }));
+    expect(reply.status).toBe(400);
+    expect(json(reply.body)).toMatchObject({ field: 'paths[1]' });
+    expect(JSON.stringify(json(reply.body))).toContain(`neither a path starting with`);
+    expect(service.state.requests.size).toBe(0);
   });
 });
