@@ -123,6 +123,10 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
           ctx.queued.push(intent);
           return Promise.resolve();
         },
+        enqueueBatch: (queued) => {
+          ctx.queued.push(...queued.map((one) => one.intent));
+          return Promise.resolve();
+        },
       },
       cdn: { invalidateTags: () => Promise.resolve({ status: 'submitted', invalidationIds: [] }) },
       clock: ctx.world.clockFor(plan.skew),
