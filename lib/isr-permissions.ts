@@ -12,7 +12,8 @@
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
- *   longer lists and the tag index rows of gone pages; ListBucket under the body prefix;
+ *   longer lists and the tag index rows of gone pages; UpdateItem on page partitions only (a
+ *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
  * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
  *   the queue; GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
@@ -233,6 +234,8 @@ export const SWEEPER_VERSION_ACTIONS = [
   'dynamodb:DeleteItem',
 ] as const;
 export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
+/** Page partitions (`core/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
+export const PAGE_PARTITIONS = ['CACHE#*', 'TENANT#*'] as const;
 
 export function grantSweeperAccess(
   role: IRole,
@@ -267,6 +270,17 @@ export function grantSweeperAccess(
       resources: [table.tableArn],
       conditions: {
         'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
+      },
+    }),
+  );
+  // A FAILED or lost REQ# row of a page published since is resolved (core/operate/resolve-work.ts).
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ResolveMootWork',
+      actions: ['dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...PAGE_PARTITIONS] },
       },
     }),
   );

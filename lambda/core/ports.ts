@@ -7,6 +7,7 @@ import type { CacheKey } from './cache-key.js';
 import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
 import type { QueuedIntent, RegenerationIntent } from './intent.js';
+import type { RequestStatus } from './rows.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
 export interface CacheMeta extends Generation {
@@ -535,6 +536,30 @@ export interface StatusRow {
   readonly error?: string | undefined;
   /** The page, when the row names it (META's `cache_key`, the intent a REQ# row claimed). */
   readonly cacheKey?: string | undefined;
+  /** A REQ# row's `created_at`, epoch seconds: when its claim was taken. */
+  readonly createdAt?: number | undefined;
+}
+
+/**
+ * Work a later publish made moot (issue 19): a FAILED or lost (STARTED) regeneration of a page
+ * published since is marked resolved, with attributes FaceTheory readers ignore (never a new
+ * `status`), and leaves the status index, so alarms and `isr failed`/`isr stuck` clear.
+ */
+export interface WorkResolution {
+  /** META's `generated_at`; undefined when the row's partition has no META (not a page). */
+  publishedAt(pk: string): Promise<number | undefined>;
+  /**
+   * Sets `resolved_at`/`resolved_by_generation` and takes the row out of the status index, only
+   * while it is still the row that was read (same status and `status_at`). @returns whether written
+   */
+  resolve(row: StatusRow, input: ResolveInput): Promise<boolean>;
+}
+
+export interface ResolveInput {
+  readonly status: RequestStatus;
+  /** The publish that made the work moot (META's `generated_at`). */
+  readonly generatedAt: number;
+  readonly now: number;
 }
 
 /** The status index read one shard at a time, oldest `status_at` first, a bounded page each. */

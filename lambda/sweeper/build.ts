@@ -2,6 +2,7 @@ import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
 import { DynamoStatusIndexReader } from '../adapters/status-index-reader/dynamodb.js';
 import { DynamoSweepCursor } from '../adapters/sweep-cursor/dynamodb.js';
 import { DynamoTagRows } from '../adapters/tag-index/dynamodb.js';
+import { DynamoWorkResolution } from '../adapters/work-resolution/dynamodb.js';
 import { S3BodyListing } from '../adapters/body-listing/s3.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -29,6 +30,7 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
       index: new DynamoStatusIndexReader(table),
       clock,
       pageLimit: config.sweepPageLimit,
+      resolution: new DynamoWorkResolution(table),
     },
     orphans: {
       listing: new S3BodyListing({

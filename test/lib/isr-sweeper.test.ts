@@ -48,6 +48,14 @@ const EXPECTED_SWEEPER_GRANTS = (
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
     },
   },
+  /** REQ# rows a later publish made moot: page partitions only. */
+  ResolveMootWork: {
+    actions: ['dynamodb:UpdateItem'],
+    resources: [tableArn],
+    condition: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CACHE#*', 'TENANT#*'] },
+    },
+  },
   ListBodies: {
     actions: ['s3:ListBucket'],
     resources: [bucketArn],

@@ -35,6 +35,14 @@ import { lambdaContext } from '../../local/worker-poller.js';
 import { removeGuard } from '../helpers/guard-mutation.js';
 import { Interleaver } from './interleaver.js';
 import {
+  checkRevalidated,
+  checkTagIndex,
+  startWriters,
+  writerArbitraries,
+  type HoldPlan,
+  type RevalidationPlan,
+} from './writers.js';
+import {
   CrashPoint,
   LEASE_SECONDS,
   REVALIDATE_SECONDS,
@@ -72,6 +80,8 @@ export interface Plan {
   readonly messages: readonly MessagePlan[];
   readonly origins: readonly OriginPlan[];
   readonly rollbacks: readonly RollbackPlan[];
+  readonly revalidations: readonly RevalidationPlan[];
+  readonly holds: readonly HoldPlan[];
   readonly schedule: readonly Step[];
 }
 
@@ -116,6 +126,7 @@ export const planArbitrary: fc.Arbitrary<Plan> = fc.record({
   rollbacks: fc.array(fc.record({ skew: faultsArbitrary.skew, hold: fc.boolean() }), {
     maxLength: 1,
   }),
+  ...writerArbitraries(faultsArbitrary.skew),
   schedule: fc.array(
     fc.oneof(
       {
@@ -135,6 +146,8 @@ export type Mutation =
   | 'no-free-lease-condition'
   | 'no-request-open-condition'
   | 'no-render-lease-check'
+  | 'no-tag-meta-condition'
+  | 'no-revalidated-condition'
   | 'shared-body-key';
 
 export interface ModelContext {
@@ -180,6 +193,7 @@ export async function runPlan(
 ): Promise<{ readonly digest: string; readonly log: string }> {
   const runId = uniqueRunId();
   const world = new World(context.endpoints, START);
+  world.tagPrefix = `model-${runId}-`; // `model-<run id>` is normalised in the digest
   const interleaver = new Interleaver();
   const keys: CacheKey[] = Array.from({ length: plan.keys }, (_, index) =>
     normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
@@ -190,6 +204,8 @@ export async function runPlan(
     if (mutation === 'no-token-condition') removeGuard(client, Guard.leaseToken);
     if (mutation === 'no-free-lease-condition') removeGuard(client, Guard.leaseFree);
     if (mutation === 'no-request-open-condition') removeGuard(client, Guard.requestOpen);
+    if (mutation === 'no-tag-meta-condition') removeGuard(client, Guard.tagNotCarried);
+    if (mutation === 'no-revalidated-condition') removeGuard(client, Guard.notRevalidated);
   };
 
   try {
@@ -331,6 +347,26 @@ export async function runPlan(
       );
     });
 
+    const writers = startWriters(
+      {
+        world,
+        interleaver,
+        keys,
+        tableName: context.workerConfig.tableName,
+        bucket: context.workerConfig.bucket,
+        deployId: context.workerConfig.deployId,
+        clientsOf,
+        queued,
+      },
+      plan,
+    );
+    /** The revalidation invariant, now: read only once a revalidation has answered. */
+    const checkRevalidations = async () => {
+      if (!world.log.some((event) => event.kind === 'revalidated')) return;
+      const violation = checkRevalidated(world.log, await metasOf(observer, keys), world.trueTime);
+      if (violation !== undefined) throw new InvariantViolation(violation);
+    };
+
     // Chaos: the schedule picks who moves next and when time jumps.
     await interleaver.settle();
     for (const step of plan.schedule) {
@@ -342,6 +378,7 @@ export async function runPlan(
       const before = world.log.length;
       await interleaver.step(step.pick);
       await checkLiveBody(world.log, world.log.slice(before), observer);
+      await checkRevalidations();
     }
     while (interleaver.hasWaiting()) {
       const before = world.log.length;
@@ -352,6 +389,7 @@ export async function runPlan(
       ...plan.messages.flatMap((m, i) => m.deliveries.map((_, d) => `w${i}.${d}`)),
       ...plan.origins.map((_, i) => `o${i}`),
       ...plan.rollbacks.map((_, i) => `r${i}`),
+      ...writers,
     ]) {
       const error = interleaver.errorOf(actor);
       if (error !== undefined)
@@ -417,6 +455,13 @@ export async function runPlan(
 
     if (process.env.ISR_MODEL_DUMP === '1') console.error(JSON.stringify(world.log, null, 1));
     checkLog(world.log);
+    await checkRevalidations();
+    const tagged = await checkTagIndex(
+      observer.dynamodb,
+      observer.tableName,
+      await metasOf(observer, keys),
+    );
+    if (tagged !== undefined) throw new InvariantViolation(tagged);
     for (const [id, list] of reports) {
       const dead = list.find((report) => report.action === 'dead-letter');
       if (dead !== undefined)
@@ -546,6 +591,16 @@ function observerFor(context: ModelContext) {
   };
 }
 type Observer = ReturnType<typeof observerFor>;
+
+/** Each key's META as it is now (strongly consistent). */
+async function metasOf(observer: Observer, keys: readonly CacheKey[]) {
+  const metas = await Promise.all(
+    keys.map(
+      async (key) => [key.pk, await observer.table.getMeta(key.pk, { consistent: true })] as const,
+    ),
+  );
+  return new Map(metas);
+}
 
 /**
  * META only ever points to a complete body written by the worker whose publish won, and so does
@@ -721,7 +776,21 @@ export function checkLog(log: readonly ModelEvent[]): void {
         renders.set(event.intent, [...earlier, token]);
         break;
       }
+      case 'hold':
+        fromHolder(event, 'held');
+        heldUntil.set(event.pk, event.holdUntil);
+        break;
+      case 'unhold':
+        heldUntil.delete(event.pk);
+        break;
+      case 'expire':
+        // META is gone, its hold with it (an `expire` lifts a hold: wt-23 owns that choice, issue
+        // 19 item 4); the next publish starts the page again, at any generation.
+        generation.delete(event.pk);
+        heldUntil.delete(event.pk);
+        break;
       case 'body':
+      case 'revalidated':
         break;
     }
   }

@@ -9,6 +9,7 @@ import {
   DynamoDBClient,
   TransactionCanceledException,
   type PutItemCommandInput,
+  type UpdateItemCommandInput,
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
@@ -74,6 +75,17 @@ export type ModelEvent =
       at: number;
     }
   | { kind: 'body'; actor: string; pk: string; s3Key: string; content: string }
+  /** An operator's hold: `hold_until` alone, under its seized lease. */
+  | { kind: 'hold'; actor: string; pk: string; token: string; holdUntil: number; at: number }
+  /** A hold lifted (`release`). */
+  | { kind: 'unhold'; actor: string; pk: string }
+  /** META deleted (a revalidation in `expire` mode). */
+  | { kind: 'expire'; actor: string; pk: string }
+  /**
+   * A revalidation answered (its 202): `from` is the log's length when it began; `pks` the pages
+   * it covers, `held` those it found held.
+   */
+  | { kind: 'revalidated'; actor: string; from: number; pks: string[]; tags: string[] }
   | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
 
 /** Shared state of one run: true time (epoch seconds) and the event log. */
@@ -94,6 +106,10 @@ const unrefSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 export class World {
   trueTime: number;
   readonly log: ModelEvent[] = [];
+  /** Renders so far in the run, by every actor (their tags alternate with it). */
+  renders = 0;
+  /** Scopes the run's tags: runs share one table, and a tag's fan-out must stay in its run. */
+  tagPrefix = '';
   readonly #endpoints: { dynamodb: string; s3: string };
 
   /** The actors' random choices (render-slot probes), seeded alike in every run: replayable. */
@@ -173,6 +189,7 @@ export class World {
     let calls = 0;
     return new ModuleRenderer((request) => {
       calls += 1;
+      this.renders += 1;
       const content = `page ${request.cacheKey.key} by ${actor} #${calls}`;
       this.log.push({
         kind: 'render',
@@ -182,7 +199,9 @@ export class World {
         content,
         at: this.trueTime,
       });
-      return htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS });
+      // Tags change between generations: `all` always, then `p0` or `p1` by turns.
+      const tags = [`${this.tagPrefix}all`, `${this.tagPrefix}p${this.renders % 2}`];
+      return { ...htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS }), tags };
     });
   }
 
@@ -227,6 +246,9 @@ export class World {
           Key?: Record<string, { S?: string }>;
           ExpressionAttributeValues?: Record<string, { S?: string }>;
         };
+        if (del.Key?.sk?.S === 'META') {
+          this.log.push({ kind: 'expire', actor, pk: del.Key.pk?.S ?? '' });
+        }
         if (del.Key?.sk?.S === 'LOCK') {
           this.log.push({
             kind: 'release',
@@ -237,9 +259,33 @@ export class World {
         }
         return undefined;
       }
+      case 'dynamodb:UpdateItemCommand': {
+        const update = input as UpdateItemCommandInput;
+        if (update.Key?.sk?.S === 'META' && update.UpdateExpression === 'REMOVE #hold_until') {
+          this.log.push({ kind: 'unhold', actor, pk: update.Key.pk?.S ?? '' });
+        }
+        return undefined;
+      }
       case 'dynamodb:TransactWriteItemsCommand': {
         const items = (input as TransactWriteItemsCommandInput).TransactItems ?? [];
+        const held = items[0]?.Update;
+        if (
+          held?.Key?.sk?.S === 'META' &&
+          held.UpdateExpression?.includes('#hold_until') === true
+        ) {
+          this.log.push({
+            kind: 'hold',
+            actor,
+            pk: held.Key.pk?.S ?? '',
+            token: items[1]?.Delete?.ExpressionAttributeValues?.[':token']?.S ?? '',
+            holdUntil: Number(held.ExpressionAttributeValues?.[':hold_until']?.N),
+            at: this.trueTime,
+          });
+          return undefined;
+        }
         const put = items[0]?.Put;
+        // Only a publish or a restore puts META first (tag index removals, forgets do not).
+        if (put?.Item?.sk?.S !== 'META') return undefined;
         const meta = put?.Item ?? {};
         const common = {
           actor,

@@ -47,6 +47,7 @@ const statusRowOf = (item: Item): StatusRow => ({
   errorCode: str(item, 'error_code'),
   error: str(item, 'error') ?? str(item, 'regen_error'),
   cacheKey: str(item, 'cache_key') ?? requestedKey(item),
+  createdAt: num(item, 'created_at'),
 });
 
 /** A REQ# row keeps the intent it claimed (`request`, JSON with `cacheKey`). */

@@ -11,8 +11,9 @@
  */
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
-import type { StatusIndexReader, StatusRow } from '../ports.js';
-import { IndexedStatus, statusShards } from '../rows.js';
+import type { StatusIndexReader, StatusRow, WorkResolution } from '../ports.js';
+import { IndexedStatus, RequestStatus, statusShards } from '../rows.js';
+import { resolveSuperseded } from './resolve-work.js';
 
 /** Metric names the alarms and the dashboard key on (lib/isr-sweeper.ts and the dashboard import them). */
 export const SweeperMetric = {
@@ -44,6 +45,8 @@ export interface TaskReport {
   readonly startedOpen: number;
   /** Shards holding more rows than a run reads: every count above is then a lower bound. */
   readonly truncated: readonly string[];
+  /** FAILED and missing rows of pages published since, resolved this run (`resolve-work.ts`). */
+  readonly resolved: number;
 }
 
 export interface TaskSweepDeps {
@@ -51,6 +54,8 @@ export interface TaskSweepDeps {
   readonly clock: Clock;
   /** Rows read per shard per run. */
   readonly pageLimit: number;
+  /** Resolves work a later publish made moot; without it, every row is reported. */
+  readonly resolution?: WorkResolution | undefined;
 }
 
 /** Reads every shard of every indexed status once (oldest first, so overdue rows come first). */
@@ -73,14 +78,18 @@ export async function sweepTasks(deps: TaskSweepDeps): Promise<TaskReport> {
     read(IndexedStatus.Lease),
     read(IndexedStatus.Broken),
   ]);
+  // "Past" on the caller's clock: a row due this very second is not missing yet.
+  const overdue = started.filter((row) => row.at < now);
+  const missing = await resolveSuperseded(deps.resolution, overdue, RequestStatus.Started, now);
+  const open = await resolveSuperseded(deps.resolution, failed, RequestStatus.Failed, now);
   return {
-    // "Past" on the caller's clock: a row due this very second is not missing yet.
-    missing: started.filter((row) => row.at < now),
-    failed,
+    missing: missing.open,
+    failed: open.open,
     abandoned: leases.filter((row) => row.at < now),
     broken,
-    startedOpen: started.length,
+    startedOpen: started.length - missing.resolved,
     truncated: truncated.sort(),
+    resolved: missing.resolved + open.resolved,
   };
 }
 
@@ -104,6 +113,7 @@ export function taskLogFields(report: TaskReport, maxKeys = MAX_LOGGED_KEYS) {
     abandonedLeases: report.abandoned.length,
     brokenPages: report.broken.length,
     startedOpen: report.startedOpen,
+    resolvedTasks: report.resolved,
     truncatedShards: report.truncated,
     missing: keys(report.missing),
     failed: keys(report.failed, true),

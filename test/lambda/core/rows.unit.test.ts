@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { bodyKeyOf, bodyOwnerOf, partitionKey } from '../../../lambda/core/rows.js';
 
 describe('bodyOwnerOf', () => {
-  it('derives the page and lease token from a body key, with or without a tenant', () => {
+  it('derives the page, tenant and lease token from a body key, with or without a tenant', () => {
     const key = { tenant: 'acme', hash: 'h1' } as Parameters<typeof bodyKeyOf>[0];
     expect(bodyOwnerOf(bodyKeyOf(key, 't1'), 'pages/')).toEqual({
       pk: partitionKey('acme', 'h1'),

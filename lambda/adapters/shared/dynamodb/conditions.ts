@@ -51,6 +51,13 @@ export const Guard = {
   noPointer: '(attribute_not_exists(#current_sk))',
   /** Nobody recorded a failure since the caller read the count (failure record). */
   failureCountUnchanged: '(attribute_not_exists(#regen_failures) OR #regen_failures = :previous)',
+  /** A REQ# row still has the status the caller read (work resolution). */
+  statusIs: '(#status = :status)',
+  /**
+   * A REQ# row is still in the status index at the time the caller read: a claim taken again or
+   * a new failure since moves it, and is left alone (work resolution).
+   */
+  statusAtUnchanged: '(#status_at = :status_at)',
 } as const;
 
 /** Fragments of the REQ# claim condition, mirroring Powertools' own DynamoDB layer. */

@@ -8,11 +8,14 @@ import { InMemoryBodyListing } from '../../../../lambda/adapters/body-listing/me
 import { InMemoryBodyReferences } from '../../../../lambda/adapters/body-references/memory.js';
 import { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import { InMemoryStatusIndex } from '../../../../lambda/adapters/status-index-reader/memory.js';
+import { InMemoryWorkResolution } from '../../../../lambda/adapters/work-resolution/memory.js';
 
 const clock = new TestClock();
 const now = clock.seconds;
 
-function indexWith(rows: { status: IndexedStatus; pk: string; sk: string; at: number }[]) {
+function indexWith(
+  rows: { status: IndexedStatus; pk: string; sk: string; at: number; createdAt?: number }[],
+) {
   const index = new InMemoryStatusIndex();
   for (const { status, ...row } of rows) index.add(statusShardOf(status, row.pk), row);
   return index;
@@ -46,6 +49,44 @@ describe('sweepTasks', () => {
     expect(report.abandoned.map((row) => row.pk)).toEqual(['CACHE#gone']);
     expect(report.broken.map((row) => row.pk)).toEqual(['CACHE#b']);
     expect(report.missing).toEqual([]);
+  });
+
+  it('resolves FAILED and missing work of a page published after it, and reports the rest', async () => {
+    const index = indexWith([
+      { status: IndexedStatus.Failed, pk: 'CACHE#healed', sk: 'REQ#f1', at: now - 100 },
+      { status: IndexedStatus.Failed, pk: 'CACHE#broke-later', sk: 'REQ#f2', at: now - 10 },
+      { status: IndexedStatus.Failed, pk: 'REVALIDATE#_', sk: 'REQ#f3', at: now - 100 },
+      {
+        status: IndexedStatus.Started,
+        pk: 'CACHE#healed',
+        sk: 'REQ#s1',
+        at: now - 1,
+        createdAt: now - 60,
+      },
+      { status: IndexedStatus.Started, pk: 'CACHE#in-flight', sk: 'REQ#s2', at: now + 30 },
+    ]);
+    const state = new MemoryTable();
+    const published = (pk: string, generatedAt: number) =>
+      state.metas.set(pk, { pk, s3Key: 'k', generatedAt, revalidateSeconds: 60 });
+    published('CACHE#healed', now - 50);
+    published('CACHE#broke-later', now - 20);
+    published('CACHE#in-flight', now);
+    const resolution = new InMemoryWorkResolution(state, index);
+    const report = await sweepTasks({ index, clock, pageLimit: 10, resolution });
+    expect(report.failed.map((row) => row.sk)).toEqual(['REQ#f3', 'REQ#f2']);
+    expect(report.missing).toEqual([]);
+    expect(report.resolved).toBe(2);
+    expect(report.startedOpen).toBe(1); // the one in flight is left alone
+    expect([...resolution.resolved.keys()]).toEqual(['CACHE#healed/REQ#s1', 'CACHE#healed/REQ#f1']);
+    // negative control: without the resolution, every row is reported
+    const blind = await sweepTasks({
+      index: indexWith([
+        { status: IndexedStatus.Failed, pk: 'CACHE#healed', sk: 'REQ#f1', at: now - 100 },
+      ]),
+      clock,
+      pageLimit: 10,
+    });
+    expect(blind.failed).toHaveLength(1);
   });
 
   it('reads at most pageLimit rows per shard, oldest first, and names the shards it cut short', async () => {
