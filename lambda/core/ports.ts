@@ -410,6 +410,11 @@ export interface RevalidationMarks {
   markStale(pk: string, input: { effectId: string; now: number }): Promise<CacheMeta | undefined>;
   /** Deletes META: the page is never served again as it was. @returns META as it was */
   expire(pk: string): Promise<CacheMeta | undefined>;
+  /**
+   * Deletes the page's hit-for-pass mark (`META#PASS`), so its next request renders for the
+   * cache again instead of passing until the mark runs out. @returns whether there was one
+   */
+  clearPass(pk: string): Promise<boolean>;
 }
 
 /**

@@ -81,4 +81,15 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
     );
     return expired?.Attributes === undefined ? undefined : itemToMeta(expired.Attributes);
   }
+
+  async clearPass(pk: string): Promise<boolean> {
+    const cleared = await this.#client.send(
+      new DeleteItemCommand({
+        TableName: this.#tableName,
+        Key: keyOf(pk, SortKey.Pass),
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return cleared.Attributes !== undefined;
+  }
 }

@@ -30,4 +30,8 @@ export class InMemoryRevalidationMarks implements RevalidationMarks {
     this.state.metas.delete(pk);
     return Promise.resolve(meta);
   }
+
+  clearPass(pk: string): Promise<boolean> {
+    return Promise.resolve(this.state.passes.delete(pk));
+  }
 }

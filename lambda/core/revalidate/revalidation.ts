@@ -176,6 +176,8 @@ async function markPage(
   target: Target,
 ): Promise<CacheMeta | undefined> {
   await deps.marks.markLock(target.pk, revalidation.effectId);
+  // A page named by path loses its hit-for-pass mark: the caller says it changed (issue 21).
+  if (target.key !== undefined) await deps.marks.clearPass(target.pk);
   const meta =
     revalidation.mode === RevalidationMode.Expire
       ? await deps.marks.expire(target.pk)

@@ -49,11 +49,30 @@ export function revalidationMarksContract(name: string, make: () => Promise<Tabl
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
     });
 
+    it('clears a hit-for-pass mark (which replaced META), answering whether there was one', async () => {
+      const { pk } = await published();
+      const lease = await s.cacheTable.acquireLease({ pk, now: T + 1, durationSeconds: 30 });
+      const mark = {
+        pk,
+        until: T + 300,
+        reason: 'uncacheable',
+        markedAt: T + 1,
+        cacheKey: '/p',
+        ttl: T + 3_900,
+      };
+      await s.cacheTable.markPass({ lease, mark, now: T + 1 });
+      expect((await s.cacheTable.readPage(pk)).pass).toBeDefined();
+      expect(await s.marks.clearPass(pk)).toBe(true);
+      expect(await s.cacheTable.readPage(pk)).toEqual({ meta: undefined, pass: undefined });
+      expect(await s.marks.clearPass(pk)).toBe(false);
+    });
+
     it('creates no row for a page that has none', async () => {
       const pk = `CACHE#contract-marks-none-${++pages}`;
       expect(await s.marks.markStale(pk, { effectId: 'rv_3', now: T })).toBeUndefined();
       expect(await s.marks.expire(pk)).toBeUndefined();
       expect(await s.marks.markLock(pk, 'rv_3')).toBe(false);
+      expect(await s.marks.clearPass(pk)).toBe(false);
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
       const lease = await s.cacheTable.acquireLease({ pk, now: T, durationSeconds: 30 });
       expect(lease.takenOver).toBeUndefined(); // no LOCK was created either

@@ -69,6 +69,29 @@ function setup(tagsOf: (path: string) => string[] = () => ['post:1'], page?: Pag
 }
 
 describe('revalidate (unit, in-memory ports)', () => {
+  it('a path revalidation clears the page hit-for-pass mark; a revalidation of another page does not', async () => {
+    const ctx = setup();
+    const now = ctx.clock.seconds;
+    const markPage = async (path: string) => {
+      const { pk } = ctx.keyFor(path);
+      const lease = await ctx.cacheTable.acquireLease({ pk, now, durationSeconds: 30 });
+      const mark = {
+        pk,
+        until: now + 300,
+        reason: 'uncacheable',
+        markedAt: now,
+        cacheKey: path,
+        ttl: now + 3_900,
+      };
+      await ctx.cacheTable.markPass({ lease, mark, now });
+      return pk;
+    };
+    const [named, other] = [await markPage('/form'), await markPage('/account')];
+    await revalidate(ctx.deps, ctx.request({ keys: [ctx.keyFor('/form')] }));
+    expect((await ctx.cacheTable.readPage(named)).pass).toBeUndefined();
+    expect((await ctx.cacheTable.readPage(other)).pass).toMatchObject({ until: now + 300 });
+  });
+
   it('stale: a fresh page is served STALE at once, one regeneration is queued, then it is fresh', async () => {
     const ctx = setup();
     const first = await ctx.get('/blog/a');
