@@ -62,7 +62,10 @@ describe('RSC variants rendered by next start', () => {
 
   it('negative control: without the _rsc it expects, next start answers the render with a 307', async () => {
     const reply = await origin('none')('/isr', { ...treePrefetchHeaders() });
-    expect(reply.status).toBe(307);
+    // Next answers 307 without Cache-Control: never stored, and with no pass-through wired here
+    // the origin refuses it (behind npm start the viewer would get Next's 307 passed through).
+    expect(reply.status).toBe(502);
+    expect(reply.detail).toMatchObject({ error: { status: 307 } });
   });
 
   it('never keeps the 404 Next gives a prefetch of a segment the page lacks', async () => {
