@@ -15,6 +15,8 @@ import { regeneration } from './regeneration.js';
 import { tagRevalidation } from './revalidation.js';
 import { storm, type StormResult } from './storm.js';
 import { table } from './stats.js';
+import { printTraffic, traffic } from './traffic.js';
+import { printVariants, variants } from './variants.js';
 import { versions } from './versions.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -40,6 +42,8 @@ const settings = {
   floodConcurrency: 100,
   initSamples: quick ? 5 : 21,
   nextRevalidateRounds: quick ? 3 : 10,
+  trafficIterations: quick ? 200 : 1_000,
+  variantIterations: quick ? 300 : 2_000,
 };
 
 /** One benchmark: runs, then prints its table from what it returned. */
@@ -304,6 +308,16 @@ try {
           ]),
         );
       },
+    }),
+    section({
+      name: 'traffic',
+      run: () => traffic(backends, settings.trafficIterations),
+      print: printTraffic,
+    }),
+    section({
+      name: 'variants',
+      run: () => variants(backends, settings.variantIterations),
+      print: printVariants,
     }),
   ];
   const unknown = (only ?? []).filter((name) => !sections.some((s) => s.name === name));

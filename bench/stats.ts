@@ -58,3 +58,45 @@ export function table(rows: readonly (readonly (string | number)[])[]): string {
     ...body.map(line),
   ].join('\n');
 }
+
+/**
+ * Times each run `iterations` times, interleaved in a rotated order (A B C, B C A...) after a
+ * warm-up, so drift and noise weigh on each alike; p50 and p99 in ms per run.
+ */
+export async function interleave<K extends string>(
+  label: string,
+  runs: Readonly<Record<K, () => Promise<void>>>,
+  iterations: number,
+  warmup = Math.min(50, iterations),
+): Promise<Record<K, { p50: number; p99: number }>> {
+  const names = Object.keys(runs) as K[];
+  const timings = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
+    K,
+    number[]
+  >;
+  for (let i = 0; i < warmup; i++) for (const name of names) await runs[name]();
+  for (let i = 0; i < iterations; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length];
+      const started = performance.now();
+      await runs[name]();
+      timings[name].push(performance.now() - started);
+    }
+    if (i % 50 === 49 || i === iterations - 1) progress(label, i + 1, iterations);
+  }
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      {
+        p50: round(percentile(timings[name], 50), 3),
+        p99: round(percentile(timings[name], 99), 3),
+      },
+    ]),
+  ) as Record<K, { p50: number; p99: number }>;
+}
+
+/** `a / b` for p50 and p99, rounded. */
+export const ratios = (
+  a: { p50: number; p99: number },
+  b: { p50: number; p99: number },
+): { p50: number; p99: number } => ({ p50: round(a.p50 / b.p50, 3), p99: round(a.p99 / b.p99, 3) });
