@@ -6,6 +6,7 @@
  * are never kept, whatever the list says; `Set-Cookie` has its own rule (see render-policy.ts).
  */
 import { RefusalReason, RenderRefusedError } from './errors.js';
+import { HOP_BY_HOP_HEADERS } from './forwarding.js';
 
 /** What happens to a page that sets a cookie: cached without it, or not cached at all. */
 export const SetCookiePolicy = { Strip: 'strip', Refuse: 'refuse' } as const;
@@ -30,15 +31,7 @@ export const DEFAULT_KEPT_HEADERS_MAX_BYTES = 16 * 1024;
 
 /** Hop-by-hop (RFC 9110 §7.6.1) and what the service sets, or must not replay, itself. */
 const NEVER_KEPT = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
+  ...HOP_BY_HOP_HEADERS,
   'cache-control',
   'etag',
   'last-modified',
