@@ -12,7 +12,23 @@ import { createObservability } from '../../lambda/shared/observability.js';
 import { localEdge } from '../../local/edge.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { memoryService, type MemoryService } from './memory-service.js';
-import type { TestClock } from './clock.js';
+import { TestClock } from './clock.js';
+
+/**
+ * Virtual time for an origin serving real HTTP: a sleep the work waits on in line (a MISS
+ * waiting for another holder's publish, a publish's backoff: no signal) passes at once, as
+ * `runUntil` would pass it; a timer beside the work (a render's or a pass-through's timeout:
+ * it has a signal) waits for the test to move the clock. Without this, nobody moves the clock
+ * and a waiter hangs (issue 22: two requests for one page at once, no preset).
+ */
+export class InlineTestClock extends TestClock {
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal !== undefined) return super.sleep(ms, signal);
+    this.slept.push(ms);
+    this.advanceMs(ms);
+    return Promise.resolve();
+  }
+}
 
 export interface NextFront {
   readonly front: HttpFront;
@@ -22,6 +38,7 @@ export interface NextFront {
   readonly renders: string[];
   /** How many requests reached the origin function. */
   readonly originCalls: () => number;
+  readonly clock: TestClock;
 }
 
 /** The origin's settings as `npm start` reads them: `env` over the app upstream. */
@@ -53,9 +70,10 @@ export async function startNextFront(
       return http.render(request);
     },
   };
+  const clock = options.clock ?? new InlineTestClock();
   const service = memoryService({
     renderer,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    clock,
     passThrough: new HttpPassThrough({ originUrl: appUrl, maxBodyBytes: config.passBodyMaxBytes }),
     keyPolicy: config.keyPolicy,
     hitForPassSeconds: config.hitForPassSeconds,
@@ -78,5 +96,5 @@ export async function startNextFront(
     onError: () => undefined,
     edge: localEdge(config.settings, undefined),
   });
-  return { front, config, service, renders, originCalls: () => calls };
+  return { front, config, service, renders, originCalls: () => calls, clock };
 }
