@@ -423,17 +423,6 @@ export async function runPlan(
     /** After one released call: the bodies it touched, what a sweeper deleted, the 202s so far. */
     const afterStep = async (before: number, label: string) => {
       const fresh = world.log.slice(before);
-      await checkLiveBody(world.log, fresh, observer);
-      // The tag index covers META's tags at every moment, not just at the end (a later render
-      // may change the tags back and hide a lost row).
-      if (TAG_WRITES.has(label)) {
-        const untagged = await checkTagIndex(
-          observer.dynamodb,
-          observer.tableName,
-          await metasOf(observer, keys),
-        );
-        if (untagged !== undefined) throw new InvariantViolation(untagged);
-      }
       for (const event of fresh) {
         if (event.kind !== 'retire' || !sweeperActors.has(event.actor)) continue;
         const violation = await checkRetired(
@@ -445,6 +434,17 @@ export async function runPlan(
         if (violation !== undefined) throw new InvariantViolation(violation);
       }
       await checkRevalidations();
+      await checkLiveBody(world.log, fresh, observer);
+      // The tag index covers META's tags at every moment, not just at the end (a later render
+      // may change the tags back and hide a lost row).
+      if (TAG_WRITES.has(label)) {
+        const untagged = await checkTagIndex(
+          observer.dynamodb,
+          observer.tableName,
+          await metasOf(observer, keys),
+        );
+        if (untagged !== undefined) throw new InvariantViolation(untagged);
+      }
     };
     /** The revalidation invariant, now: read only once a revalidation has answered. */
     const checkRevalidations = async () => {
@@ -634,8 +634,9 @@ function servedEvent(actor: string, key: CacheKey, from: number, response: PageR
   return { kind: 'served' as const, actor, pk: key.pk, from, content };
 }
 
+/** Random names in a log: lease tokens, the run's id, keys, key tags and purge ids made from it. */
 const RANDOM_ID =
-  /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|model-[0-9a-f]{8}|-[0-9a-f]{8}\b|[0-9a-f]{64}/g;
+  /isr-[0-9a-f]{48}|key:[0-9a-f]{40}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|model-[0-9a-f]{8}|-[0-9a-f]{8}\b|[0-9a-f]{64}/g;
 
 /**
  * What a run did, as a hash: its event log with every random name (lease tokens, the run's id

@@ -180,13 +180,16 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
 
 /** Negative control of the `expire` decision: a held page is only marked stale, and stays. */
 function holdBeatsExpire(marks: RevalidationMarks, clock: Clock): RevalidationMarks {
-  return Object.assign(Object.create(marks) as RevalidationMarks, {
-    expire: async (pk: string) => {
+  return {
+    markLock: (pk, effectId) => marks.markLock(pk, effectId),
+    markStale: (pk, input) => marks.markStale(pk, input),
+    clearPass: (pk) => marks.clearPass(pk),
+    expire: async (pk) => {
       const now = epochSeconds(clock);
       const meta = await marks.markStale(pk, { effectId: 'hold-beats-expire', now });
       return meta !== undefined && isHeld(meta, now) ? meta : marks.expire(pk);
     },
-  });
+  };
 }
 
 /** Where in the log the generation whose body is `s3Key` was rendered (its body, for a seed). */
