@@ -937,8 +937,9 @@ export function checkLog(log: readonly ModelEvent[]): void {
         heldUntil.delete(event.pk);
         break;
       case 'expire':
-        // META is gone, its hold with it (an `expire` lifts a hold: wt-23 owns that choice, issue
-        // 19 item 4); the next publish starts the page again, at any generation.
+        // META is gone, its hold with it: an `expire` is a takedown and beats a hold (decided,
+        // issue 19; `checkExpired` asserts nothing of the page is served after it). The next
+        // publish starts the page again, at any generation.
         generation.delete(event.pk);
         heldUntil.delete(event.pk);
         break;
