@@ -18,7 +18,7 @@ import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
 import { inProgressKey } from './in-progress.js';
 import {
   markTargets,
-  targetsOf,
+  pagesToMark,
   type Revalidation,
   type RevalidationDeps,
   type RevalidationEffect,
@@ -63,7 +63,7 @@ export async function acceptRevalidation(
   const paths = await markTargets(
     deps,
     revalidation,
-    await targetsOf(deps, revalidation, { tags: false }),
+    await pagesToMark(deps, revalidation, { tags: false }),
   );
   await Promise.all(tags.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
   const cdn = { status: 'not-configured' } as const;

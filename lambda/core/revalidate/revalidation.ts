@@ -95,7 +95,7 @@ export async function revalidate(
       deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs: deps.clock.now() }),
     ),
   );
-  const targets = await targetsOf(deps, revalidation);
+  const targets = await pagesToMark(deps, revalidation);
   const { pages, regenerations, held } = await markTargets(deps, revalidation, targets);
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const cdn = await deps.cdn.invalidateTags(
@@ -164,7 +164,7 @@ function heldOf(
  * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
  * `tags: false` leaves the tags to a background fan-out (`fan-out.ts`).
  */
-export async function targetsOf(
+export async function pagesToMark(
   deps: RevalidationDeps,
   revalidation: Revalidation,
   options: { readonly tags?: boolean } = {},
