@@ -5,14 +5,15 @@
  *
  * - origin: Get/Put/Update/Delete/ConditionCheckItem on the table; GetObject and PutObject on
  *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
- * - worker: Get/Put/Update/Delete/ConditionCheckItem on the table; PutObject and DeleteObject on
- *   `pages/*`; consume the queue (granted by its event source); SendMessage to the DLQ.
+ * - worker: Get/Put/Update/Delete/ConditionCheckItem on the table; Query on `TAG#` partitions
+ *   only (a revalidation's fan-out step); PutObject and DeleteObject on `pages/*`; consume the
+ *   queue (granted by its event source); SendMessage to the DLQ and to the queue (the next step).
  * - a function that purges the CDN (the revalidate function), when granted with
  *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
- *   longer lists and the tag index rows of gone pages; UpdateItem on page partitions only (a
+ *   longer lists and the tag index rows of gone pages; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
  * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
@@ -204,6 +205,24 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
       resources: [bucket.arnForObjects(`${resources.bodyKeyPrefix}*`)],
     }),
   );
+  // A revalidation's fan-out step reads one batch of a tag's index rows: Query on `TAG#`
+  // partitions only (its marks and rows are the item actions above).
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'FanOutTagIndex',
+      actions: ['dynamodb:Query'],
+      resources: [table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [TAG_PARTITIONS] } },
+    }),
+  );
+  // Each fan-out step queues the next (and `regenerate: true` intents) on the same queue.
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'FanOutNextStep',
+      actions: ['sqs:SendMessage'],
+      resources: [resources.queue.queueArn],
+    }),
+  );
   // A poison message goes to the DLQ with its reason, then is acknowledged.
   role.addToPrincipalPolicy(
     new PolicyStatement({
@@ -234,14 +253,25 @@ export const SWEEPER_VERSION_ACTIONS = [
   'dynamodb:DeleteItem',
 ] as const;
 export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
+/** The tag index's partitions (`TAG#<tenant>#<tag>`): what a fan-out step Queries. */
+export const TAG_PARTITIONS = 'TAG#*';
 /** Page partitions (`core/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
 export const PAGE_PARTITIONS = ['CACHE#*', 'TENANT#*'] as const;
 
 export function grantSweeperAccess(
   role: IRole,
-  resources: Pick<ServiceResources, 'table' | 'bucket' | 'bodyKeyPrefix'>,
+  resources: Pick<ServiceResources, 'table' | 'bucket' | 'bodyKeyPrefix' | 'queue'>,
 ): void {
   const { table, bucket, bodyKeyPrefix } = resources;
+  // A revalidation fan-out that stopped is resent from its stored cursor (`pk = FANOUT` rows,
+  // read with the Query above).
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ResumeFanOuts',
+      actions: ['sqs:SendMessage'],
+      resources: [resources.queue.queueArn],
+    }),
+  );
   role.addToPrincipalPolicy(
     new PolicyStatement({
       sid: 'StatusIndex',

@@ -1,6 +1,9 @@
 import { HttpPassThrough } from '../adapters/pass-through/http.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
+import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RenderAdmission } from '../core/admission.js';
+import { systemClock } from '../core/clock.js';
+import { InProgressReader } from '../core/revalidate/in-progress.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
@@ -59,6 +62,18 @@ export function createOriginDeps(
       staleIfErrorSeconds: config.staleIfErrorSeconds,
     },
     owner: runtime.owner,
+    // Built once per container: its reads of the in-progress rows are reused for a moment.
+    inProgress: new InProgressReader(
+      {
+        rows: new DynamoRevalidationsInProgress({
+          client: runtime.clients.dynamodb,
+          tableName: config.tableName,
+        }),
+        shards: config.revalidationShards,
+        cacheMs: config.inProgressCacheMs,
+      },
+      runtime.clock ?? systemClock,
+    ),
   };
 }
 

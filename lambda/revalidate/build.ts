@@ -1,3 +1,5 @@
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
 import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
@@ -67,6 +69,17 @@ export function createRevalidateDeps(
       cdn: createCdnInvalidator(config, runtime, logger),
       clock,
       deployId: config.deployId,
+    },
+    background: {
+      inProgress: new DynamoRevalidationsInProgress(tables),
+      shards: config.revalidationShards,
+      progress: new DynamoFanOutProgressRows(tables),
+      fanOutQueue: new SqsRegenerationQueue({
+        client: runtime.clients.sqs,
+        queueUrl: config.queueUrl,
+      }),
+      batchSize: config.fanOutBatchSize,
+      inProgressCacheMs: config.inProgressCacheMs,
     },
     statuses: new DynamoRevalidationStatuses({
       ...tables,

@@ -90,6 +90,9 @@ export function loadWorkerConfig(env: Env = process.env) {
   return {
     ...toServiceConfig(s),
     dlqUrl: s.dlqUrl!,
+    queueUrl: s.queueUrl!,
+    revalidationShards: s.revalidationShards,
+    fanOutBatchSize: s.fanOutBatchSize,
     maxReceiveCount: s.maxReceiveCount,
     idempotencyTtlSeconds: s.idempotencyTtlSeconds,
   };
@@ -110,6 +113,8 @@ export function loadOriginConfig(env: Env = process.env) {
     staleWhileRevalidateSeconds: s.staleWhileRevalidateSeconds,
     staleIfErrorSeconds: s.staleIfErrorSeconds,
     missRenderLimit: s.missRenderLimit,
+    revalidationShards: s.revalidationShards,
+    inProgressCacheMs: s.inProgressCacheMs,
   };
 }
 
@@ -120,6 +125,8 @@ export function loadSweeperConfig(env: Env = process.env) {
     orphanAgeSeconds: s.orphanAgeSeconds,
     sweepPageLimit: s.sweepPageLimit,
     orphanListLimit: s.orphanListLimit,
+    queueUrl: s.queueUrl!,
+    fanOutStalledSeconds: s.fanOutStalledSeconds,
     /** Whose pending purges each run submits again; unset: none to submit. */
     cdnDistributionId: s.cdnDistributionId,
   };
@@ -142,6 +149,9 @@ export function loadRevalidateConfig(env: Env = process.env) {
     revalidateMaxTags: s.revalidateMaxTags,
     revalidateSkewSeconds: s.revalidateSkewSeconds,
     revalidateKeyTtlSeconds: s.revalidateKeyTtlSeconds,
+    revalidationShards: s.revalidationShards,
+    inProgressCacheMs: s.inProgressCacheMs,
+    fanOutBatchSize: s.fanOutBatchSize,
   };
 }
 

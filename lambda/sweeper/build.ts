@@ -1,3 +1,5 @@
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
 import { DynamoStatusIndexReader } from '../adapters/status-index-reader/dynamodb.js';
 import { DynamoSweepCursor } from '../adapters/sweep-cursor/dynamodb.js';
@@ -48,6 +50,16 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
       listLimit: config.orphanListLimit,
     },
     flushPendingPurges: runtime.flushPendingPurges,
+    fanOuts: {
+      progress: new DynamoFanOutProgressRows(table),
+      fanOutQueue: new SqsRegenerationQueue({
+        client: runtime.clients.sqs,
+        queueUrl: config.queueUrl,
+      }),
+      clock,
+      stalledAfterMs: config.fanOutStalledSeconds * 1000,
+      limit: config.sweepPageLimit,
+    },
   };
 }
 

@@ -53,6 +53,10 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
       count(SweeperMetric.PendingPurgesFlushed, report.purgesFlushed);
       fields.purgesFlushed = report.purgesFlushed;
     }
+    if (report.fanOutsResumed !== undefined) {
+      count(SweeperMetric.FanOutsResumed, report.fanOutsResumed.length);
+      fields.fanOutsResumed = report.fanOutsResumed.slice(0, MAX_LOGGED_KEYS);
+    }
     const errors = report.errors.map(({ part, error }) => ({ part, error: String(error) }));
     const attention =
       errors.length > 0 ||

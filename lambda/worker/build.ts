@@ -1,3 +1,12 @@
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
+import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
+import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
+import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
+import { systemClock } from '../core/clock.js';
+import type { FanOutDeps } from '../core/revalidate/fan-out.js';
+import { cdnNotConfigured } from '../shared/cdn.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { SqsDeadLetterQueue } from '../adapters/dead-letter-queue/sqs.js';
 import type { LogSink } from '../core/log.js';
@@ -27,6 +36,32 @@ export function createWorkerDeps(
     },
     maxReceiveCount: config.maxReceiveCount,
     owner: runtime.owner,
+    fanOut: createFanOutDeps(config, runtime),
+  };
+}
+
+/** What a revalidation's fan-out step needs: the tag index, the marks, the queue, its rows. */
+function createFanOutDeps(config: WorkerConfig, runtime: ServiceRuntime): FanOutDeps {
+  const tables = { client: runtime.clients.dynamodb, tableName: config.tableName };
+  const queue = new SqsRegenerationQueue({
+    client: runtime.clients.sqs,
+    queueUrl: config.queueUrl,
+  });
+  return {
+    marks: new DynamoRevalidationMarks(tables),
+    tagIndex: new DynamoTagRevalidations(tables),
+    queue,
+    // A step never purges: the revalidation purged the CDN by tag when it was accepted.
+    cdn: cdnNotConfigured,
+    clock: runtime.clock ?? systemClock,
+    deployId: config.deployId,
+    inProgress: new DynamoRevalidationsInProgress(tables),
+    shards: config.revalidationShards,
+    progress: new DynamoFanOutProgressRows(tables),
+    fanOutQueue: queue,
+    statuses: new DynamoRevalidationStatuses(tables),
+    batchSize: config.fanOutBatchSize,
+    inProgressCacheMs: 0,
   };
 }
 

@@ -1,3 +1,4 @@
+import { TestClock } from './clock.js';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
@@ -41,16 +42,28 @@ export function createRevalidateHarness(h: OriginHarness, options: RevalidateHar
     ISR_ALLOWED_QUERY_PARAMS: 'page,lang',
     ...options.env,
   };
+  // The 202 waits for origins' cached in-progress reads to run out: on a test clock, that wait
+  // moves the shared clock on at once (the origin harness reads the same clock).
+  const shared = h.deps.clock;
+  const clock =
+    shared instanceof TestClock
+      ? { now: () => shared.now(), sleep: (ms: number) => Promise.resolve(shared.advanceMs(ms)) }
+      : shared;
   const runtime = {
     clients: h.clients,
-    clock: h.deps.clock,
+    clock,
     renderer: h.deps.renderer,
     cdn: options.cdn,
     revalidateSecret: options.secret,
     revalidateOpen: options.open ?? true,
   };
   const handler = buildRevalidateHandler(loadRevalidateConfig(env), runtime);
-  const workerDeps = createWorkerDeps(loadWorkerConfig(env), runtime, { warn: () => undefined });
+  // The worker keeps the shared clock itself: its render timeout must not fire at once.
+  const workerDeps = createWorkerDeps(
+    loadWorkerConfig(env),
+    { ...runtime, clock: shared },
+    { warn: () => undefined },
+  );
 
   const post = async (body: unknown, call: RevalidateCall = {}) => {
     const headers = {
@@ -99,7 +112,9 @@ export function createRevalidateHarness(h: OriginHarness, options: RevalidateHar
       );
       if (Messages.length === 0) return paths;
       for (const message of Messages) {
-        paths.push((JSON.parse(message.Body ?? '{}') as { path: string }).path);
+        // A fan-out step (a tag marked in the background) is worked off too; it has no path.
+        const { path } = JSON.parse(message.Body ?? '{}') as { path?: string };
+        if (path !== undefined) paths.push(path);
         await processMessage(workerDeps, {
           messageId: message.MessageId ?? '',
           body: message.Body ?? '',

@@ -43,6 +43,7 @@ export async function createWorkerHarness(options: WorkerHarnessOptions) {
   const config = loadWorkerConfig({
     FACETHEORY_CACHE_TABLE_NAME: tableName,
     ISR_BODY_BUCKET: bucket,
+    ISR_QUEUE_URL: queues.queueUrl,
     ISR_DLQ_URL: queues.dlqUrl,
     ISR_DEPLOY_ID: 'd1',
     ...options.env,

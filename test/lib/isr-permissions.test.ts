@@ -42,6 +42,13 @@ const boundaryBreaches = {
     ['dynamodb:Scan', 'dynamodb:Query'].filter((action) =>
       coversAction(allowedActionsOf(built, roleId), action),
     ),
+  /** Query allowed on any partition: the worker's one Query is held to `TAG#` partitions. */
+  unscopedQuery: (built: Template, roleId: string) =>
+    statementsFor(built, roleId, 'dynamodb').filter(
+      (statement) =>
+        coversAction(actionsOf(statement), 'dynamodb:Query') &&
+        !JSON.stringify(statement.Condition ?? {}).includes('"dynamodb:LeadingKeys":["TAG#*"]'),
+    ),
   objectDelete: (built: Template, roleId: string) =>
     coversAction(allowedActionsOf(built, roleId), 's3:DeleteObject'),
 };
@@ -58,7 +65,7 @@ describe('IAM boundaries', () => {
     }
   });
 
-  it('give both roles item access to the cache table only (and the tag index batches): no scan; the origin one Query, the worker none', () => {
+  it('give both roles item access to the cache table only (and the tag index batches): no scan; the origin one Query, the worker one on TAG# partitions only', () => {
     const items = [
       'dynamodb:BatchGetItem',
       'dynamodb:BatchWriteItem',
@@ -73,11 +80,19 @@ describe('IAM boundaries', () => {
       [ids.workerRole, []],
     ] as const) {
       const dynamodb = statementsFor(template, role, 'dynamodb');
-      expect(dynamodb).toHaveLength(1);
       expect([...actionsOf(dynamodb[0])].sort()).toEqual([...items, ...query].sort());
       expect(boundaryBreaches.dynamodbOutsideTable(template, role, ids.table)).toEqual([]);
-      expect(boundaryBreaches.scanOrQuery(template, role)).toEqual(query);
     }
+    expect(statementsFor(template, ids.originRole, 'dynamodb')).toHaveLength(1);
+    // The worker's fan-out step reads a tag's index rows: Query, on `TAG#` partitions only.
+    const worker = statementsFor(template, ids.workerRole, 'dynamodb');
+    expect(worker).toHaveLength(2);
+    expect(worker[1]).toMatchObject({
+      Action: 'dynamodb:Query',
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TAG#*'] } },
+    });
+    expect(boundaryBreaches.unscopedQuery(template, ids.workerRole)).toEqual([]);
+    expect(boundaryBreaches.scanOrQuery(template, ids.workerRole)).toEqual(['dynamodb:Query']);
   });
 
   it('never let the origin delete a body', () => {
@@ -131,10 +146,13 @@ describe('IAM boundaries', () => {
     ]);
   });
 
-  it('let the worker consume the queue and send only to the DLQ', () => {
+  it('let the worker consume the queue and send only to it (the next fan-out step) and the DLQ', () => {
     const sqs = statementsFor(template, ids.workerRole, 'sqs');
     const sends = sqs.filter((statement) => actionsOf(statement).includes('sqs:SendMessage'));
-    expect(sends).toEqual([expect.objectContaining({ Resource: arnOf(ids.dlq) })]);
+    expect(sends).toEqual([
+      expect.objectContaining({ Action: 'sqs:SendMessage', Resource: arnOf(ids.queue) }),
+      expect.objectContaining({ Action: 'sqs:SendMessage', Resource: arnOf(ids.dlq) }),
+    ]);
     const consume = sqs.find((statement) => actionsOf(statement).includes('sqs:ReceiveMessage'));
     expect(consume?.Resource).toEqual(arnOf(ids.queue));
     expect(actionsOf(consume!)).toEqual(expect.arrayContaining(['sqs:DeleteMessage']));
@@ -189,7 +207,9 @@ describe('IAM boundaries', () => {
     const originRole = logicalIdOf(broken.service.originRole);
     const workerRole = logicalIdOf(broken.service.workerRole);
     expect(boundaryBreaches.objectDelete(built, originRole)).toBe(true);
-    expect(boundaryBreaches.scanOrQuery(built, workerRole)).toEqual(['dynamodb:Query']);
+    // The worker's Query was held to `TAG#` partitions; this one is not.
+    expect(boundaryBreaches.unscopedQuery(built, workerRole)).toHaveLength(1);
+    expect(boundaryBreaches.unscopedQuery(template, ids.workerRole)).toEqual([]);
     const outside: PolicyStatementJson[] = boundaryBreaches.dynamodbOutsideTable(
       built,
       workerRole,

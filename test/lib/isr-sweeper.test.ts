@@ -30,7 +30,10 @@ const EXPECTED_SWEEPER_GRANTS = (
   tableArn: unknown,
   bucketArn: unknown,
   distributionId: string,
+  queueArn: unknown,
 ) => ({
+  /** A stalled revalidation fan-out is resent to the regeneration queue, and only there. */
+  ResumeFanOuts: { actions: ['sqs:SendMessage'], resources: [queueArn] },
   StatusIndex: {
     actions: ['dynamodb:Query'],
     resources: [{ 'Fn::Join': ['', [tableArn, `/index/${StatusIndex.Name}`]] }],
@@ -86,6 +89,7 @@ function sweeperBreaches(built: Template): PolicyStatementJson[] {
       getAtt(ids.table, 'Arn'),
       getAtt(ids.bucket, 'Arn'),
       logicalIdOf(service.distribution),
+      getAtt(ids.queue, 'Arn'),
     );
   return policyStatementsOf(built, sweeperRoleId).statements.filter((statement) => {
     if (actionsOf(statement).every((action) => action.startsWith('logs:'))) return false;

@@ -9,6 +9,7 @@
  * read units; at most `16 × ceil(pageLimit × row size / 4 KB) × 0.5`, i.e. with the default
  * 100 rows of ≤ 1 KB, 16 × 13 × 0.5 = 104 read units.
  */
+import { resumeStalledFanOuts, type FanOutDeps } from '../revalidate/fan-out.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
 import type { StatusIndexReader, StatusRow, WorkResolution } from '../ports.js';
@@ -26,6 +27,7 @@ export const SweeperMetric = {
   OrphanBodiesRetired: 'OrphanBodiesRetired',
   UnlistedVersionsDeleted: 'UnlistedVersionsDeleted',
   PendingPurgesFlushed: 'PendingPurgesFlushed',
+  FanOutsResumed: 'FanOutsResumed',
 } as const;
 
 export interface TaskReport {
@@ -130,6 +132,15 @@ export interface SweepDeps {
    * the service has them. @returns how many were submitted
    */
   readonly flushPendingPurges?: (() => Promise<number>) | undefined;
+  /** Revalidation fan-outs that stopped, resent from their stored cursor (`resumeStalledFanOuts`). */
+  readonly fanOuts?: FanOutSweepDeps | undefined;
+}
+
+export interface FanOutSweepDeps extends Pick<FanOutDeps, 'progress' | 'fanOutQueue' | 'clock'> {
+  /** A fan-out not advanced for this long has stopped. */
+  readonly stalledAfterMs: number;
+  /** Fan-outs resent per run at most. */
+  readonly limit: number;
 }
 
 /** One run's findings; a part that failed is undefined and its error is in `errors`. */
@@ -137,15 +148,18 @@ export interface SweepReport {
   readonly tasks: TaskReport | undefined;
   readonly orphans: OrphanReport | undefined;
   readonly purgesFlushed: number | undefined;
+  /** Fan-outs resent (effect, mode and tag of each). */
+  readonly fanOutsResumed?: readonly string[] | undefined;
   readonly errors: readonly { readonly part: string; readonly error: unknown }[];
 }
 
-/** The three parts are independent: one failing does not keep the others from reporting. */
+/** The parts are independent: one failing does not keep the others from reporting. */
 export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
-  const [tasks, orphans, purges] = await Promise.allSettled([
+  const [tasks, orphans, purges, fanOuts] = await Promise.allSettled([
     sweepTasks(deps.tasks),
     sweepOrphanBodies(deps.orphans),
     deps.flushPendingPurges === undefined ? Promise.resolve(undefined) : deps.flushPendingPurges(),
+    deps.fanOuts === undefined ? Promise.resolve(undefined) : resumeFanOuts(deps.fanOuts),
   ]);
   const errors: { part: string; error: unknown }[] = [];
   const valueOf = <T>(part: string, result: PromiseSettledResult<T>): T | undefined => {
@@ -157,6 +171,13 @@ export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
     tasks: valueOf('tasks', tasks),
     orphans: valueOf('orphans', orphans),
     purgesFlushed: valueOf('purges', purges),
+    fanOutsResumed: valueOf('fan-outs', fanOuts),
     errors,
   };
+}
+
+/** Resends each stopped fan-out's step; named by effect, mode and tag for the log line. */
+async function resumeFanOuts(deps: FanOutSweepDeps): Promise<string[]> {
+  const resumed = await resumeStalledFanOuts(deps, deps);
+  return resumed.map((progress) => `${progress.effectId} ${progress.mode}#${progress.tag}`);
 }

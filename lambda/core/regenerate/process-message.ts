@@ -14,6 +14,9 @@ import type { CacheMeta } from '../ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
 import type { RegenerateDeps } from './regenerate.js';
 import { settleIntent } from './settle-intent.js';
+import type { FanOutDeps } from '../revalidate/fan-out.js';
+import { isFanOutBody } from '../revalidate/fan-out-message.js';
+import { processFanOut } from '../revalidate/process-fan-out.js';
 
 /** One SQS record, as the worker needs it. */
 export interface WorkerMessage {
@@ -32,6 +35,8 @@ export interface WorkerDeps extends RegenerateDeps {
   /** @default DEFAULT_FAILURE_POLICY */
   readonly failurePolicy?: FailurePolicy | undefined;
   readonly owner?: string | undefined;
+  /** Revalidation fan-out steps, queued beside intents (`revalidate/fan-out.ts`). */
+  readonly fanOut?: FanOutDeps | undefined;
 }
 
 /** The disposition of one message, with what the log line needs to find it. */
@@ -51,6 +56,9 @@ export async function processMessage(
   deps: WorkerDeps,
   message: WorkerMessage,
 ): Promise<MessageReport> {
+  if (deps.fanOut !== undefined && isFanOutBody(message.body)) {
+    return processFanOut(deps.fanOut, message, deps.maxReceiveCount);
+  }
   let parsed: { intent: RegenerationIntent; cacheKey: CacheKey };
   try {
     parsed = parseMessage(deps, message);

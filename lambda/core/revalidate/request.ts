@@ -275,8 +275,9 @@ const heldPagesOf = (held: HeldPages): JsonValue =>
 export function receiptOf(
   request: CanonicalRevalidation,
   effectId: string,
-  effect: RevalidationEffect,
+  effect: RevalidationEffect & { readonly marking?: { readonly tags: number } },
 ): { [field: string]: JsonValue } {
+  const tags = effect.marking?.tags ?? 0;
   return {
     effect_id: effectId,
     status: 'accepted',
@@ -291,6 +292,18 @@ export function receiptOf(
       held: effect.held.count,
     },
     ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
+    // Tags still being marked: `counts.pages` is the pages marked so far (paths); no page count
+    // of the tags is known yet (it would take reading their whole index). Follow the status.
+    ...(tags === 0
+      ? {}
+      : {
+          marking: {
+            state: 'marking',
+            tags,
+            pages: null,
+            status: `GET <revalidate URL>/${effectId}`,
+          },
+        }),
     cdn: cdnOf(effect.cdn),
   };
 }

@@ -29,6 +29,7 @@ import {
   type CanonicalRevalidation,
   type RevalidatePolicy,
 } from './request.js';
+import { acceptRevalidation, type FanOutDeps } from './fan-out.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
 import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
@@ -60,6 +61,11 @@ export interface RevalidateServiceDeps {
   readonly revalidation: RevalidationDeps;
   /** Each revalidation's status, by effect id (the status GET). */
   readonly statuses: RevalidationStatuses;
+  /**
+   * Tags marked in the background (`fan-out.ts`): the 202 after a fixed number of calls.
+   * Absent: every page is marked before the 202 (`revalidate`).
+   */
+  readonly background?: Omit<FanOutDeps, keyof RevalidationDeps | 'statuses'> | undefined;
   readonly policy: RevalidatePolicy;
   readonly auth: CallerAuth;
   readonly idempotency: Idempotency;
@@ -277,12 +283,27 @@ async function applyRevalidation(
   effectId: string,
 ): Promise<AnsweredOutcome> {
   const revalidation = revalidationOf(canonical, effectId, deps.policy);
+  const effect =
+    deps.background === undefined
+      ? await revalidateNow(deps, revalidation)
+      : await acceptRevalidation(
+          { ...deps.revalidation, ...deps.background, statuses: deps.statuses },
+          revalidation,
+        );
+  const body = JSON.stringify(receiptOf(canonical, effectId, effect));
+  return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+}
+
+/** Every page marked before the answer, the status written before and after. */
+async function revalidateNow(
+  deps: RevalidateServiceDeps,
+  revalidation: ReturnType<typeof revalidationOf>,
+) {
   const accepted = acceptedStatus(revalidation, deps.clock.now());
   await deps.statuses.put(accepted);
   const effect = await revalidate(deps.revalidation, revalidation);
   await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
-  const body = JSON.stringify(receiptOf(canonical, effectId, effect));
-  return { settlement: Settlement.Completed, decision: 'new', response: { status: 202, body } };
+  return effect;
 }
 
 /** A status GET: the revalidation's status, a 404 for an unknown effect id, a 503 if unreadable. */

@@ -44,10 +44,11 @@ export const FUNCTION_SETTINGS = {
     check: minLength3,
   }),
   /**
-   * The regeneration queue (FIFO): the origin queues stale pages, `regenerate: true` too.
+   * The regeneration queue (FIFO): the origin queues stale pages, `regenerate: true` too; a
+   * revalidation's fan-out steps go there too (the worker queues the next, the sweeper resends).
    * @bounds a URL
    */
-  queueUrl: text('ISR_QUEUE_URL', 'ref', ['origin', 'revalidate'], undefined, {
+  queueUrl: text('ISR_QUEUE_URL', 'ref', ['origin', 'revalidate', 'worker', 'sweeper'], undefined, {
     required: true,
     check: url,
   }),
@@ -222,6 +223,40 @@ export const FUNCTION_SETTINGS = {
   revalidateSkewSeconds: int('ISR_REVALIDATE_SKEW_SECONDS', 'env', ['revalidate'], 300, 1, 3600, {
     why: 'a wider window lets a captured webhook replay',
   }),
+  /**
+   * Shards of the in-progress revalidation rows (one partition each): the origin reads one by
+   * cache key, so no single item serves every request. Same value for every function.
+   */
+  revalidationShards: int(
+    'ISR_REVALIDATION_SHARDS',
+    'env',
+    ['origin', 'revalidate', 'worker'],
+    4,
+    1,
+    64,
+    { why: 'each revalidated tag is written to every shard before the 202' },
+  ),
+  /**
+   * How long an origin container reuses its read of the in-progress rows (from when the read
+   * started); the revalidate function waits as long before its 202.
+   */
+  inProgressCacheMs: int(
+    'ISR_IN_PROGRESS_CACHE_MS',
+    'env',
+    ['origin', 'revalidate'],
+    250,
+    0,
+    5_000,
+    {
+      why: 'the 202 waits this long',
+    },
+  ),
+  /** Tag-index rows one background fan-out step marks. */
+  fanOutBatchSize: int('ISR_FAN_OUT_BATCH_SIZE', 'env', ['revalidate', 'worker'], 100, 1, 1_000, {
+    why: 'one step runs within one worker invocation',
+  }),
+  /** A fan-out not advanced for this long is resent by the sweeper from its stored cursor. */
+  fanOutStalledSeconds: int('ISR_FAN_OUT_STALLED_SECONDS', 'env', ['sweeper'], 300, 60, 86_400),
   /** How long a revalidation's Idempotency-Key is remembered: webhook providers retry for days. */
   revalidateKeyTtlSeconds: int(
     'ISR_REVALIDATE_KEY_TTL_SECONDS',

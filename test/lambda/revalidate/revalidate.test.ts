@@ -181,11 +181,18 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
     await h.invoke('/tagged/two');
     await h.invoke('/untagged');
     const reply = await rv.post({ tags: ['Section:Tagged'] }, { key: 'tag-1' });
-    expect(reply.json).toMatchObject({ counts: { tags: 1, pages: 2 } });
+    // The tag is marked in the background: the 202 counts no page yet and says it is marking.
+    expect(reply.json).toMatchObject({ counts: { tags: 1, pages: 0 }, marking: { tags: 1 } });
     expect(purges.at(-1)).toEqual(['_/section:tagged']);
+    // Before any batch ran, the origin honours the in-progress tag.
     expect((await h.invoke('/tagged/one')).cache).toBe('STALE');
     expect((await h.invoke('/tagged/two')).cache).toBe('STALE');
     expect((await h.invoke('/untagged')).cache).toBe('HIT');
+    // The worker drains the fan-out: both pages marked, the status done.
+    await rv.work();
+    const effectId = String(reply.json.effect_id);
+    const status = await rv.post('', { method: 'GET', target: `/_isr/revalidate/${effectId}` });
+    expect(status.json).toMatchObject({ state: 'done', counts: { marked: 2 } });
   });
 });
 
@@ -206,9 +213,17 @@ describe('tenant isolation on the local backends', () => {
     await get('tenant-a', '/news/x');
     await get('tenant-b', '/news/x');
     const reply = await trv.post({ tags: ['section:news'], tenant: 'tenant-a' }, { key: 'iso-1' });
-    expect(reply.json).toMatchObject({ tenant: 'tenant-a', counts: { pages: 1 } });
+    // Marked in the background: STALE before any batch ran, and still once the worker drained it.
+    expect(reply.json).toMatchObject({ tenant: 'tenant-a', counts: { pages: 0 } });
     expect(purges.at(-1)).toEqual(['tenant-a/section:news']);
     expect((await get('tenant-a', '/news/x')).cache).toBe('STALE');
+    expect((await get('tenant-b', '/news/x')).cache).toBe('HIT');
+    await trv.work();
+    const status = await trv.post('', {
+      method: 'GET',
+      target: `/_isr/revalidate/${String(reply.json.effect_id)}`,
+    });
+    expect(status.json).toMatchObject({ state: 'done', counts: { marked: 1 } });
     expect((await get('tenant-b', '/news/x')).cache).toBe('HIT');
   });
 

@@ -49,6 +49,7 @@ const sweep = async () => {
   const config = loadSweeperConfig({
     FACETHEORY_CACHE_TABLE_NAME: h.tableName,
     ISR_BODY_BUCKET: h.bucket,
+    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
   });
   const report = await runSweep(createSweeperDeps(config, { clients: h.clients, clock }));
   expect(report.errors).toEqual([]);

@@ -41,6 +41,7 @@ function sweeper(env: Record<string, string> = {}): SweepDeps {
   const config = loadSweeperConfig({
     FACETHEORY_CACHE_TABLE_NAME: h.tableName,
     ISR_BODY_BUCKET: h.bucket,
+    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
     ...env,
   });
   return createSweeperDeps(config, { clients: h.clients, clock });
@@ -239,6 +240,7 @@ describe('the orphan sweep cursor', () => {
     const config = loadSweeperConfig({
       FACETHEORY_CACHE_TABLE_NAME: h.tableName,
       ISR_BODY_BUCKET: h.bucket,
+      ISR_QUEUE_URL: 'http://localhost/unused.fifo',
     });
     let flushed = 0;
     const handler = buildSweeperHandler(config, {

@@ -77,6 +77,7 @@ async function sweep(references?: (real: BodyReferences) => BodyReferences): Pro
   const config = loadSweeperConfig({
     FACETHEORY_CACHE_TABLE_NAME: h.tableName,
     ISR_BODY_BUCKET: h.bucket,
+    ISR_QUEUE_URL: 'http://localhost/unused.fifo',
   });
   const deps = createSweeperDeps(config, { clients: h.clients, clock });
   const orphans = {
