@@ -11,7 +11,7 @@ import { flood, type FloodResult } from './flood.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
 import { nextRevalidate, type NextRevalidateResult } from './next-revalidate.js';
-import { regeneration } from './regeneration.js';
+import { regeneration, regenerationTable } from './regeneration.js';
 import { tagRevalidation } from './revalidation.js';
 import { storm, type StormResult } from './storm.js';
 import { table } from './stats.js';
@@ -127,29 +127,7 @@ try {
         regeneration(backends, settings.regenerationKeys, settings.regenerationConcurrency),
       print: (regen: Awaited<ReturnType<typeof regeneration>>) => {
         console.log(`\nRegeneration: ${regen.keys} stale keys, ${regen.concurrency} at a time`);
-        console.log(
-          table([
-            ['', 'value'],
-            [
-              'calls per regeneration',
-              Object.entries(regen.perRegeneration.calls)
-                .map(([name, count]) => `${name} ${count}`)
-                .join(', '),
-            ],
-            ['WCU per regeneration (AWS pricing)', regen.perRegeneration.pricedWcu],
-            ['RCU per regeneration (AWS pricing)', regen.perRegeneration.pricedRcu],
-            ['capacity reported by DynamoDB Local', regen.perRegeneration.localCapacity],
-            ['worker regenerations/s', regen.isr.perSecond],
-            ['same writes as bare SDK calls, /s', regen.bare.perSecond],
-            ['time ratio worker / bare writes', regen.ratio],
-            [
-              'decisions',
-              Object.entries(regen.decisions)
-                .map(([name, count]) => `${name} ${count}`)
-                .join(', '),
-            ],
-          ]),
-        );
+        console.log(regenerationTable(regen));
       },
     }),
     section({
