@@ -65,10 +65,11 @@ export async function regeneration(
       { clients: clients.isr, clock: s.clock, renderer: s.renderer },
       { warn: () => undefined },
     );
-    deps.idempotency.config.registerLambdaContext(lambdaContext(60_000));
     const decisions: Record<string, number> = {};
     const runs = {
       isr: async (cacheKey: CacheKey) => {
+        // One invocation's context per message, as the handler has: a claim expires with it.
+        deps.idempotency.config.registerLambdaContext(lambdaContext(60_000));
         const report = await processMessage(deps, workerMessage(cacheKey, seedGeneratedAt));
         decisions[report.decision] = (decisions[report.decision] ?? 0) + 1;
       },
@@ -94,7 +95,7 @@ export async function regeneration(
         const started = performance.now();
         const cpuBefore = process.cpuUsage();
         await pool(
-          `regenerate ${keys} keys (${system})`,
+          `regenerate, ${system} round`,
           keysOf[system].slice(from, from + ROUND),
           concurrency,
           async (key) => {
