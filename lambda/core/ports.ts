@@ -454,6 +454,7 @@ export interface TagRevalidations extends TagRowRemoval {
     tenant: string | undefined,
     tag: string,
     cursor?: string,
+    limit?: number,
   ): Promise<{ readonly pks: readonly string[]; readonly next: string | undefined }>;
   /** Records the revalidation (`sk = STATE`), read back by `TagIndex.revalidatedAt`. */
   recordRevalidation(
@@ -647,6 +648,8 @@ export interface RevalidationStatus {
   /** Epoch ms the revalidation was accepted, and finished marking. */
   readonly acceptedAtMs: number;
   readonly doneAtMs?: number | undefined;
+  /** Tag fan-outs still marking in the background (`finishFanOut` counts them down). */
+  readonly fanOuts?: number | undefined;
 }
 
 /** Revalidation statuses by effect id: one small row each, kept as long as the key's REQ# row. */
@@ -655,4 +658,69 @@ export interface RevalidationStatuses {
   put(status: RevalidationStatus): Promise<void>;
   /** The status, read strongly consistent; undefined for an unknown effect id. */
   get(effectId: string): Promise<RevalidationStatus | undefined>;
+  /** Adds a fan-out batch's counts (`ADD`): batches of one effect run on their own. */
+  addMarked(effectId: string, counts: { marked: number; regenerations: number }): Promise<void>;
+  /** One of the effect's tag fan-outs ended; the last one makes the status `done`. */
+  finishFanOut(effectId: string, atMs: number): Promise<void>;
+}
+
+/** A tag revalidation still being marked, as the origin honours it (see `in-progress.ts`). */
+export interface InProgressEntry {
+  readonly atMs: number;
+  readonly effectId: string;
+}
+
+/**
+ * The in-progress rows, `REVALIDATING#<tenant or _>#<shard>` / `STATE`: one entry per
+ * `<mode>#<tag>`, written to every shard before the 202, read by the origin on one shard.
+ */
+export interface RevalidationsInProgress {
+  /** Sets the entry unless the shard holds a later one for it (the later time wins). */
+  begin(
+    tenant: string | undefined,
+    shard: number,
+    entry: InProgressEntry & { readonly key: string },
+  ): Promise<void>;
+  /** Removes the entry while it is still `effectId`'s. @returns whether it went */
+  end(tenant: string | undefined, shard: number, key: string, effectId: string): Promise<boolean>;
+  /** The shard's entries, strongly consistent, by `<mode>#<tag>`. */
+  read(tenant: string | undefined, shard: number): Promise<ReadonlyMap<string, InProgressEntry>>;
+}
+
+/** Where one tag's fan-out stands (`pk = FANOUT`): what the sweeper resumes from. */
+export interface FanOutProgress {
+  readonly tenant: string | undefined;
+  readonly effectId: string;
+  readonly mode: 'stale' | 'expire';
+  readonly tag: string;
+  readonly regenerate: boolean;
+  /** Where the next batch starts in the tag index; '' for its start. */
+  readonly cursor: string;
+  readonly updatedAtMs: number;
+  readonly marked: number;
+}
+
+/** The fan-out progress rows; every write after the first is conditioned on the cursor read. */
+export interface FanOutProgressRows {
+  start(progress: FanOutProgress): Promise<void>;
+  get(
+    progress: Pick<FanOutProgress, 'tenant' | 'effectId' | 'mode' | 'tag'>,
+  ): Promise<FanOutProgress | undefined>;
+  /** Moves the cursor on from `from`. @returns false when it was not at `from` (a duplicate) */
+  advance(
+    progress: FanOutProgress,
+    input: { from: string; to: string; marked: number; atMs: number },
+  ): Promise<boolean>;
+  /** Deletes the row while its cursor is `from`. @returns false when it was not */
+  finish(progress: FanOutProgress, from: string): Promise<boolean>;
+  /** Rows not advanced since `beforeMs`, at most `limit`. */
+  stalled(beforeMs: number, limit: number): Promise<FanOutProgress[]>;
+}
+
+/** Where fan-out steps are queued: the regeneration queue, as another message type. */
+export interface FanOutQueue {
+  sendFanOut(
+    body: string,
+    options: { readonly deduplicationId: string; readonly groupId: string },
+  ): Promise<void>;
 }

@@ -1,9 +1,12 @@
 import type { QueuedIntent, RegenerationIntent } from '../../core/intent.js';
-import type { BatchRegenerationQueue } from '../../core/ports.js';
+import type { BatchRegenerationQueue, FanOutQueue } from '../../core/ports.js';
+import type { QueuedFanOut } from '../../core/revalidate/fan-out-message.js';
 
 /** A FIFO queue in memory: messages with a deduplication ID already seen are dropped. */
-export class InMemoryRegenerationQueue implements BatchRegenerationQueue {
+export class InMemoryRegenerationQueue implements BatchRegenerationQueue, FanOutQueue {
   readonly messages: QueuedIntent[] = [];
+  /** Fan-out steps queued (the same FIFO queue, another message type). */
+  readonly fanOuts: QueuedFanOut[] = [];
   readonly #seen = new Set<string>();
   /** Calls made to the queue (one per `enqueue`, one per ten intents of `enqueueBatch`). */
   calls = 0;
@@ -21,6 +24,15 @@ export class InMemoryRegenerationQueue implements BatchRegenerationQueue {
   enqueueBatch(intents: readonly QueuedIntent[]): Promise<void> {
     this.calls += Math.ceil(intents.length / 10);
     for (const queued of intents) this.#add(queued);
+    return Promise.resolve();
+  }
+
+  sendFanOut(body: string, options: { deduplicationId: string; groupId: string }) {
+    this.calls += 1;
+    if (!this.#seen.has(options.deduplicationId)) {
+      this.#seen.add(options.deduplicationId);
+      this.fanOuts.push({ body, ...options });
+    }
     return Promise.resolve();
   }
 

@@ -1,12 +1,20 @@
 /**
  * A revalidation's status as one row of the cache table: `pk = REVALIDATION#<effect id>`,
  * `sk = STATUS`, so a status GET is one strongly consistent GetItem and statuses never share a
- * partition. The status is kept as JSON (`detail`): only this service reads it. `ttl` matches the
- * REQ# row of the key that made it, so the effect id is known exactly as long as its key is.
+ * partition. The status is kept as JSON (`detail`): only this service reads it. Fan-out batches
+ * add their counts beside it with `ADD` (`added_marked`, `added_regenerations`, `fan_outs`), so
+ * concurrent batches never overwrite each other. `ttl` matches the REQ# row of the key that made
+ * it, so the effect id is known exactly as long as its key is.
  */
-import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/ports.js';
-import { keyOf } from '../shared/dynamodb/items.js';
+import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
 export const REVALIDATION_STATUS_PREFIX = 'REVALIDATION#';
 export const STATUS_SK = 'STATUS';
@@ -15,6 +23,9 @@ export const revalidationStatusPartition = (effectId: string): string =>
 
 /** How long a status is kept. @default 7 days, as the revalidation's REQ# row */
 const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
+
+/** Counts only for a status that exists: a late batch never creates a bare row. */
+const STATUS_EXISTS = 'attribute_exists(pk)';
 
 export class DynamoRevalidationStatuses implements RevalidationStatuses {
   readonly #client: DynamoDBClient;
@@ -35,6 +46,7 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
         Item: {
           ...keyOf(revalidationStatusPartition(status.effectId), STATUS_SK),
           detail: { S: JSON.stringify(status) },
+          ...(status.fanOuts === undefined ? {} : { fan_outs: { N: String(status.fanOuts) } }),
           ttl: { N: String(ttl) },
         },
       }),
@@ -50,6 +62,69 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
       }),
     );
     const detail = Item?.detail?.S;
-    return detail === undefined ? undefined : (JSON.parse(detail) as RevalidationStatus);
+    return detail === undefined
+      ? undefined
+      : withCounts(JSON.parse(detail) as RevalidationStatus, Item ?? {});
   }
+
+  async addMarked(effectId: string, counts: { marked: number; regenerations: number }) {
+    await conditionalWrite(
+      this.#update(effectId, {
+        UpdateExpression: 'ADD added_marked :marked, added_regenerations :regenerations',
+        ConditionExpression: STATUS_EXISTS,
+        ExpressionAttributeValues: {
+          ':marked': { N: String(counts.marked) },
+          ':regenerations': { N: String(counts.regenerations) },
+        },
+      }),
+    );
+  }
+
+  /** Counts one fan-out down; the one that reaches 0 records when the effect was done. */
+  async finishFanOut(effectId: string, atMs: number): Promise<void> {
+    const counted = await conditionalWrite(
+      this.#update(effectId, {
+        UpdateExpression: 'ADD fan_outs :minus',
+        ConditionExpression: STATUS_EXISTS,
+        ExpressionAttributeValues: { ':minus': { N: '-1' } },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const left =
+      counted?.Attributes === undefined ? undefined : num(counted.Attributes, 'fan_outs');
+    if (left === undefined || left > 0) return;
+    await this.#update(effectId, {
+      UpdateExpression: 'SET done_at_ms = if_not_exists(done_at_ms, :at)',
+      ExpressionAttributeValues: { ':at': { N: String(atMs) } },
+    });
+  }
+
+  #update(
+    effectId: string,
+    input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>,
+  ) {
+    return this.#client.send(
+      new UpdateItemCommand({
+        ...input,
+        TableName: this.#tableName,
+        Key: keyOf(revalidationStatusPartition(effectId), STATUS_SK),
+      }),
+    );
+  }
+}
+
+/** The stored status with the counts batches added beside it. */
+function withCounts(status: RevalidationStatus, item: Item): RevalidationStatus {
+  const marked = num(item, 'added_marked') ?? 0;
+  const regenerations = num(item, 'added_regenerations') ?? 0;
+  const fanOuts = num(item, 'fan_outs');
+  const doneAtMs = num(item, 'done_at_ms');
+  return {
+    ...status,
+    pages: status.pages + marked,
+    marked: status.marked + marked,
+    regenerations: status.regenerations + regenerations,
+    ...(fanOuts === undefined ? {} : { fanOuts }),
+    ...(doneAtMs === undefined ? {} : { state: 'done' as const, doneAtMs }),
+  };
 }

@@ -12,4 +12,27 @@ export class InMemoryRevalidationStatuses implements RevalidationStatuses {
   get(effectId: string): Promise<RevalidationStatus | undefined> {
     return Promise.resolve(this.rows.get(effectId));
   }
+
+  addMarked(effectId: string, counts: { marked: number; regenerations: number }): Promise<void> {
+    const row = this.rows.get(effectId);
+    if (row !== undefined) {
+      this.rows.set(effectId, {
+        ...row,
+        pages: row.pages + counts.marked,
+        marked: row.marked + counts.marked,
+        regenerations: row.regenerations + counts.regenerations,
+      });
+    }
+    return Promise.resolve();
+  }
+
+  finishFanOut(effectId: string, atMs: number): Promise<void> {
+    const row = this.rows.get(effectId);
+    if (row !== undefined) {
+      const fanOuts = (row.fanOuts ?? 1) - 1;
+      const done = fanOuts <= 0 ? { state: 'done' as const, doneAtMs: atMs } : {};
+      this.rows.set(effectId, { ...row, fanOuts, ...done });
+    }
+    return Promise.resolve();
+  }
 }

@@ -3,7 +3,13 @@
  * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
  * the real transaction does.
  */
-import type { CacheMeta, PageVersion, PassMark } from '../../core/ports.js';
+import type {
+  CacheMeta,
+  FanOutProgress,
+  InProgressEntry,
+  PageVersion,
+  PassMark,
+} from '../../core/ports.js';
 import type { RequestStatus } from '../../core/rows.js';
 import type { RowEnding } from '../request-store/base.js';
 
@@ -41,6 +47,10 @@ export class MemoryTable {
   readonly tagPages = new Map<string, Set<string>>();
   /** `TAG#<tenant>#<tag>` -> when it was last revalidated (epoch ms). */
   readonly tagRevalidatedAt = new Map<string, number>();
+  /** `REVALIDATING#<tenant>#<shard>` -> its entries by `<mode>#<tag>`. */
+  readonly inProgress = new Map<string, Map<string, InProgressEntry>>();
+  /** FANOUT rows, by sort key. */
+  readonly fanOuts = new Map<string, FanOutProgress>();
 
   static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
   static versionId = (pk: string, sk: string): string => `${pk}\u0000${sk}`;

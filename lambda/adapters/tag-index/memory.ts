@@ -28,11 +28,15 @@ export class InMemoryTagIndex implements TagIndex, TagRevalidations {
     return Promise.resolve(removed);
   }
 
-  pages(tenant: string | undefined, tag: string, cursor?: string) {
+  /**
+   * Pages of `limit` pks (2 by default, so tests cross pages), in key order. The cursor is the
+   * last pk read, as DynamoDB's start key: rows removed behind it shift nothing.
+   */
+  pages(tenant: string | undefined, tag: string, cursor?: string, limit = 2) {
     const all = [...(this.state.tagPages.get(tagKey(tenant, tag)) ?? [])].sort();
-    const start = cursor === undefined ? 0 : Number(cursor);
-    const page = all.slice(start, start + 2);
-    const next = start + 2 < all.length ? String(start + 2) : undefined;
+    const after = cursor === undefined ? all : all.filter((pk) => pk > cursor);
+    const page = after.slice(0, limit);
+    const next = after.length > limit ? page[page.length - 1] : undefined;
     return Promise.resolve({ pks: page, next });
   }
 

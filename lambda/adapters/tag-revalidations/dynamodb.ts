@@ -28,7 +28,7 @@ export class DynamoTagRevalidations implements TagRevalidations {
     this.#pageSize = options.pageSize;
   }
 
-  async pages(tenant: string | undefined, tag: string, cursor?: string) {
+  async pages(tenant: string | undefined, tag: string, cursor?: string, limit?: number) {
     const { Items, LastEvaluatedKey } = await this.#client.send(
       new QueryCommand({
         TableName: this.#tableName,
@@ -40,7 +40,7 @@ export class DynamoTagRevalidations implements TagRevalidations {
         },
         ProjectionExpression: '#sk',
         ConsistentRead: true,
-        Limit: this.#pageSize,
+        Limit: limit ?? this.#pageSize,
         ExclusiveStartKey: cursor === undefined ? undefined : decodeCursor(cursor),
       }),
     );

@@ -73,7 +73,7 @@ export interface RevalidationDeps {
 }
 
 /** A page found: where it lives, its key when a path named it, the tags it was found under. */
-interface Target {
+export interface Target {
   readonly pk: string;
   readonly key?: CacheKey | undefined;
   readonly foundUnder: string[];
@@ -96,14 +96,7 @@ export async function revalidate(
     ),
   );
   const targets = await targetsOf(deps, revalidation);
-  const marked = await mapBounded(targets, deps.fanOutConcurrency ?? 32, (target) =>
-    markPage(deps, revalidation, target),
-  );
-  const pages = marked.filter((found) => found !== undefined);
-  const heldAt = heldIndexes(deps, revalidation, marked);
-  const regenerations = revalidation.regenerate
-    ? await queueRegenerations(deps, revalidation, targets, marked, heldAt)
-    : 0;
+  const { pages, regenerations, held } = await markTargets(deps, revalidation, targets);
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const cdn = await deps.cdn.invalidateTags(
     [
@@ -112,7 +105,27 @@ export async function revalidate(
     ],
     { effectId },
   );
-  return { pages: pages.length, regenerations, held: heldOf(targets, marked, heldAt), cdn };
+  return { pages, regenerations, held, cdn };
+}
+
+/**
+ * Marks `targets` (each LOCK then META, `concurrency` at a time), then queues their regenerations
+ * when asked: the part of a revalidation a background fan-out batch repeats on its pages.
+ */
+export async function markTargets(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  targets: readonly Target[],
+): Promise<Omit<RevalidationEffect, 'cdn'>> {
+  const marked = await mapBounded(targets, deps.fanOutConcurrency ?? 32, (target) =>
+    markPage(deps, revalidation, target),
+  );
+  const heldAt = heldIndexes(deps, revalidation, marked);
+  const regenerations = revalidation.regenerate
+    ? await queueRegenerations(deps, revalidation, targets, marked, heldAt)
+    : 0;
+  const pages = marked.filter((found) => found !== undefined).length;
+  return { pages, regenerations, held: heldOf(targets, marked, heldAt) };
 }
 
 /**
@@ -149,12 +162,18 @@ function heldOf(
 /**
  * The pages named by path, then every page indexed under a tag, each once. A path's variants
  * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
+ * `tags: false` leaves the tags to a background fan-out (`fan-out.ts`).
  */
-async function targetsOf(deps: RevalidationDeps, revalidation: Revalidation): Promise<Target[]> {
+export async function targetsOf(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+  options: { readonly tags?: boolean } = {},
+): Promise<Target[]> {
   const targets = new Map<string, Target>();
   for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
   const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
-  for (const tag of [...revalidation.tags, ...variantTags]) {
+  const tags = options.tags === false ? [] : revalidation.tags;
+  for (const tag of [...tags, ...variantTags]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);

@@ -14,10 +14,16 @@ import {
   RenderRefusedError,
 } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
-import { needsNoRegeneration } from '../freshness.js';
+import { isFresh, isHeld } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
 import type { CacheMeta, RegenerationQueue } from '../ports.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
+import {
+  inProgressVerdict,
+  InProgressVerdict,
+  type InProgressReader,
+  type InProgressState,
+} from '../revalidate/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
 import { servePass, type PassDeps, type PassWhy } from './pass.js';
@@ -49,7 +55,14 @@ export interface OriginDeps extends RegenerateDeps, PassDeps {
    */
   readonly overloadFallbackPath?: string | undefined;
   readonly owner?: string | undefined;
+  /**
+   * Revalidations still marking in the background (`revalidate/in-progress.ts`), read beside
+   * META; absent: none are (every revalidation marks its pages before its 202).
+   */
+  readonly inProgress?: InProgressReader | undefined;
 }
+
+const NOTHING_IN_PROGRESS: InProgressState = new Map();
 
 /** How long a CDN may keep the 404 of a path outside the render allow-list. */
 const NOT_RENDERABLE_SHARED_MAX_AGE = 60;
@@ -168,8 +181,12 @@ async function serveKey(
   const now = epochSeconds(deps.clock);
   // Strongly consistent: once a revalidation has answered 202, no read may still see the page
   // fresh (an eventually consistent read can lag, usually under a second). One Query reads META
-  // and the hit-for-pass mark: 1 RCU while both fit in 4 KB, no second round trip.
-  const { meta, pass } = await deps.cacheTable.readPage(cacheKey.pk);
+  // and the hit-for-pass mark: 1 RCU while both fit in 4 KB, no second round trip. The
+  // in-progress revalidations are read beside it (or reused, `InProgressReader`), not after.
+  const [{ meta, pass }, inProgress] = await Promise.all([
+    deps.cacheTable.readPage(cacheKey.pk),
+    deps.inProgress?.read(cacheKey) ?? NOTHING_IN_PROGRESS,
+  ]);
   if (meta === undefined) {
     // A key remembered as pass goes to the upstream at once: no lease, render slot or write.
     if (pass !== undefined && now < pass.until && deps.passThrough !== undefined) {
@@ -179,8 +196,13 @@ async function serveKey(
     return serveMiss(deps, cacheKey, request, { kind: 'page' });
   }
 
+  // A tag still being marked: the page is served as its mark will leave it (STALE, or gone).
+  const verdict = inProgressVerdict(meta, inProgress, deps.clockSkewMarginSeconds ?? 0);
+  if (verdict === InProgressVerdict.Expire) {
+    return serveMiss(deps, cacheKey, request, { kind: 'page', brokenBodyKey: meta.s3Key });
+  }
   // A held page is served like a fresh one: an operator stopped its regeneration.
-  const fresh = needsNoRegeneration(meta, now);
+  const fresh = isHeld(meta, now) || (verdict === undefined && isFresh(meta, now));
   // A page whose regenerations keep failing waits out its backoff: no intent is queued.
   const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
   const state = retryState(meta.failures, now, policy, meta.ttl);

@@ -1,0 +1,208 @@
+import { describe, expect, it } from '@jest/globals';
+import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress/keys.js';
+import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
+import type { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
+import type { FanOutProgressRows } from '../../../../lambda/core/ports.js';
+import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
+import {
+  acceptRevalidation,
+  markBatch,
+  resumeStalledFanOuts,
+  type FanOutDeps,
+} from '../../../../lambda/core/revalidate/fan-out.js';
+import { revalidate } from '../../../../lambda/core/revalidate/revalidation.js';
+import { backgroundService, counted } from '../../../helpers/fan-out.js';
+
+/** Progress rows whose advance ignores the cursor it read (the guard removed). */
+function blindProgress(state: MemoryTable): FanOutProgressRows {
+  const rows = new InMemoryFanOutProgressRows(state);
+  rows.advance = (progress, input) => {
+    const row = state.fanOuts.get(fanOutSortKey(progress));
+    if (row === undefined) return Promise.resolve(false);
+    const marked = row.marked + input.marked;
+    state.fanOuts.set(fanOutSortKey(progress), { ...row, cursor: input.to, marked });
+    return Promise.resolve(true);
+  };
+  return rows;
+}
+
+/** `deps` with every port counted, calls by name in order. */
+function countedDeps(deps: FanOutDeps, calls: string[]): FanOutDeps {
+  return {
+    ...deps,
+    marks: counted('marks', deps.marks, calls),
+    tagIndex: counted('tagIndex', deps.tagIndex, calls),
+    queue: counted('queue', deps.queue, calls),
+    cdn: counted('cdn', deps.cdn, calls),
+    inProgress: counted('inProgress', deps.inProgress, calls),
+    progress: counted('progress', deps.progress, calls),
+    fanOutQueue: counted('fanOutQueue', deps.fanOutQueue, calls),
+    statuses: counted('statuses', deps.statuses, calls),
+  };
+}
+
+/** A service whose tag `post` indexes `pages` pages (index rows only: marking finds no META). */
+async function indexed(pages: number) {
+  const ctx = backgroundService();
+  for (let page = 0; page < pages; page += 1) {
+    await ctx.tagIndex.add(undefined, `CACHE#${String(page).padStart(6, '0')}`, ['post']);
+  }
+  return ctx;
+}
+
+describe('acceptRevalidation (unit, in-memory ports)', () => {
+  it('makes the same port calls before its 202 for 1 page and for 1,000 pages', async () => {
+    const callsFor = async (pages: number, apply: typeof acceptRevalidation) => {
+      const ctx = await indexed(pages);
+      const calls: string[] = [];
+      await apply(countedDeps(ctx.deps, calls), ctx.revalidation());
+      return calls.sort();
+    };
+    const one = await callsFor(1, acceptRevalidation);
+    expect(await callsFor(1_000, acceptRevalidation)).toEqual(one);
+    expect(one.filter((call) => call.startsWith('marks.'))).toEqual([]);
+    // Control: marking every page before the answer (revalidate) makes calls per page.
+    const sync = (deps: FanOutDeps, r: Parameters<typeof revalidate>[1]) =>
+      revalidate(deps, r).then((effect) => ({ ...effect, marking: { tags: 0 } }));
+    expect((await callsFor(1_000, sync)).length).toBeGreaterThan((await callsFor(1, sync)).length);
+  });
+
+  it('after the 202 and before any batch, a fresh tagged page is STALE (stale) or MISS (expire); without the check it is a HIT', async () => {
+    for (const [mode, expected, body] of [
+      ['stale', 'STALE', '#1'],
+      ['expire', 'MISS', '#2'],
+    ] as const) {
+      const ctx = backgroundService();
+      const control = backgroundService({ withCheck: false });
+      for (const c of [ctx, control]) {
+        await c.get('/blog/a');
+        expect((await c.get('/blog/a')).cacheStatus).toBe('HIT');
+        await acceptRevalidation(c.deps, c.revalidation({ mode }));
+        expect(c.queue.fanOuts).toHaveLength(1); // no batch has run
+      }
+      const answer = await ctx.get('/blog/a');
+      expect(answer.cacheStatus).toBe(expected);
+      expect(new TextDecoder().decode(answer.body)).toContain(body);
+      expect((await control.get('/blog/a')).cacheStatus).toBe('HIT');
+    }
+  });
+
+  it('a render started in the revalidation second counts as older; one started after the margin is a HIT', async () => {
+    const ctx = backgroundService();
+    await acceptRevalidation(ctx.deps, ctx.revalidation());
+    // The page is first rendered 1 s after the revalidation: within the 2 s skew margin.
+    ctx.clock.advance(1);
+    await ctx.get('/blog/a');
+    expect((await ctx.get('/blog/a')).cacheStatus).toBe('STALE');
+    const later = backgroundService();
+    await acceptRevalidation(later.deps, later.revalidation());
+    later.clock.advance(3);
+    await later.get('/blog/a');
+    expect((await later.get('/blog/a')).cacheStatus).toBe('HIT');
+  });
+
+  it('the later time wins an entry, and stale and expire stay separate entries', async () => {
+    const ctx = backgroundService();
+    const first = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, first);
+    const second = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, second);
+    await ctx.inProgress.begin(undefined, 0, { key: 'stale#post', atMs: 1, effectId: 'rv_old' });
+    const expired = ctx.revalidation({ mode: 'expire' });
+    await acceptRevalidation(ctx.deps, expired);
+    for (let shard = 0; shard < 4; shard += 1) {
+      const state = await ctx.inProgress.read(undefined, shard);
+      expect(state.get('stale#post')?.effectId).toBe(second.effectId);
+      expect(state.get('expire#post')?.effectId).toBe(expired.effectId);
+    }
+  });
+});
+
+describe('markBatch (unit, in-memory ports)', () => {
+  it('marks every page in batches, then removes its entries from every shard and is done', async () => {
+    const ctx = backgroundService({ tagsOf: () => ['post'], batchSize: 2 });
+    for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    const steps = await ctx.drain();
+    expect(steps.map((step) => step.outcome)).toEqual(['marked', 'marked', 'done']);
+    const status = await ctx.deps.statuses.get(revalidation.effectId);
+    expect(status).toMatchObject({ state: 'done', marked: 5, pages: 5 });
+    for (let shard = 0; shard < 4; shard += 1) {
+      expect((await ctx.inProgress.read(undefined, shard)).size).toBe(0);
+    }
+    expect(ctx.state.fanOuts.size).toBe(0);
+    expect([...ctx.state.metas.values()].every((meta) => meta.revalidateSeconds === 0)).toBe(true);
+  });
+
+  it('a superseded fan-out stops and counts itself done; alone, it marks', async () => {
+    const ctx = backgroundService();
+    await ctx.get('/a');
+    const first = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, first);
+    const second = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, second);
+    const steps = await ctx.drain();
+    expect(steps.map((step) => step.outcome)).toEqual(['superseded', 'done']);
+    expect(await ctx.deps.statuses.get(first.effectId)).toMatchObject({ state: 'done', marked: 0 });
+    expect(await ctx.deps.statuses.get(second.effectId)).toMatchObject({ marked: 1 });
+  });
+
+  it('a duplicate step neither doubles `marked` nor moves the cursor; without the cursor condition it does', async () => {
+    const run = async (blind: boolean) => {
+      const ctx = backgroundService({ batchSize: 2 });
+      for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
+      if (blind) Object.assign(ctx.deps, { progress: blindProgress(ctx.state) });
+      const revalidation = ctx.revalidation();
+      await acceptRevalidation(ctx.deps, revalidation);
+      // Two copies of the first step run at once: both read the cursor before either moves it.
+      const first = parseFanOut(ctx.queue.fanOuts.shift()?.body ?? '');
+      const copies = await Promise.all([markBatch(ctx.deps, first), markBatch(ctx.deps, first)]);
+      expect(copies.map((step) => step.outcome).sort()).toEqual(
+        blind ? ['marked', 'marked'] : ['duplicate', 'marked'],
+      );
+      await ctx.drain();
+      return (await ctx.deps.statuses.get(revalidation.effectId))?.marked;
+    };
+    expect(await run(false)).toBe(5);
+    // Control: an advance that ignores the cursor it read lets both copies count their batch.
+    expect(await run(true)).toBe(7);
+  });
+
+  it('the sweeper resends a fan-out that stopped, and leaves a recent one alone', async () => {
+    const ctx = backgroundService();
+    await ctx.get('/a');
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    ctx.queue.fanOuts.splice(0); // the step is lost
+    const sweep = () => resumeStalledFanOuts(ctx.deps, { stalledAfterMs: 300_000, limit: 10 });
+    ctx.clock.advance(100);
+    expect(await sweep()).toEqual([]);
+    expect(ctx.queue.fanOuts).toHaveLength(0);
+    ctx.clock.advance(201);
+    expect(await sweep()).toHaveLength(1);
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['done']);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({ state: 'done' });
+  });
+
+  it('the last batch removes an entry only while it is its own', async () => {
+    const ctx = backgroundService();
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    // A later revalidation of the tag lands on shard 2 between this step's check and its end.
+    const read = ctx.inProgress.read.bind(ctx.inProgress);
+    Object.assign(ctx.deps, {
+      inProgress: Object.assign(Object.create(ctx.inProgress) as object, {
+        read: async (tenant: string | undefined, shard: number) => {
+          const state = await read(tenant, shard);
+          const key = 'stale#post';
+          await ctx.inProgress.begin(undefined, 2, { key, atMs: 9e15, effectId: 'rv_later' });
+          return state;
+        },
+      }),
+    });
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['done']);
+    expect((await ctx.inProgress.read(undefined, 2)).get('stale#post')?.effectId).toBe('rv_later');
+    expect((await ctx.inProgress.read(undefined, 1)).size).toBe(0);
+  });
+});
