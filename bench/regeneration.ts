@@ -75,7 +75,7 @@ export async function regeneration(
       },
       bare: (cacheKey: CacheKey) => sameCalls(s, clients.bare, cacheKey),
     };
-    const warmUp = concurrency * 2;
+    const warmUp = Math.max(20, concurrency * 2);
     const keysOf = {
       isr: await seedStaleKeys(s, 'isr', keys + warmUp, seedGeneratedAt),
       bare: await seedStaleKeys(s, 'bare', keys + warmUp, seedGeneratedAt),

@@ -3,9 +3,21 @@
  * `drain` until the last page is marked. The inline marking marks every page before its 202
  * (drain has nothing left to do); a background fan-out plugs in here with its own pair.
  */
+import { setTimeout as wait } from 'node:timers/promises';
+import { InMemoryFanOutProgressRows } from '../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryRegenerationQueue } from '../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-status/dynamodb.js';
+import { InMemoryRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/memory.js';
+import { MemoryTable } from '../lambda/adapters/shared/memory-table.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { CdnPurge } from '../lambda/core/ports.js';
+import {
+  acceptRevalidation,
+  markBatch,
+  type FanOutDeps,
+} from '../lambda/core/revalidate/fan-out.js';
+import { parseFanOut } from '../lambda/core/revalidate/fan-out-message.js';
 import { revalidate } from '../lambda/core/revalidate/revalidation.js';
 import type { AwsClients } from '../lambda/shared/aws-clients.js';
 import type { Scenario } from './fixture.js';
@@ -14,8 +26,8 @@ export interface TagMarking {
   readonly name: string;
   /** One revalidation of `tag` in mode stale, until its 202. */
   accept(tag: string, effectId: string): Promise<{ readonly pages: number }>;
-  /** Runs what the 202 left in the background until every page is marked. */
-  drain(): Promise<void>;
+  /** Runs what the 202 left in the background until every page is marked. @returns pages marked */
+  drain(): Promise<number>;
 }
 
 /** Builds the system on the scenario's table, with clients the bench counts calls on. */
@@ -51,6 +63,55 @@ export const inlineMarking: MarkingFactory = (s, clients) => {
       });
       return { pages: effect.pages };
     },
-    drain: () => Promise.resolve(),
+    drain: () => Promise.resolve(0),
+  };
+};
+
+/**
+ * The background fan-out (issue 23): `accept` is the revalidate function up to its 202 (its
+ * real 250 ms wait included), `drain` runs the queued steps one after the other as the worker
+ * does. Page marks, the tag index and the status row are on DynamoDB Local; the in-progress and
+ * progress rows and the queue are the in-memory adapters until their DynamoDB ones land, so
+ * their writes (a few per tag, one cursor move per step) are counted, not sent.
+ */
+export const fanOutMarking: MarkingFactory = (s, clients) => {
+  const tables = { client: clients.dynamodb, tableName: s.tableName };
+  const memory = new MemoryTable();
+  const queue = new InMemoryRegenerationQueue();
+  const deps: FanOutDeps = {
+    marks: new DynamoRevalidationMarks(tables),
+    tagIndex: new DynamoTagRevalidations(tables),
+    queue,
+    cdn: noCdn,
+    clock: { now: () => s.clock.now(), sleep: (ms: number) => wait(ms) },
+    deployId: 'bench',
+    inProgress: new InMemoryRevalidationsInProgress(memory),
+    shards: 4,
+    progress: new InMemoryFanOutProgressRows(memory),
+    fanOutQueue: queue,
+    statuses: new DynamoRevalidationStatuses(tables),
+    batchSize: 100,
+    inProgressCacheMs: 250,
+  };
+  return {
+    name: 'background fan-out: 100 pages a step, in-progress rows honoured from the 202',
+    accept: async (tag, effectId) => {
+      const accepted = await acceptRevalidation(deps, {
+        tenant: undefined,
+        keys: [],
+        tags: [tag],
+        mode: 'stale',
+        regenerate: false,
+        effectId,
+      });
+      return { pages: accepted.pages };
+    },
+    drain: async () => {
+      let marked = 0;
+      for (let step = queue.fanOuts.shift(); step !== undefined; step = queue.fanOuts.shift()) {
+        marked += (await markBatch(deps, parseFanOut(step.body))).marked;
+      }
+      return marked;
+    },
   };
 };
