@@ -97,11 +97,14 @@ async function measure(
   const started = performance.now();
   const accepted = await system.accept(tag, effectId);
   const acceptMs = performance.now() - started;
+  note(pages, `202 after ${round(acceptMs, 0)} ms (one page: ${round(onePageAcceptMs, 0)} ms)`);
   const drained = await system.drain();
   const staleMs = performance.now() - started;
+  note(pages, `${drained + accepted.pages} pages marked after ${round(staleMs, 0)} ms`);
   const spent = { ...tally };
   const staleAfter = await countMarked(s, effectId);
   const floorMs = await floor(s, pks);
+  note(pages, `floor: ${round(floorMs, 0)} ms`);
   const perSecond = (ms: number) => round((pages / ms) * 1000, 0);
   return {
     pages,
@@ -119,6 +122,10 @@ async function measure(
     calls: spent.calls,
   };
 }
+
+/** Each figure on stderr as it is measured: a long run that is stopped keeps what it had. */
+const note = (pages: number, line: string) =>
+  console.error(`  revalidation, ${pages} pages: ${line}`);
 
 /** The median 202 of a one-page tag, after one unmeasured revalidation of it. */
 async function onePageAccept(system: ReturnType<MarkingFactory>): Promise<number> {

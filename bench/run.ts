@@ -117,6 +117,14 @@ try {
             ['ratio (target <= 1.2)', hit.ratioP50, hit.ratioP99],
             ['bare pair + tag-state read (design not chosen)', hit.tagRead.p50, hit.tagRead.p99],
             ['its ratio to the bare pair', hit.tagReadRatioP50, hit.tagReadRatioP99],
+            [
+              'bare pair + in-progress shard, reused 250 ms',
+              hit.inProgress.p50,
+              hit.inProgress.p99,
+            ],
+            ['its ratio to the bare pair (<= 1.1)', hit.inProgressRatioP50, hit.inProgressRatioP99],
+            ['  the same read on every request', hit.inProgressEvery.p50, hit.inProgressEvery.p99],
+            ['  its ratio', hit.inProgressEveryRatioP50, hit.inProgressEveryRatioP99],
           ]),
         );
       },
