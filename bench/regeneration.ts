@@ -129,12 +129,20 @@ export async function regeneration(
         cpuMs: per(cpuMs),
       };
     };
+    const worker = perRegeneration(tallies.isr, latency.isr, cpu.isr);
+    const baseline = perRegeneration(tallies.bare, latency.bare, cpu.bare);
+    // The ratio means something only while the baseline makes the worker's calls.
+    if (JSON.stringify(sorted(worker.calls)) !== JSON.stringify(sorted(baseline.calls))) {
+      throw new Error(
+        `the baseline's calls ${JSON.stringify(baseline.calls)} differ from the worker's ${JSON.stringify(worker.calls)}`,
+      );
+    }
     const rate = (ms: number) => ({ ms: round(ms, 0), perSecond: round((keys / ms) * 1000, 1) });
     return {
       keys,
       concurrency,
-      perRegeneration: perRegeneration(tallies.isr, latency.isr, cpu.isr),
-      baseline: perRegeneration(tallies.bare, latency.bare, cpu.bare),
+      perRegeneration: worker,
+      baseline,
       isr: rate(elapsed.isr),
       bare: rate(elapsed.bare),
       ratio: round(elapsed.isr / elapsed.bare, 2),
@@ -149,6 +157,9 @@ export async function regeneration(
     s.destroy();
   }
 }
+
+const sorted = (calls: Record<string, number>) =>
+  Object.entries(calls).sort(([a], [b]) => a.localeCompare(b));
 
 /** The intent a stale hit on the seeded generation queues. */
 const workerMessage = (cacheKey: CacheKey, observedGeneratedAt: number) => ({
