@@ -17,6 +17,10 @@ import { S3BodyListing } from '../../lambda/adapters/body-listing/s3.js';
 import { DynamoBodyReferences } from '../../lambda/adapters/body-references/dynamodb.js';
 import { InMemoryBodyReferences } from '../../lambda/adapters/body-references/memory.js';
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
+import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
+import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
+import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';
@@ -50,7 +54,9 @@ import type {
   CacheTable,
   DeadLetter,
   DeadLetterQueue,
+  FanOutProgressRows,
   PageHistory,
+  RevalidationsInProgress,
   PendingPurges,
   RevalidationStatuses,
   BatchRegenerationQueue,
@@ -81,6 +87,8 @@ export interface TableSubject {
   readonly references: BodyReferences;
   readonly requests: RequestStore;
   readonly statusIndex: StatusIndexReader;
+  readonly inProgress: RevalidationsInProgress;
+  readonly fanOutProgress: FanOutProgressRows;
   /** Puts a row in the status index, as the writers of REQ#, LOCK and a broken META do. */
   indexRow(shard: string, row: StatusRow): Promise<void>;
   destroy(): void;
@@ -104,6 +112,8 @@ export function memoryTableSubject(): Promise<TableSubject> {
     references: new InMemoryBodyReferences(state),
     requests: new InMemoryRequestStore(state, clock),
     statusIndex,
+    inProgress: new InMemoryRevalidationsInProgress(state),
+    fanOutProgress: new InMemoryFanOutProgressRows(state),
     indexRow: (shard, row) => Promise.resolve(statusIndex.add(shard, row)),
     destroy: () => undefined,
   });
@@ -129,6 +139,8 @@ export async function dynamoTableSubject(): Promise<TableSubject> {
     references: new DynamoBodyReferences(table),
     requests: new RequestRowStore({ ...table, clock }),
     statusIndex: new DynamoStatusIndexReader(table),
+    inProgress: new DynamoRevalidationsInProgress(table),
+    fanOutProgress: new DynamoFanOutProgressRows(table),
     indexRow: (shard, row) => putIndexedRow(clients, tableName, shard, row),
     destroy: () => clients.dynamodb.destroy(),
   };

@@ -5,7 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { encodeIntent, type QueuedIntent, type RegenerationIntent } from '../../core/intent.js';
-import type { BatchRegenerationQueue } from '../../core/ports.js';
+import type { BatchRegenerationQueue, FanOutQueue } from '../../core/ports.js';
 
 /** SQS takes at most 10 entries per SendMessageBatch. */
 export const SQS_BATCH_SIZE = 10;
@@ -18,7 +18,7 @@ export interface SqsRegenerationQueueOptions {
   readonly queueUrl: string;
 }
 
-export class SqsRegenerationQueue implements BatchRegenerationQueue {
+export class SqsRegenerationQueue implements BatchRegenerationQueue, FanOutQueue {
   readonly #client: SQSClient;
   readonly #queueUrl: string;
 
@@ -35,6 +35,21 @@ export class SqsRegenerationQueue implements BatchRegenerationQueue {
       new SendMessageCommand({
         QueueUrl: this.#queueUrl,
         MessageBody: encodeIntent(intent),
+        MessageDeduplicationId: options.deduplicationId,
+        MessageGroupId: options.groupId,
+      }),
+    );
+  }
+
+  /** A revalidation's fan-out step, on the same FIFO queue (its body says which kind it is). */
+  async sendFanOut(
+    body: string,
+    options: { deduplicationId: string; groupId: string },
+  ): Promise<void> {
+    await this.#client.send(
+      new SendMessageCommand({
+        QueueUrl: this.#queueUrl,
+        MessageBody: body,
         MessageDeduplicationId: options.deduplicationId,
         MessageGroupId: options.groupId,
       }),

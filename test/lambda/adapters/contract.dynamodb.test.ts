@@ -9,6 +9,8 @@ import { requestStoreContract } from './request-store/contract.js';
 import { revalidationMarksContract } from './revalidation-marks/contract.js';
 import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
+import { fanOutProgressContract } from './fan-out-progress/contract.js';
+import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
 
@@ -23,3 +25,5 @@ revalidationStatusesContract('DynamoDB Local', dynamoTableSubject);
 sweepCursorContract('DynamoDB Local', dynamoTableSubject);
 bodyReferencesContract('DynamoDB Local', dynamoTableSubject);
 statusIndexReaderContract('DynamoDB Local', dynamoTableSubject);
+revalidationsInProgressContract('DynamoDB Local', dynamoTableSubject);
+fanOutProgressContract('DynamoDB Local', dynamoTableSubject);

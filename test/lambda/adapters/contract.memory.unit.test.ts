@@ -21,6 +21,8 @@ import { requestStoreContract } from './request-store/contract.js';
 import { revalidationMarksContract } from './revalidation-marks/contract.js';
 import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
+import { fanOutProgressContract } from './fan-out-progress/contract.js';
+import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
 
@@ -39,3 +41,5 @@ bodyStoreContract('memory', () => memoryBucketSubject(LISTED_PREFIX));
 bodyListingContract('memory', () => memoryBucketSubject(LISTED_PREFIX));
 regenerationQueueContract('memory', memoryQueueSubject);
 deadLetterQueueContract('memory', memoryQueueSubject);
+revalidationsInProgressContract('memory', memoryTableSubject);
+fanOutProgressContract('memory', memoryTableSubject);
