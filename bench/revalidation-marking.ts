@@ -4,12 +4,11 @@
  * (drain has nothing left to do); a background fan-out plugs in here with its own pair.
  */
 import { setTimeout as wait } from 'node:timers/promises';
-import { InMemoryFanOutProgressRows } from '../lambda/adapters/fan-out-progress/memory.js';
+import { DynamoFanOutProgressRows } from '../lambda/adapters/fan-out-progress/dynamodb.js';
 import { InMemoryRegenerationQueue } from '../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';
 import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-status/dynamodb.js';
-import { InMemoryRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/memory.js';
-import { MemoryTable } from '../lambda/adapters/shared/memory-table.js';
+import { DynamoRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { CdnPurge } from '../lambda/core/ports.js';
 import {
@@ -70,13 +69,11 @@ export const inlineMarking: MarkingFactory = (s, clients) => {
 /**
  * The background fan-out (issue 23): `accept` is the revalidate function up to its 202 (its
  * real 250 ms wait included), `drain` runs the queued steps one after the other as the worker
- * does. Page marks, the tag index and the status row are on DynamoDB Local; the in-progress and
- * progress rows and the queue are the in-memory adapters until their DynamoDB ones land, so
- * their writes (a few per tag, one cursor move per step) are counted, not sent.
+ * does. Every row is on DynamoDB Local (page marks, tag index, status, in-progress and progress
+ * rows); the queue is in memory, so the figures are the marking's, not local SQS's latency.
  */
 export const fanOutMarking: MarkingFactory = (s, clients) => {
   const tables = { client: clients.dynamodb, tableName: s.tableName };
-  const memory = new MemoryTable();
   const queue = new InMemoryRegenerationQueue();
   const deps: FanOutDeps = {
     marks: new DynamoRevalidationMarks(tables),
@@ -85,9 +82,9 @@ export const fanOutMarking: MarkingFactory = (s, clients) => {
     cdn: noCdn,
     clock: { now: () => s.clock.now(), sleep: (ms: number) => wait(ms) },
     deployId: 'bench',
-    inProgress: new InMemoryRevalidationsInProgress(memory),
+    inProgress: new DynamoRevalidationsInProgress(tables),
     shards: 4,
-    progress: new InMemoryFanOutProgressRows(memory),
+    progress: new DynamoFanOutProgressRows(tables),
     fanOutQueue: queue,
     statuses: new DynamoRevalidationStatuses(tables),
     batchSize: 100,
