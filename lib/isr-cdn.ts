@@ -189,6 +189,9 @@ export interface PageDistributionOptions {
    * function sends all but GET/HEAD upstream) and a 404 is never cached for lack of headers.
    */
   readonly routesToUpstream?: boolean | undefined;
+  /** Behaviours on the pages' origin besides the default one (`keyRuleBehaviours`). */
+  readonly pageBehaviours?:
+    ((pages: BehaviorOptions) => Record<string, BehaviorOptions>) | undefined;
 }
 
 /** What the pages' behaviour needs, on the service's distribution or on one the user brings. */
@@ -254,9 +257,11 @@ export function createPageDistribution(
   options: PageDistributionOptions,
 ): Distribution {
   const logs = options.accessLogsBucket;
+  const pages = pageBehaviour(scope, id, options);
   const distribution = new Distribution(scope, id, {
     comment: 'ISR pages',
-    defaultBehavior: pageBehaviour(scope, id, options),
+    defaultBehavior: pages,
+    additionalBehaviors: options.pageBehaviours?.(pages),
     httpVersion: HttpVersion.HTTP2_AND_3,
     // CloudFront keeps an error without Cache-Control 10 s by default; a 404 of a renamed asset
     // or of an API must not outlive the upstream's deploy (the origin's gone pages say s-maxage).

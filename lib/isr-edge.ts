@@ -3,6 +3,7 @@
  * headers policies, the optional rate-limiting web ACL, the distribution and its optional standard logging v2.
  */
 import type {
+  BehaviorOptions,
   CachePolicy,
   Distribution,
   Function as CloudFrontFunction,
@@ -31,6 +32,7 @@ import {
 import {
   addUpstreamBehaviours,
   createViewerRequestFunction,
+  keyRuleBehaviours,
   type UpstreamBehaviours,
 } from './isr-routing.js';
 import type { IsrServiceProps } from './isr-service-props.js';
@@ -104,6 +106,11 @@ export function createPageEdge(
     originTimeout: settings.originTimeout,
     viewerRequestFunction,
     routesToUpstream: upstream !== undefined,
+    pageBehaviours:
+      upstream === undefined || settings.keyRules.length === 0
+        ? undefined
+        : (behaviour: BehaviorOptions) =>
+            keyRuleBehaviours(scope, behaviour, settings.keyRules, settings.tenantHeader),
   };
   const { distribution, staticCachePolicy } =
     props.distribution === undefined
@@ -115,7 +122,7 @@ export function createPageEdge(
         )
       : existingDistribution(scope, props.distribution as Distribution, {
           pathPattern: props.pathPattern ?? '',
-          pages: pageBehaviour(scope, 'Pages', pages),
+          ...existingPages(scope, pages),
           cacheTagHeader: settings.cacheTagHeader,
           upstream,
         });
@@ -134,6 +141,15 @@ export function createPageEdge(
     upstreamOrigin,
     staticCachePolicy,
   };
+}
+
+/** The pages' behaviour on the user's distribution, and its key rules' behaviours. */
+function existingPages(
+  scope: Construct,
+  pages: Parameters<typeof pageBehaviour>[2] & Pick<PageDistributionOptions, 'pageBehaviours'>,
+) {
+  const behaviour = pageBehaviour(scope, 'Pages', pages);
+  return { pages: behaviour, keyBehaviours: pages.pageBehaviours?.(behaviour) };
 }
 
 /** Today's default: a distribution of the service's own, the pages on its default behaviour. */

@@ -20,6 +20,8 @@ export interface ExistingDistributionPages {
   readonly cacheTagHeader: string;
   /** With an upstream: its static and bypass behaviours, before the pages'. */
   readonly upstream: UpstreamBehaviours | undefined;
+  /** Key rules' behaviours on the pages' origin (`keyRuleBehaviours`), before the pages'. */
+  readonly keyBehaviours?: Readonly<Record<string, BehaviorOptions>> | undefined;
 }
 
 /** The service each distribution already carries: CacheTagConfig holds one header. */
@@ -38,11 +40,16 @@ export function addPagesToDistribution(scope: Construct, input: ExistingDistribu
     input.upstream === undefined
       ? undefined
       : addUpstreamBehaviours(scope, distribution, input.upstream);
+  const keyed = Object.entries(input.keyBehaviours ?? {});
+  for (const [pattern, behaviour] of keyed) {
+    distribution.addBehavior(pattern, behaviour.origin, behaviour);
+  }
   distribution.addBehavior(input.pathPattern, input.pages.origin, input.pages);
   enableCacheTags(distribution, input.cacheTagHeader);
   const patterns = [
     ...(input.upstream?.staticPrefixes.map((prefix) => `${prefix}*`) ?? []),
     ...(input.upstream?.bypassPaths.map((path) => path.replace(/\*\*/g, '*')) ?? []),
+    ...keyed.map(([pattern]) => pattern),
     input.pathPattern,
   ];
   scope.node.addValidation({ validate: () => sharedBehaviourProblems(distribution, patterns) });

@@ -17,10 +17,12 @@ import {
   FunctionRuntime,
   OriginRequestPolicy,
   ViewerProtocolPolicy,
+  type BehaviorOptions,
   type Distribution,
   type IOrigin,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
+import type { KeyRule } from '../lambda/core/key-rules.js';
 import {
   needsViewerRequestFunction,
   viewerRequestFunctionSource,
@@ -69,6 +71,42 @@ export function createStaticCachePolicy(scope: Construct, tenantHeader: string |
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,
   });
+}
+
+/**
+ * Each key rule (`keyRules`, e.g. Next.js's `/_next/image`) as a behaviour of the pages' origin,
+ * keyed on exactly what the origin keys it on: its query parameters, the Accept header the
+ * viewer-request function normalised (one of three values, so keying on it is sound), and the
+ * tenant header; no cookie. TTLs defer to the origin, as the pages' policy does.
+ */
+export function keyRuleBehaviours(
+  scope: Construct,
+  pages: BehaviorOptions,
+  rules: readonly KeyRule[],
+  tenantHeader: string | undefined,
+): Record<string, BehaviorOptions> {
+  const behaviours: Record<string, BehaviorOptions> = {};
+  rules.forEach((rule, index) => {
+    const headers = [
+      ...(tenantHeader === undefined ? [] : [tenantHeader]),
+      ...(rule.accept === 'image' ? ['accept'] : []),
+    ];
+    const cachePolicy = new CachePolicy(scope, `KeyRuleCachePolicy${index}`, {
+      cachePolicyName: stackRegionName(scope, `key-rule-${index}`, MAX_POLICY_NAME_LENGTH),
+      comment: `ISR ${rule.path}: its query parameters and the normalised Accept only`,
+      minTtl: Duration.seconds(0),
+      defaultTtl: Duration.seconds(0),
+      maxTtl: Duration.days(365),
+      queryStringBehavior: CacheQueryStringBehavior.allowList(...rule.params.map((p) => p.name)),
+      headerBehavior:
+        headers.length === 0
+          ? CacheHeaderBehavior.none()
+          : CacheHeaderBehavior.allowList(...headers),
+      cookieBehavior: CacheCookieBehavior.none(),
+    });
+    behaviours[rule.path.replace(/\*\*/g, '*')] = { ...pages, cachePolicy };
+  });
+  return behaviours;
 }
 
 export interface UpstreamBehaviours {

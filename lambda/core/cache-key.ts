@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
 import type { PathMatcher } from './path-patterns.js';
+import { keyParamsVerdict, keyRuleOf, normalisedAcceptOf, type KeyRule } from './key-rules.js';
 import { partitionKey, TENANT_PATTERN } from './rows.js';
 import { normaliseVariant, VARIANT_SEPARATOR, type VariantRule } from './variants.js';
 
@@ -35,6 +36,8 @@ export interface CacheKeyPolicy {
   readonly renderable?: PathMatcher | undefined;
   /** Headers that select a representation of a page (`core/variants.ts`). @default none */
   readonly variants?: readonly VariantRule[] | undefined;
+  /** Paths keyed on their own parameters and Accept instead (`core/key-rules.ts`). @default none */
+  readonly keyRules?: readonly KeyRule[] | undefined;
 }
 
 export interface CacheKeyInput {
@@ -83,13 +86,22 @@ export function normaliseCacheKey(input: CacheKeyInput, policy: CacheKeyPolicy):
   if (policy.renderable !== undefined && !policy.renderable(path)) {
     reject(InvalidKeyReason.PathNotRenderable, `${path} is not one of the paths rendered here`);
   }
-  const query = normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams);
+  const rule = keyRuleOf(policy.keyRules ?? [], path);
+  const query =
+    rule === null
+      ? normaliseQuery(input.rawQueryString ?? '', policy.allowedQueryParams)
+      : keyRuleQuery(rule, input.rawQueryString ?? '');
   const pageKey = query ? `${path}?${query}` : path;
   if (pageKey.length > maxKeyLength) {
     reject(InvalidKeyReason.TooLong, `cache key is longer than ${maxKeyLength} characters`);
   }
   const pageHash = sha256Hex(pageKey);
-  const variant = normaliseVariant(input.variantHeaders, policy.variants ?? []);
+  const variant =
+    rule === null
+      ? normaliseVariant(input.variantHeaders, policy.variants ?? [])
+      : rule.accept === 'image'
+        ? `accept=${encodeURIComponent(normalisedAcceptOf(input.variantHeaders?.accept))}`
+        : '';
   if (variant === '') {
     return {
       tenant,
@@ -217,6 +229,34 @@ function normaliseQuery(rawQuery: string, allowed: readonly string[]): string {
   return pairs
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
     .join('&');
+}
+
+/**
+ * A key rule's canonical query: its parameters only, each once and within its bounds.
+ * @throws InvalidCacheKeyError (`query-out-of-bounds`)
+ */
+function keyRuleQuery(rule: KeyRule, rawQuery: string): string {
+  const query = normaliseQuery(
+    rawQuery,
+    rule.params.map((param) => param.name),
+  );
+  const pairs = query.split('&').filter((pair) => pair !== '');
+  const values: Record<string, string> = {};
+  for (const pair of pairs) {
+    const [name, value] = pair.split('=').map(decodeURIComponent);
+    if (values[name] !== undefined)
+      reject(InvalidKeyReason.QueryOutOfBounds, `${name} is repeated`);
+    values[name] = value ?? '';
+  }
+  const verdict = keyParamsVerdict(rule, values);
+  if (verdict === 'pass') {
+    reject(
+      InvalidKeyReason.QueryOutOfBounds,
+      'an absolute url is passed to the upstream at the edge',
+    );
+  }
+  if (verdict !== '') reject(InvalidKeyReason.QueryOutOfBounds, verdict);
+  return query;
 }
 
 /** Percent-encodes a segment, leaving RFC 3986 path characters (sub-delims, ':' and '@') readable. */

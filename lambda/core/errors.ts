@@ -46,6 +46,8 @@ export const InvalidKeyReason = {
   PathNotRenderable: 'path-not-renderable',
   /** A variant header's value outside its configured bounds (`core/variants.ts`). */
   VariantOutOfBounds: 'variant-out-of-bounds',
+  /** A key rule's query parameter missing, repeated or outside its bounds (`core/key-rules.ts`). */
+  QueryOutOfBounds: 'query-out-of-bounds',
 } as const;
 export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 

@@ -440,6 +440,8 @@ export interface TagRowRemoval {
  */
 export interface TagIndex extends TagRowRemoval {
   add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
+  /** How many pages `tag` indexes, counted up to `limit` (a page's variants: `variantTagOf`). */
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<number>;
   /** When each of `tags` was last revalidated (epoch ms); tags never revalidated are absent. */
   revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
 }

@@ -7,6 +7,8 @@
  * closures over this module, indexed loops, `indexOf`, string and boolean literals only.
  */
 
+import type { KeyRule } from './key-rules.js';
+
 /** Where a request goes: the page cache, the upstream as it is, or the upstream's own assets. */
 export const TrafficClass = { Cached: 'cached', Pass: 'pass', Static: 'static' } as const;
 export type TrafficClass = (typeof TrafficClass)[keyof typeof TrafficClass];
@@ -51,6 +53,11 @@ export interface TrafficRules {
    * edge leaves them to the cache policy, which drops them. @default none
    */
   readonly ignoredQueryParams?: readonly string[] | undefined;
+  /**
+   * Paths keyed on their own parameters (`core/key-rules.ts`): any other parameter there is
+   * dropped, never a reason to pass. @default none
+   */
+  readonly keyRules?: readonly KeyRule[] | undefined;
 }
 
 /** The parts of a request the rules read, from CloudFront's event or a function URL event alike. */
@@ -100,6 +107,10 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
     if (facts.headerNames.indexOf(rules.bypassHeaders[i]) >= 0) {
       return { class: 'pass', reason: 'bypass-header' };
     }
+  }
+  const keyed = rules.keyRules || [];
+  for (let i = 0; i < keyed.length; i++) {
+    if (matchesPathPattern(keyed[i].path, path)) return { class: 'cached', reason: 'page' };
   }
   if (rules.unknownQuery === 'pass') {
     const ignored = rules.ignoredQueryParams || [];
@@ -246,4 +257,5 @@ export const toTrafficRules = (settings: TrafficRules): TrafficRules => ({
   ...(settings.ignoredQueryParams?.length
     ? { ignoredQueryParams: settings.ignoredQueryParams }
     : {}),
+  ...(settings.keyRules?.length ? { keyRules: settings.keyRules } : {}),
 });

@@ -174,13 +174,20 @@ export function variantQueryOf(variant: string, param: VariantParam | undefined)
   return hash === '' ? '_rsc' : `_rsc=${hash}`;
 }
 
-/** The `Vary` of every answer: the tenant header, then each variant header. */
+/**
+ * The `Vary` of every answer: the tenant header, each variant header, then any other header
+ * this key's variant names (a key rule's `accept`).
+ */
 export function varyOf(
   tenantHeader: string | undefined,
   rules: readonly VariantRule[] | undefined,
+  variant?: string,
 ): string | undefined {
   const names = [...(tenantHeader === undefined ? [] : [tenantHeader])];
   for (const rule of rules ?? []) names.push(rule.name);
+  for (const name of Object.keys(variantHeadersOf(variant ?? ''))) {
+    if (!names.includes(name)) names.push(name);
+  }
   return names.length === 0 ? undefined : names.join(', ');
 }
 

@@ -40,6 +40,7 @@ export function createOriginDeps(
     cacheTagHeader: config.cacheTagHeader,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     missWaitMs: config.missWaitMs,
+    maxVariantsPerPage: config.settings.maxVariantsPerPage,
     // With an upstream, what the cache does not answer is passed to it; the demo has none (405).
     passThrough:
       config.renderOriginUrl === undefined

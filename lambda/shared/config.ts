@@ -51,6 +51,7 @@ function toServiceConfig(s: SettingValues) {
       allowedQueryParams: s.allowedQueryParams,
       renderable: s.renderPaths.length === 0 ? undefined : compilePathPatterns(s.renderPaths),
       variants: s.variantHeaders,
+      keyRules: s.keyRules,
     },
     /** The patterns behind `keyPolicy.renderable`, for tools that rebuild it (the ops CLI). */
     renderPaths: s.renderPaths,

@@ -13,6 +13,7 @@
  * It runs before the cache lookup, so the cache key sees the headers and query it leaves.
  */
 import { runInNewContext } from 'node:vm';
+import { KEY_RULE_FUNCTIONS } from '../../lambda/core/key-rules.js';
 import { TENANT_PATTERN } from '../../lambda/core/rows.js';
 import {
   classifyRequest,
@@ -117,6 +118,7 @@ const PROBES: readonly RequestFacts[] = [
   { method: 'GET', path: '/a', queryNames: ['page', 'q'], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['page'], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['_rsc', 'page'], headerNames: [], cookieNames: [] },
+  { method: 'GET', path: '/img', queryNames: ['w', 'x'], headerNames: [], cookieNames: [] },
 ];
 const PROBE_RULES: TrafficRules = {
   bypassPaths: ['/api/**'],
@@ -126,6 +128,7 @@ const PROBE_RULES: TrafficRules = {
   allowedQueryParams: ['page'],
   unknownQuery: 'pass',
   ignoredQueryParams: ['_rsc'],
+  keyRules: [{ path: '/img', params: [{ name: 'w', kind: 'int', max: 9 }] }],
 };
 
 let embeddedVerdict: string[] | undefined;
@@ -161,9 +164,11 @@ export function embeddedRuleProblems(functions: readonly AnyFunction[] = EDGE_FU
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- only its text is read
 type AnyFunction = Function;
 
-/** The rule functions' own source text, one after the other. */
+/** The rule functions' own source text, one after the other (the key rules' after them). */
 const embeddedSource = (functions: readonly AnyFunction[] = EDGE_FUNCTIONS): string =>
-  functions.map((fn) => fn.toString()).join('\n');
+  [...functions, ...(functions === EDGE_FUNCTIONS ? KEY_RULE_FUNCTIONS : [])]
+    .map((fn) => fn.toString())
+    .join('\n');
 
 /** The function's source: the tables as JSON, the embedded rules, and the handler. */
 export function viewerRequestFunctionSource(options: ViewerRequestFunctionOptions): string {
@@ -228,11 +233,53 @@ const HANDLER = `function handler(event) {
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }
+  var rule = keyRuleOf(RULES.keyRules || [], request.uri);
+  if (rule !== null) return keyRuleRequest(request, rule);
   if (RULES.unknownQuery === 'drop') {
     var params = Object.keys(request.querystring);
     for (var j = 0; j < params.length; j++) {
       if (RULES.allowedQueryParams.indexOf(params[j]) < 0) delete request.querystring[params[j]];
     }
+  }
+  return request;
+}
+function badQuery(message) {
+  return {
+    statusCode: 400,
+    statusDescription: 'Bad Request',
+    headers: {
+      'content-type': { value: 'application/json' },
+      'cache-control': { value: 'no-store' }
+    },
+    body: { encoding: 'text', data: JSON.stringify({ error: 'query-out-of-bounds', message: message }) }
+  };
+}
+function keyRuleRequest(request, rule) {
+  var values = {};
+  var names = Object.keys(request.querystring);
+  for (var i = 0; i < names.length; i++) {
+    var entry = request.querystring[names[i]];
+    if (entry.multiValue && entry.multiValue.length > 1) return badQuery(names[i] + ' is repeated');
+    try {
+      values[names[i]] = entry.value.indexOf('%') >= 0 ? decodeURIComponent(entry.value) : entry.value;
+    } catch (e) {
+      return badQuery('the ' + names[i] + ' parameter is not percent-encoded properly');
+    }
+  }
+  var verdict = keyParamsVerdict(rule, values);
+  if (verdict === 'pass') {
+    cf.selectRequestOriginById(UPSTREAM);
+    return request;
+  }
+  if (verdict !== '') return badQuery(verdict);
+  var kept = [];
+  for (var j = 0; j < rule.params.length; j++) kept.push(rule.params[j].name);
+  for (var k = 0; k < names.length; k++) {
+    if (kept.indexOf(names[k]) < 0) delete request.querystring[names[k]];
+  }
+  if (rule.accept === 'image') {
+    var accept = request.headers.accept ? request.headers.accept.value : '';
+    request.headers.accept = { value: normalisedAcceptOf(accept) };
   }
   return request;
 }

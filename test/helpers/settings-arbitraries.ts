@@ -8,7 +8,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import fc from 'fast-check';
 import { ANY, SETTINGS } from '../../lambda/core/settings.js';
 import { DEPLOY_SETTINGS } from '../../lib/isr-deploy-settings.js';
-import { NEXT_VARIANT_HEADERS } from '../../lambda/core/settings/presets.js';
+import { NEXT_IMAGE_RULE, NEXT_VARIANT_HEADERS } from '../../lambda/core/settings/presets.js';
 
 /** Text that breaks naive encodings: separators, quotes, spaces, brackets, non-ASCII. */
 export const awkwardText = fc.string({
@@ -105,7 +105,17 @@ const VARIANT_RULES = {
   ],
 };
 
+/** Key rules: the Next.js image one, and (awkward) ones the check refuses. */
+const KEY_RULES = {
+  valid: [[], [NEXT_IMAGE_RULE]],
+  awkward: [[{ path: 'x', params: [] }], [{ path: '/x', params: [{ name: 'w', kind: 'int' }] }]],
+};
+
 function arbitraryFor(key: string, spec: Spec, draw: Draw): fc.Arbitrary<unknown> {
+  if (key === 'keyRules') {
+    const rules = draw === 'valid' ? KEY_RULES.valid : [...KEY_RULES.valid, ...KEY_RULES.awkward];
+    return fc.constantFrom(...rules);
+  }
   if (key === 'variantHeaders') {
     const rules =
       draw === 'valid' ? VARIANT_RULES.valid : [...VARIANT_RULES.valid, ...VARIANT_RULES.awkward];

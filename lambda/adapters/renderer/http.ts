@@ -51,8 +51,9 @@ export class HttpRenderer implements Renderer {
       .filter((part) => part !== '')
       .join('&');
     const headers: Record<string, string> = {
-      ...variantHeadersOf(variant),
       accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
+      // After the default: a key's normalised Accept (`core/key-rules.ts`) is its render's.
+      ...variantHeadersOf(variant),
       'user-agent': 'facetheory-isr (regeneration)',
       'x-isr-regeneration': '1',
     };

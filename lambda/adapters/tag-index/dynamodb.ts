@@ -1,6 +1,7 @@
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
+  QueryCommand,
   TransactWriteItemsCommand,
   type DynamoDBClient,
   type WriteRequest,
@@ -51,6 +52,24 @@ export class DynamoTagIndex implements TagIndex {
         PutRequest: { Item: { ...keyOf(tagPartition(tenant, tag), `${PAGE}${pk}`) } },
       })),
     );
+  }
+
+  /** One Query with `Select: COUNT`, at most `limit` rows read (eventually consistent: a bound). */
+  async countPages(tenant: string | undefined, tag: string, limit: number): Promise<number> {
+    const { Count } = await this.#client.send(
+      new QueryCommand({
+        TableName: this.#tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :page)',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: {
+          ':pk': { S: tagPartition(tenant, tag) },
+          ':page': { S: PAGE },
+        },
+        Select: 'COUNT',
+        Limit: limit,
+      }),
+    );
+    return Count ?? 0;
   }
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {

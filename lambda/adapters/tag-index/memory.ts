@@ -16,6 +16,12 @@ export class InMemoryTagIndex implements TagIndex, TagRevalidations {
     return Promise.resolve();
   }
 
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<number> {
+    return Promise.resolve(
+      Math.min(limit, this.state.tagPages.get(tagKey(tenant, tag))?.size ?? 0),
+    );
+  }
+
   /** Each row goes only while META does not carry its tag and no LOCK is held, as on DynamoDB. */
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
     const removed: string[] = [];

@@ -90,8 +90,10 @@ export async function revalidate(
   revalidation: Revalidation,
 ): Promise<RevalidationEffect> {
   const { tenant, tags, effectId } = revalidation;
+  // A path's variant tag too: a variant's first render, not indexed yet, compares its start.
+  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   await Promise.all(
-    tags.map((tag) =>
+    [...tags, ...variantTags].map((tag) =>
       deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs: deps.clock.now() }),
     ),
   );

@@ -47,7 +47,7 @@ export async function serveGeneration(
   const base = { decision, cacheStatus, cacheKeyHash: undefined };
   const headersOf = (shape: AnswerShape) =>
     generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
-      vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants),
+      vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants, cacheKey.variant),
       cacheTags: { header: deps.cacheTagHeader, tags: cdnTagsOfPage(cacheKey, page.tags) },
       ...shape,
     });

@@ -33,7 +33,7 @@ export async function serveMiss(
       deps.caching,
       {
         contentLength: outcome.page.body.byteLength,
-        vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants),
+        vary: varyOf(deps.tenancy?.header, deps.keyPolicy.variants, cacheKey.variant),
         cacheTags: {
           header: deps.cacheTagHeader,
           tags: cdnTagsOfPage(cacheKey, outcome.meta.tags),

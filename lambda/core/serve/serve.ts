@@ -17,6 +17,7 @@ import type { HeaderPairs } from '../forwarding.js';
 import { isFresh, isHeld } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
 import type { CacheMeta, RegenerationQueue } from '../ports.js';
+import { variantTagOf } from '../variants.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
 import {
   inProgressVerdict,
@@ -60,6 +61,8 @@ export interface OriginDeps extends RegenerateDeps, PassDeps {
    * META; absent: none are (every revalidation marks its pages before its 202).
    */
   readonly inProgress?: InProgressReader | undefined;
+  /** Most variants a page keeps; a new one past it passes (`variantLimited`). @default none */
+  readonly maxVariantsPerPage?: number | undefined;
 }
 
 const NOTHING_IN_PROGRESS: InProgressState = new Map();
@@ -150,6 +153,18 @@ const cacheKeyOf = (deps: OriginDeps, request: PageRequest): CacheKey =>
     deps.keyPolicy,
   );
 
+/**
+ * Whether a new variant of a page (no META yet) would pass the page's `maxVariantsPerPage`:
+ * one count of its variant tag, on a MISS only, so a HIT costs nothing more.
+ */
+async function variantLimited(deps: OriginDeps, cacheKey: CacheKey): Promise<boolean> {
+  const max = deps.maxVariantsPerPage;
+  if (max === undefined || !cacheKey.variant || cacheKey.pageHash === undefined) return false;
+  if (deps.tagIndex === undefined) return false;
+  const tag = variantTagOf(cacheKey.pageHash);
+  return (await deps.tagIndex.countPages(cacheKey.tenant, tag, max)) >= max;
+}
+
 /** What a viewer is told for a retryable failure, by its code; never its cause. */
 const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
   'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
@@ -192,6 +207,12 @@ async function serveKey(
     if (pass !== undefined && now < pass.until && deps.passThrough !== undefined) {
       const why: PassWhy = { fwd: 'bypass', detail: 'hit-for-pass' };
       return servePass(deps, deps.passThrough, request, why);
+    }
+    if (await variantLimited(deps, cacheKey)) {
+      if (deps.passThrough === undefined) {
+        return errorResponse(503, 'variant-limit', 'this page has as many variants as it keeps');
+      }
+      return servePass(deps, deps.passThrough, request, { fwd: 'bypass', detail: 'variant-limit' });
     }
     return serveMiss(deps, cacheKey, request, { kind: 'page' });
   }

@@ -171,6 +171,12 @@ export const FUNCTION_SETTINGS = {
    * @default 300
    */
   hitForPassSeconds: int('ISR_HIT_FOR_PASS_SECONDS', 'env', ['origin', 'worker'], 300, 0, 86_400),
+  /**
+   * Most variants one page keeps (`variantHeaders`, `keyRules`): a request for a new variant of
+   * a page that has this many is passed to the upstream, not stored. Counted on a MISS only.
+   * @default 16
+   */
+  maxVariantsPerPage: int('ISR_MAX_VARIANTS_PER_PAGE', 'env', ['origin'], 16, 1, 1000),
   /** Retry-After of a 503. */
   retryAfterSeconds: int('ISR_RETRY_AFTER_SECONDS', 'env', ['origin'], 2, 1),
   /** Shared-cache lifetime of a stale answer: short, so the regenerated page is picked up soon. */

@@ -16,6 +16,21 @@ export const NEXT_VARIANT_HEADERS = [
   { name: 'next-router-segment-prefetch', charset: 'A-Za-z0-9_\\-@$!/', maxLength: 256 },
 ] as const;
 
+/**
+ * Next.js's image optimizer: `/_next/image?url=/photo.png&w=640&q=75`, keyed on those three and
+ * the formats the viewer accepts (Next answers AVIF, WebP or the source's own format). Widths and
+ * qualities are bounded loosely here: Next answers 400 to one its config does not list.
+ */
+export const NEXT_IMAGE_RULE = {
+  path: '/_next/image',
+  params: [
+    { name: 'url', kind: 'path', max: 2048 },
+    { name: 'w', kind: 'int', max: 8192 },
+    { name: 'q', kind: 'int', max: 100 },
+  ],
+  accept: 'image',
+} as const;
+
 /** A Next.js (App Router) site under `next start`: docs/NEXTJS.md. */
 export const NEXTJS_PRESET = {
   variantHeaders: NEXT_VARIANT_HEADERS,
@@ -25,4 +40,5 @@ export const NEXTJS_PRESET = {
   bypassHeaders: ['next-url'],
   bypassPaths: ['/_next/data/**', '/api/**'],
   staticPrefixes: ['/_next/static/'],
+  keyRules: [NEXT_IMAGE_RULE],
 } as const satisfies Values;

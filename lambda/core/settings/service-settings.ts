@@ -3,6 +3,7 @@
  * pages. Each entry's TSDoc is the construct prop's documentation and a row of
  * docs/SETTINGS.md (`npm run settings:doc`); `@default` is checked against the value.
  */
+import { keyRuleProblems, MAX_KEY_RULES, parseKeyRules } from '../key-rules.js';
 import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
 import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
@@ -157,6 +158,22 @@ export const SERVICE_SETTINGS = {
     check: (rules, name) => [
       ...rules.flatMap((rule) => variantRuleProblems(rule, `${name} entry`)),
       ...(rules.length > 8 ? [`${name} names at most 8 headers`] : []),
+    ],
+  }),
+  /**
+   * Paths whose cache key is their own (Next.js's image optimizer): named query parameters,
+   * each required and bounded (`path`: a site-relative path, `int`: an integer), any other
+   * parameter dropped, and with `accept: "image"` the Accept header normalised to AVIF, WebP or
+   * other. Out of bounds: a 400 (`query-out-of-bounds`) at the edge and the origin; an absolute
+   * URL passes to the upstream. Each is a CloudFront behaviour keyed on exactly those.
+   * JSON: `[{"path":"/_next/image","params":[{"name":"w","kind":"int","max":8192}],"accept":"image"}]`.
+   * @default [] - none
+   * @bounds at most 4; 1-10 params each, `int` bounds 0..1e9, `path` max 4096
+   */
+  keyRules: json('ISR_KEY_RULES', 'prop', ALL_AND_DEPLOY, [], parseKeyRules, {
+    check: (rules, name) => [
+      ...rules.flatMap((rule) => keyRuleProblems(rule, `${name} entry`)),
+      ...(rules.length > MAX_KEY_RULES ? [`${name} names at most ${MAX_KEY_RULES} rules`] : []),
     ],
   }),
   /**

@@ -41,6 +41,16 @@ export function tagIndexContract(name: string, make: () => Promise<TableSubject>
       expect(await pagesUnder('acme', tag)).toEqual(['TENANT#acme#CACHE#p']);
     });
 
+    it('counts the pages under a tag up to a limit, not its revalidation row, per tenant', async () => {
+      const tag = `c${++tags}`;
+      for (const pk of ['CACHE#c1', 'CACHE#c2', 'CACHE#c3'])
+        await s.tagIndex.add('acme', pk, [tag]);
+      await s.tagRevalidations.recordRevalidation('acme', tag, { effectId: 'rv_c', atMs: 1_000 });
+      expect(await s.tagIndex.countPages('acme', tag, 2)).toBe(2);
+      expect(await s.tagIndex.countPages('acme', tag, 16)).toBe(3);
+      expect(await s.tagIndex.countPages('globex', tag, 16)).toBe(0);
+    });
+
     it('tells when each tag was last revalidated, and nothing of the others', async () => {
       const [a, b] = [`r${++tags}`, `s${tags}`];
       await s.tagRevalidations.recordRevalidation('acme', a, { effectId: 'rv_1', atMs: 1_000 });
