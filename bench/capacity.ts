@@ -18,6 +18,8 @@ export interface Tally {
   pricedRcu: number;
   /** Read units DynamoDB Local reports for Query, Scan and batch reads (sized by what was read). */
   readCapacity: number;
+  /** Milliseconds spent inside each kind of call (request sent to answer parsed), summed. */
+  callMs: Record<string, number>;
 }
 
 export const newTally = (): Tally => ({
@@ -26,7 +28,17 @@ export const newTally = (): Tally => ({
   pricedWcu: 0,
   pricedRcu: 0,
   readCapacity: 0,
+  callMs: {},
 });
+
+const timed = async <T>(tally: Tally, name: string, call: () => Promise<T>): Promise<T> => {
+  const started = performance.now();
+  try {
+    return await call();
+  } finally {
+    tally.callMs[name] = (tally.callMs[name] ?? 0) + performance.now() - started;
+  }
+};
 
 const SIZED_READS = new Set(['QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
 
@@ -57,7 +69,9 @@ export function tallyDynamoDb(client: DynamoDBClient, tally: Tally): void {
         }
         if (command === 'GetItemCommand')
           tally.pricedRcu += args.input.ConsistentRead === true ? 1 : 0.5;
-        const result = await next(args);
+        const result = await timed(tally, `dynamodb:${command.replace(/Command$/, '')}`, () =>
+          next(args),
+        );
         const consumed = result.output.ConsumedCapacity as
           { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
         for (const entry of Array.isArray(consumed)
@@ -80,7 +94,7 @@ export function tallyS3(client: S3Client, tally: Tally): void {
       async (args: unknown) => {
         const name = `s3:${(context.commandName ?? '?').replace(/Command$/, '')}`;
         tally.calls[name] = (tally.calls[name] ?? 0) + 1;
-        return next(args);
+        return timed(tally, name, () => next(args));
       }) as never,
     { step: 'initialize', name: 'bench-tally' },
   );

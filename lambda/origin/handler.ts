@@ -1,10 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
-import { MetricUnit } from '../shared/observability.js';
+import { MetricUnit, publishMetrics } from '../shared/observability.js';
 import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
 import { servePage, type OriginDeps, type PageRequest } from '../core/serve/serve.js';
 
@@ -134,5 +133,5 @@ export function createOriginHandler(options: OriginHandlerOptions) {
     return toFunctionUrlResult(response, request.method === 'HEAD');
   })
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+    .use(publishMetrics(metrics));
 }

@@ -1,7 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type {
   Context,
@@ -9,7 +8,7 @@ import type {
   LambdaFunctionURLEventWithIAMAuthorizer,
 } from 'aws-lambda';
 import type { FunctionUrlResult } from '../origin/handler.js';
-import { MetricUnit } from '../shared/observability.js';
+import { MetricUnit, publishMetrics } from '../shared/observability.js';
 import type { RevalidateDecision } from '../core/revalidate/serve-revalidation.js';
 import {
   serveRevalidation,
@@ -69,5 +68,5 @@ export function createRevalidateHandler(options: RevalidateHandlerOptions) {
     },
   )
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+    .use(publishMetrics(metrics));
 }

@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { MiddlewareObj } from '@middy/core';
 import type { Decision } from '../core/decision.js';
 
 export const METRICS_NAMESPACE = 'FaceTheoryIsr';
@@ -10,6 +11,24 @@ export function createObservability(serviceName: 'origin' | 'worker' | 'sweeper'
     logger: new Logger({ serviceName: `isr-${serviceName}` }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `isr-${serviceName}` }),
   };
+}
+
+/**
+ * Publishes an invocation's metrics when it recorded any. Powertools' `logMetrics` warns "No
+ * application metrics to publish" on every invocation that recorded none (a HIT, an idle sweep),
+ * which is expected here; its other warnings still reach the log.
+ */
+export function publishMetrics(metrics: Metrics): MiddlewareObj {
+  const publish = () => {
+    if (metrics.hasStoredMetrics()) {
+      metrics.publishStoredMetrics();
+      return;
+    }
+    // What publishing clears: no dimension or metadata of this invocation leaks into the next.
+    metrics.clearDimensions();
+    metrics.clearMetadata();
+  };
+  return { after: publish, onError: publish };
 }
 
 /** The metric each decision counts towards (alarms and dashboards key on these names). */

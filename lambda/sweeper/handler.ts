@@ -1,7 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import {
@@ -11,7 +10,7 @@ import {
   SweeperMetric,
   type SweepDeps,
 } from '../core/operate/sweep.js';
-import { MetricUnit } from '../shared/observability.js';
+import { MetricUnit, publishMetrics } from '../shared/observability.js';
 
 export { SweeperMetric };
 
@@ -69,5 +68,5 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
     if (first !== undefined) throw first.error;
   })
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+    .use(publishMetrics(metrics));
 }

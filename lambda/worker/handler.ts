@@ -1,12 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeadLetterQueue } from '../core/ports.js';
 import { Decision } from '../core/decision.js';
-import { countDecision, MetricUnit } from '../shared/observability.js';
+import { countDecision, MetricUnit, publishMetrics } from '../shared/observability.js';
 import {
   processMessage,
   type WorkerDeps,
@@ -85,5 +84,5 @@ export function createWorkerHandler(options: WorkerHandlerOptions) {
     };
   })
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+    .use(publishMetrics(metrics));
 }
