@@ -74,7 +74,14 @@ export type ModelEvent =
       holdUntil: number | undefined;
       at: number;
     }
-  | { kind: 'body'; actor: string; pk: string; s3Key: string; content: string }
+  /** A body written, at true time `at`. */
+  | { kind: 'body'; actor: string; pk: string; s3Key: string; content: string; at: number }
+  /** A body deleted (a sweeper's retire, a worker's prune or abandoned render). */
+  | { kind: 'retire'; actor: string; pk: string; s3Key: string; at: number }
+  /** A CreateInvalidation the fake CloudFront got, and what it did with it. */
+  | { kind: 'cdn'; actor: string; purgeId: string; items: string[]; outcome: string }
+  /** A viewer's answer: the body it got, and where in the log its request began. */
+  | { kind: 'served'; actor: string; pk: string; from: number; content: string | undefined }
   /** An operator's hold: `hold_until` alone, under its seized lease. */
   | { kind: 'hold'; actor: string; pk: string; token: string; holdUntil: number; at: number }
   /** A hold lifted (`release`). */
@@ -85,7 +92,16 @@ export type ModelEvent =
    * A revalidation answered (its 202): `from` is the log's length when it began; `pks` the pages
    * it covers, `held` those it found held.
    */
-  | { kind: 'revalidated'; actor: string; from: number; pks: string[]; tags: string[] }
+  | {
+      kind: 'revalidated';
+      actor: string;
+      from: number;
+      pks: string[];
+      tags: string[];
+      mode: 'stale' | 'expire';
+      /** The CDN purge it asked for (CloudFront's CallerReference). */
+      purgeId: string | undefined;
+    }
   | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
 
 /** Shared state of one run: true time (epoch seconds) and the event log. */
@@ -110,6 +126,8 @@ export class World {
   renders = 0;
   /** Scopes the run's tags: runs share one table, and a tag's fan-out must stay in its run. */
   tagPrefix = '';
+  /** Where in the log each actor's first call went through: when its request began. */
+  readonly firstCall = new Map<string, number>();
   readonly #endpoints: { dynamodb: string; s3: string };
 
   /** The actors' random choices (render-slot probes), seeded alike in every run: replayable. */
@@ -149,6 +167,7 @@ export class World {
       async (args: { input: object }): Promise<unknown> => {
         const command = `${service}:${context.commandName ?? '?'}`;
         await interleaver.gate(actor, command);
+        if (!this.firstCall.has(actor)) this.firstCall.set(actor, this.log.length);
         // A snapshot: a guard-removing middleware further in may rewrite the request in place.
         const input = structuredClone(args.input);
         if (command === 'dynamodb:TransactWriteItemsCommand') {
@@ -322,8 +341,15 @@ export class World {
           pk: `CACHE#${key.split('/')[2] ?? ''}`,
           s3Key: key,
           content: new TextDecoder().decode(put.Body as Uint8Array),
+          at: this.trueTime,
         });
         return CrashPoint.BodyWritten;
+      }
+      case 's3:DeleteObjectCommand': {
+        const key = (input as { Key?: string }).Key ?? '';
+        const pk = `CACHE#${key.split('/')[2] ?? ''}`;
+        this.log.push({ kind: 'retire', actor, pk, s3Key: key, at: this.trueTime });
+        return undefined;
       }
       default:
         return undefined;

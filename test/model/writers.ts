@@ -16,15 +16,21 @@ import { PAGE, tagPartition } from '../../lambda/adapters/tag-index/dynamodb.js'
 import { DynamoTagRevalidations } from '../../lambda/adapters/tag-revalidations/dynamodb.js';
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey } from '../../lambda/core/cache-key.js';
-import type { Clock } from '../../lambda/core/clock.js';
-import { IsrError } from '../../lambda/core/errors.js';
+import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
+import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
+import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isFresh, isHeld } from '../../lambda/core/freshness.js';
 import type { RegenerationIntent } from '../../lambda/core/intent.js';
 import { hold, release } from '../../lambda/core/operate/rollback.js';
-import type { CacheMeta } from '../../lambda/core/ports.js';
-import { revalidate } from '../../lambda/core/revalidate/revalidation.js';
+import type { CacheMeta, CdnInvalidator, RevalidationMarks } from '../../lambda/core/ports.js';
+import {
+  revalidate,
+  type Revalidation,
+  type RevalidationDeps,
+} from '../../lambda/core/revalidate/revalidation.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { Interleaver } from './interleaver.js';
+import { purgerFor, type FakeCdn } from './sweeper.js';
 import { LEASE_SECONDS, type ModelEvent } from './world.js';
 
 export interface RevalidationPlan {
@@ -70,6 +76,10 @@ export interface WriterContext {
   readonly clientsOf: (actor: string, faults: { skew: number }) => AwsClients;
   /** Intents a revalidation queued: delivered once the faults stop. */
   readonly queued: RegenerationIntent[];
+  /** The CDN every purge goes to. */
+  readonly cdn: FakeCdn;
+  /** A guard removed for a negative control (`none` otherwise). */
+  readonly mutation: string;
 }
 
 /** Starts every revalidation and hold of the plan on the interleaver; @returns their actor names */
@@ -109,14 +119,32 @@ export function startWriters(
   return actors;
 }
 
+/**
+ * The one place the model calls the revalidation core: a revalidation's effect, as the endpoint
+ * applies it before its 202. Swap this when the core's entry changes (a background fan-out).
+ */
+export const applyRevalidation = (deps: RevalidationDeps, input: Revalidation) =>
+  revalidate(deps, input);
+
 async function runRevalidation(ctx: WriterContext, actor: string, plan: RevalidationPlan) {
   const clients = ctx.clientsOf(actor, { skew: plan.skew });
   const tables = { client: clients.dynamodb, tableName: ctx.tableName };
   const from = ctx.world.log.length;
   const tags = plan.by === 'tag' ? [`${ctx.world.tagPrefix}${plan.tag}`] : [];
-  await revalidate(
+  const clock = ctx.world.clockFor(plan.skew);
+  const effectId = `rv_${actor}`;
+  const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
+  let purgeId: string | undefined;
+  const cdn: CdnInvalidator = {
+    invalidateTags: (cdnTags, options) => {
+      purgeId = purgeIdOf(purgeTagsOf(cdnTags), { effectIds: [effectId] });
+      return purger.invalidateTags(cdnTags, options);
+    },
+  };
+  const marks = new DynamoRevalidationMarks(tables);
+  const answered = await applyRevalidation(
     {
-      marks: new DynamoRevalidationMarks(tables),
+      marks: ctx.mutation === 'expire-spares-held' ? holdBeatsExpire(marks, clock) : marks,
       tagIndex: new DynamoTagRevalidations(tables),
       queue: {
         enqueue: (intent) => {
@@ -128,8 +156,8 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
           return Promise.resolve();
         },
       },
-      cdn: { invalidateTags: () => Promise.resolve({ status: 'submitted', invalidationIds: [] }) },
-      clock: ctx.world.clockFor(plan.skew),
+      cdn,
+      clock,
       deployId: ctx.deployId,
     },
     {
@@ -138,11 +166,30 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
       tags,
       mode: plan.mode,
       regenerate: plan.regenerate,
-      effectId: `rv_${actor}`,
+      effectId,
     },
-  );
+  ).catch((error: unknown) => {
+    // The CDN refused the purge outright: the endpoint answers an error, not a 202.
+    if (error instanceof CdnPurgeRejectedError) return undefined;
+    throw error;
+  });
+  if (answered === undefined) return;
   const pks = plan.by === 'path' ? [ctx.keys[0].pk] : ctx.keys.map((key) => key.pk);
-  ctx.world.log.push({ kind: 'revalidated', actor, from, pks, tags });
+  ctx.world.log.push({ kind: 'revalidated', actor, from, pks, tags, mode: plan.mode, purgeId });
+}
+
+/** Negative control of the `expire` decision: a held page is only marked stale, and stays. */
+function holdBeatsExpire(marks: RevalidationMarks, clock: Clock): RevalidationMarks {
+  return {
+    markLock: (pk, effectId) => marks.markLock(pk, effectId),
+    markStale: (pk, input) => marks.markStale(pk, input),
+    clearPass: (pk) => marks.clearPass(pk),
+    expire: async (pk) => {
+      const now = epochSeconds(clock);
+      const meta = await marks.markStale(pk, { effectId: 'hold-beats-expire', now });
+      return meta !== undefined && isHeld(meta, now) ? meta : marks.expire(pk);
+    },
+  };
 }
 
 /** Where in the log the generation whose body is `s3Key` was rendered (its body, for a seed). */
@@ -175,6 +222,33 @@ export function checkRevalidated(
       const rendered = renderedAt(log, meta.s3Key);
       if (!restored && rendered >= 0 && rendered < event.from) {
         return `after ${event.actor}'s 202 (log ${index}), ${pk} is fresh with ${meta.s3Key}, rendered at log ${rendered} before it began (log ${event.from})`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Where in the log `content` was rendered (a seed's: where its body was written), or -1. */
+function contentRenderedAt(log: readonly ModelEvent[], content: string): number {
+  const render = log.findIndex((event) => event.kind === 'render' && event.content === content);
+  if (render >= 0) return render;
+  return log.findIndex((event) => event.kind === 'body' && event.content === content);
+}
+
+/**
+ * An `expire` is a takedown and beats a hold: once it answered, no viewer request that began
+ * after it gets a body rendered before it, held or not (path revalidations: a tag's pages are
+ * those that carried it). @returns the first violation
+ */
+export function checkExpired(log: readonly ModelEvent[]): string | undefined {
+  for (const [index, event] of log.entries()) {
+    if (event.kind !== 'revalidated' || event.mode !== 'expire' || event.tags.length > 0) continue;
+    for (const served of log.slice(index)) {
+      if (served.kind !== 'served' || served.content === undefined) continue;
+      if (!event.pks.includes(served.pk) || served.from <= index) continue;
+      const rendered = contentRenderedAt(log, served.content);
+      if (rendered >= 0 && rendered < event.from) {
+        return `${served.actor} was served ${JSON.stringify(served.content)} (rendered at log ${rendered}) after ${event.actor}'s expire answered (log ${index})`;
       }
     }
   }
