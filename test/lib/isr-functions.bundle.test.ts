@@ -21,11 +21,12 @@ const deployedEnv = {
 /**
  * Largest minified bundle of a function on the viewer's path (issue: lean cold start): the
  * origin answers viewers, the worker keeps their pages fresh. About 90% of each is the AWS SDK
- * and Powertools; our own code is about 70 KB (the settings table, read by every function so
- * synth and cold start agree, is 11 KB of it). The budget leaves room for features, not for
- * an accidental dependency: the CloudFront client alone is about 150 KB.
+ * and Powertools; our own code is about 80 KB (the settings table, read by every function so
+ * synth and cold start agree, is 11 KB of it; the worker also carries the background marking of
+ * a tag, issue 23). The budget leaves room for features, not for an accidental dependency: the
+ * CloudFront client alone is about 150 KB.
  */
-const BUNDLE_BUDGET_BYTES = 680_000;
+const BUNDLE_BUDGET_BYTES = 700_000;
 /**
  * The revalidate function and the sweeper also carry the CloudFront client (about 150 KB) to
  * purge by cache tag. Neither is on a viewer's path (a CMS webhook, a 5-minute schedule), so
