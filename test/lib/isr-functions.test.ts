@@ -211,14 +211,14 @@ describe('IsrService functions', () => {
     });
   });
 
-  it('tell the origin its queue, and the worker its DLQ and receive limit', () => {
+  it("tell the origin and the worker their queue (the worker queues a tag's next fan-out step), and the worker its DLQ and receive limit", () => {
     expect(env(ids.origin)).toMatchObject({ ISR_QUEUE_URL: { Ref: ids.queue } });
     expect(env(ids.origin)).not.toHaveProperty('ISR_DLQ_URL');
     expect(env(ids.worker)).toMatchObject({
       ISR_DLQ_URL: { Ref: ids.dlq },
       ISR_MAX_RECEIVE_COUNT: '5',
     });
-    expect(env(ids.worker)).not.toHaveProperty('ISR_QUEUE_URL');
+    expect(env(ids.worker)).toMatchObject({ ISR_QUEUE_URL: { Ref: ids.queue } });
   });
 });
 
