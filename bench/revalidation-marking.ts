@@ -17,7 +17,7 @@ import {
   type FanOutDeps,
 } from '../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../lambda/core/revalidate/fan-out-message.js';
-import { revalidate } from '../lambda/core/revalidate/revalidation.js';
+import { revalidate, type Revalidation } from '../lambda/core/revalidate/revalidation.js';
 import type { AwsClients } from '../lambda/shared/aws-clients.js';
 import type { Scenario } from './fixture.js';
 
@@ -52,19 +52,22 @@ export const inlineMarking: MarkingFactory = (s, clients) => {
   return {
     name: 'inline: every page marked before the 202',
     accept: async (tag, effectId) => {
-      const effect = await revalidate(deps, {
-        tenant: undefined,
-        keys: [],
-        tags: [tag],
-        mode: 'stale',
-        regenerate: false,
-        effectId,
-      });
+      const effect = await revalidate(deps, tagRevalidation(tag, effectId));
       return { pages: effect.pages };
     },
     drain: () => Promise.resolve(0),
   };
 };
+
+/** A `stale` revalidation of one tag, as both marking steps are asked for. */
+const tagRevalidation = (tag: string, effectId: string): Revalidation => ({
+  tenant: undefined,
+  keys: [],
+  tags: [tag],
+  mode: 'stale',
+  regenerate: false,
+  effectId,
+});
 
 /**
  * The background fan-out (issue 23): `accept` is the revalidate function up to its 202 (its
@@ -93,14 +96,7 @@ export const fanOutMarking: MarkingFactory = (s, clients) => {
   return {
     name: 'background fan-out: 100 pages a step, in-progress rows honoured from the 202',
     accept: async (tag, effectId) => {
-      const accepted = await acceptRevalidation(deps, {
-        tenant: undefined,
-        keys: [],
-        tags: [tag],
-        mode: 'stale',
-        regenerate: false,
-        effectId,
-      });
+      const accepted = await acceptRevalidation(deps, tagRevalidation(tag, effectId));
       return { pages: accepted.pages };
     },
     drain: async () => {

@@ -22,6 +22,13 @@ const WRITE_BATCH = 25;
 const READ_BATCH = 100;
 const MAX_ROUNDS = 8;
 
+/** The key condition of a tag's page rows (`PAGE#<pk>` under `TAG#<tenant>#<tag>`). */
+export const tagPagesQuery = (tenant: string | undefined, tag: string) => ({
+  KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :page)',
+  ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+  ExpressionAttributeValues: { ':pk': { S: tagPartition(tenant, tag) }, ':page': { S: PAGE } },
+});
+
 /**
  * The tag -> page index on the cache table, as publishers keep it (the revalidation's side is
  * `tag-revalidations.ts`). Rows are small and bounded by pages x tags; a page keeps a row per tag
@@ -59,12 +66,7 @@ export class DynamoTagIndex implements TagIndex {
     const { Count } = await this.#client.send(
       new QueryCommand({
         TableName: this.#tableName,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :page)',
-        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-        ExpressionAttributeValues: {
-          ':pk': { S: tagPartition(tenant, tag) },
-          ':page': { S: PAGE },
-        },
+        ...tagPagesQuery(tenant, tag),
         Select: 'COUNT',
         Limit: limit,
       }),

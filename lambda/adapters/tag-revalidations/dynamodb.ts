@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { TagRevalidations } from '../../core/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
-import { PAGE, removePageRows, STATE, tagPartition } from '../tag-index/dynamodb.js';
+import { PAGE, removePageRows, STATE, tagPagesQuery, tagPartition } from '../tag-index/dynamodb.js';
 
 /**
  * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
@@ -32,12 +32,7 @@ export class DynamoTagRevalidations implements TagRevalidations {
     const { Items, LastEvaluatedKey } = await this.#client.send(
       new QueryCommand({
         TableName: this.#tableName,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :page)',
-        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-        ExpressionAttributeValues: {
-          ':pk': { S: tagPartition(tenant, tag) },
-          ':page': { S: PAGE },
-        },
+        ...tagPagesQuery(tenant, tag),
         ProjectionExpression: '#sk',
         ConsistentRead: true,
         Limit: limit ?? this.#pageSize,
