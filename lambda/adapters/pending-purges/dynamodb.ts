@@ -16,7 +16,7 @@ import {
 import type { PendingPurge, PendingPurges } from '../../core/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
-import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { PENDING_PURGES_PK } from '../../core/rows.js';
 
 export { PENDING_PURGES_PK } from '../../core/rows.js';
@@ -35,9 +35,6 @@ export const refusedPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id
 /** Pending rows' sort keys are 13 digits, `#`, the id: all of them lie in this range. */
 const PENDING_RANGE = ['0', '9~'] as const;
 
-/** How long an unflushed row is kept before TTL may collect it. @default 7 days */
-const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
-
 export class DynamoPendingPurges implements PendingPurges {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
@@ -46,7 +43,7 @@ export class DynamoPendingPurges implements PendingPurges {
   constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
     this.#client = options.client;
     this.#tableName = options.tableName;
-    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
   }
 
   async add(purge: PendingPurge): Promise<void> {

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
-import { keyOf, num, type Item } from '../shared/dynamodb/items.js';
+import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
 export const REVALIDATION_STATUS_PREFIX = 'REVALIDATION#';
 export const STATUS_SK = 'STATUS';
@@ -22,7 +22,6 @@ export const revalidationStatusPartition = (effectId: string): string =>
   `${REVALIDATION_STATUS_PREFIX}${effectId}`;
 
 /** How long a status is kept. @default 7 days, as the revalidation's REQ# row */
-const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 
 /** Counts only for a status that exists: a late batch never creates a bare row. */
 const STATUS_EXISTS = 'attribute_exists(pk)';
@@ -35,7 +34,7 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
   constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
     this.#client = options.client;
     this.#tableName = options.tableName;
-    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
   }
 
   async put(status: RevalidationStatus): Promise<void> {

@@ -10,6 +10,12 @@ import { IndexedStatus, SortKey, statusShardOf } from '../../../core/rows.js';
 
 export type Item = Record<string, AttributeValue>;
 
+/**
+ * How long a bookkeeping row (a revalidation's status, an unflushed purge) is kept before TTL
+ * may collect it when its caller names no other lifetime: as long as a revalidation's REQ#.
+ */
+export const DEFAULT_ROW_TTL_SECONDS = 7 * 24 * 3600;
+
 const S = (value: string): AttributeValue => ({ S: value });
 const N = (value: number): AttributeValue => ({ N: String(value) });
 
