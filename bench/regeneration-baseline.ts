@@ -27,7 +27,10 @@ import type { Scenario } from './fixture.js';
 const CLAIM =
   'attribute_not_exists(#pk) OR #ttl < :now OR (#status = :started AND #in_progress_expires_at_ms < :now_ms)';
 const LEASE_FREE = '(attribute_not_exists(#pk) OR #lease_expires_at <= :now)';
-const NOT_BACKWARDS = '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)';
+// Never backwards, and no revalidation mark since the render read META (absent here).
+const NOT_BACKWARDS =
+  '(attribute_not_exists(#pk) OR #generated_at <= :generated_at) AND ' +
+  '(attribute_not_exists(#pk) OR attribute_not_exists(#revalidated_by))';
 const LEASE_OWNED =
   '(#lease_token = :token) AND (#lease_expires_at > :now) AND (attribute_not_exists(#revalidated_by))';
 const STARTED = '(#status = :started)';

@@ -34,6 +34,11 @@ export interface CacheMeta extends Generation {
   readonly contentLength?: number | undefined;
   /** When a revalidation last marked this generation stale (epoch seconds). */
   readonly revalidatedAt?: number | undefined;
+  /**
+   * The effect id of the revalidation that last marked this generation (`revalidated_by`): a
+   * publish is conditioned on it being what its render read, so a mark in between refuses it.
+   */
+  readonly revalidatedBy?: string | undefined;
   /** Recipe B pointer: the VER# row this generation is (`current_sk`). */
   readonly currentSk?: string | undefined;
   /** The kept versions' sort keys, newest publish first (`version_sks`), `currentSk` among them. */
@@ -105,6 +110,12 @@ export interface PublishInput {
   /** Caller's clock, epoch seconds: the lease must still be live at this time. */
   readonly now: number;
   readonly seal?: IdempotencySeal | undefined;
+  /**
+   * META as the render read it under this lease before it started (undefined: there was none).
+   * The publish is refused (`RevalidatedDuringRenderError`) when a revalidation marked or
+   * expired META since: only a mark can change it while the lease is held.
+   */
+  readonly observed: CacheMeta | undefined;
 }
 
 /**
@@ -396,16 +407,18 @@ export interface SecretSource {
 }
 
 /**
- * The writes of a revalidation on a page's rows. `markLock` comes first: a render in flight
- * holds LOCK, and a marked LOCK refuses its publish (the publish's LOCK condition), so it
- * renders again instead of publishing a page older than the revalidation.
+ * The writes of a revalidation on a page's rows. A render in flight publishes only while META
+ * carries the mark it read under its lease, so marking (or expiring) META refuses it; a first
+ * render read no META, so for a page without META its LOCK is marked instead (the publish's
+ * LOCK condition), and it renders again rather than publish a page older than the revalidation.
  */
 export interface RevalidationMarks {
-  /** Marks the page's LOCK, if there is one. @returns whether there was one */
+  /** Marks the page's LOCK, if there is one (a page without META). @returns whether there was one */
   markLock(pk: string, effectId: string): Promise<boolean>;
   /**
-   * Makes META stale for everyone (`revalidate_seconds = 0`, so Recipe A readers agree) and
-   * clears its failure record. @returns META as it was, undefined when there was none
+   * Makes META stale for everyone (`revalidate_seconds = 0`, so Recipe A readers agree), marks it
+   * with the effect (`revalidated_by`) and clears its failure record. @returns META as it was,
+   * undefined when there was none
    */
   markStale(pk: string, input: { effectId: string; now: number }): Promise<CacheMeta | undefined>;
   /** Deletes META: the page is never served again as it was. @returns META as it was */

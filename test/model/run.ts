@@ -245,7 +245,13 @@ export async function runPlan(
     if (mutation === 'no-free-lease-condition') removeGuard(client, Guard.leaseFree);
     if (mutation === 'no-request-open-condition') removeGuard(client, Guard.requestOpen);
     if (mutation === 'no-tag-meta-condition') removeGuard(client, Guard.tagNotCarried);
-    if (mutation === 'no-revalidated-condition') removeGuard(client, Guard.notRevalidated);
+    if (mutation === 'no-revalidated-condition') {
+      // Every condition by which a publish honours a revalidation's mark, on META and on LOCK.
+      for (const mark of [Guard.sameMark, Guard.stillUnmarked, Guard.noMarkSinceAbsent]) {
+        removeGuard(client, mark);
+      }
+      removeGuard(client, Guard.notRevalidated);
+    }
   };
 
   try {
@@ -693,6 +699,7 @@ async function seed(
       const currentSk = versionSortKey(generatedAt, lease.token);
       versionSks = [currentSk, ...versionSks];
       await table.publishGeneration({
+        observed: undefined,
         lease,
         now: generatedAt,
         meta: {

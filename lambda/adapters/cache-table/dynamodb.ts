@@ -230,15 +230,20 @@ export class DynamoCacheTable implements CacheTable {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
     const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
+    const mark = markCondition(input.observed);
+    const metaCondition = allOf(Guard.notNewerGeneration, mark.condition);
     const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
     const items: TransactWriteItem[] = [
       {
         Put: {
           TableName: this.#tableName,
           Item: metaToItem(meta),
-          ConditionExpression: Guard.notNewerGeneration,
-          ExpressionAttributeNames: namesOf(Guard.notNewerGeneration),
-          ExpressionAttributeValues: { ':generated_at': { N: String(meta.generatedAt) } },
+          ConditionExpression: metaCondition,
+          ExpressionAttributeNames: namesOf(metaCondition),
+          ExpressionAttributeValues: {
+            ':generated_at': { N: String(meta.generatedAt) },
+            ...mark.values,
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
@@ -292,7 +297,23 @@ export class DynamoCacheTable implements CacheTable {
     try {
       await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
-      throw classifyPublishFailure(error, lease, actions, seal?.idempotencyKey) ?? error;
+      throw (
+        classifyPublishFailure(error, lease, actions, {
+          meta,
+          observed: input.observed,
+          idempotencyKey: seal?.idempotencyKey,
+        }) ?? error
+      );
     }
   }
+}
+
+/** The META condition that keeps the revalidation mark the render read (`Guard.sameMark`). */
+function markCondition(observed: CacheMeta | undefined): {
+  readonly condition: string;
+  readonly values: Record<string, { S: string }>;
+} {
+  if (observed === undefined) return { condition: Guard.noMarkSinceAbsent, values: {} };
+  if (observed.revalidatedBy === undefined) return { condition: Guard.stillUnmarked, values: {} };
+  return { condition: Guard.sameMark, values: { ':seen_mark': { S: observed.revalidatedBy } } };
 }

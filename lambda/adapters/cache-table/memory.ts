@@ -42,11 +42,15 @@ function lockRefusalOf(state: MemoryTable, lease: Lease, now: number): Error | u
   return undefined;
 }
 
+/** A revalidation marked or expired META since the render read it (`Guard.sameMark`). */
+const markMoved = (observed: CacheMeta | undefined, live: CacheMeta | undefined): boolean =>
+  (observed !== undefined && live === undefined) || live?.revalidatedBy !== observed?.revalidatedBy;
+
 /**
  * The cache table in memory, with the conditions of `adapters/shared/dynamodb/conditions.ts` evaluated
  * in JavaScript: acquire only a free or expired LOCK, refresh and release only with the token,
- * publish atomically only with the token on an unexpired lease, never over a newer generation,
- * and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once; a
+ * publish atomically only with the token on an unexpired lease, never over a newer generation
+ * nor over a revalidation's mark made since the render read META, and seal REQ# only while it is STARTED; a publish with a version writes its VER# row once; a
  * pass mark only under the same lease condition. Integration tests hold the real one to the same
  * rules.
  */
@@ -121,6 +125,9 @@ export class InMemoryCacheTable implements CacheTable {
     const current = this.state.metas.get(meta.pk);
     if (current !== undefined && current.generatedAt > meta.generatedAt) {
       return Promise.reject(new NewerGenerationError(meta.pk, current.generatedAt));
+    }
+    if (markMoved(input.observed, current)) {
+      return Promise.reject(new RevalidatedDuringRenderError(meta.pk));
     }
     const request =
       seal === undefined

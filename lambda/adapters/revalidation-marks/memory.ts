@@ -19,6 +19,7 @@ export class InMemoryRevalidationMarks implements RevalidationMarks {
         ...meta,
         revalidateSeconds: 0,
         revalidatedAt: input.now,
+        revalidatedBy: input.effectId,
         failures: undefined,
       });
     }

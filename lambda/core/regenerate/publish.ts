@@ -11,7 +11,7 @@ import {
   RevalidatedDuringRenderError,
   TransactionConflictError,
 } from '../errors.js';
-import type { CacheMeta, IdempotencySeal, Lease } from '../ports.js';
+import type { PublishInput } from '../ports.js';
 import { systemRandom } from '../random.js';
 import type { RegenerateDeps } from './regenerate.js';
 
@@ -24,13 +24,13 @@ export type PublishResult =
   | { readonly status: 'superseded'; readonly currentGeneratedAt: number | undefined }
   /** Another delivery of the intent completed its REQ# first. */
   | { readonly status: 'duplicate' }
-  /** A revalidation marked LOCK during the render: render again. */
+  /** A revalidation marked META (or, with no META, LOCK) during the render: render again. */
   | { readonly status: 'revalidated' };
 
 /** @throws TransactionConflictError past `publishAttempts`, or a store error */
 export async function publish(
   deps: Pick<RegenerateDeps, 'cacheTable' | 'clock' | 'random' | 'publishAttempts'>,
-  input: { lease: Lease; meta: CacheMeta; seal: IdempotencySeal | undefined },
+  input: Omit<PublishInput, 'now'>,
 ): Promise<PublishResult> {
   const attempts = deps.publishAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {

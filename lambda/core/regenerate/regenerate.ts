@@ -253,6 +253,7 @@ class Regeneration {
       lease: this.#keeper.lease,
       meta,
       seal: this.#input.seal,
+      observed: current,
     });
     if (published.status === 'published') {
       this.#standing = { step: 'published' };

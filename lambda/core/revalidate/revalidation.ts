@@ -6,9 +6,11 @@
  *   the next request serves it STALE and queues one regeneration;
  * - `expire` deletes META: the old body is never served again and the next request renders;
  * - `regenerate` also queues a regeneration of each page now.
- * A render in flight (it holds the page's LOCK) that started before is caught by a mark on LOCK,
- * written before META's: its publish is refused and it renders again. For the pages found here
- * no clock decides it, so a render that started in the same second cannot slip through. A page
+ * A render in flight that started before is caught by the mark itself: its publish is
+ * conditioned on META's mark being the one it read under its lease (or, for a first render, on a
+ * mark on its LOCK, written when META is absent), so it is refused and renders again. For the
+ * pages found here no clock decides it, so a render that started in the same second cannot slip
+ * through. A page
  * whose render gives it one of the tags while this runs is not in the index yet: that render
  * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
@@ -82,7 +84,7 @@ export interface Target {
 /**
  * Applies a revalidation. Order: each tag's revalidation time first (a render that gives a page
  * one of these tags afterwards sees it, see `gainedRevalidatedTag`), then every affected page
- * (its LOCK, then its META), then the regenerations, then the CDN. Marking is idempotent, so a
+ * (`markPage`), then the regenerations, then the CDN. Marking is idempotent, so a
  * retry of the same effect after a crash repeats it safely.
  */
 export async function revalidate(
@@ -111,7 +113,7 @@ export async function revalidate(
 }
 
 /**
- * Marks `targets` (each LOCK then META, `concurrency` at a time), then queues their regenerations
+ * Marks `targets` (`markPage`, `concurrency` at a time), then queues their regenerations
  * when asked: the part of a revalidation a background fan-out batch repeats on its pages.
  */
 export async function markTargets(
@@ -190,22 +192,31 @@ export async function pagesToMark(
   return [...targets.values()];
 }
 
-/** LOCK first, then META: see the module comment. @returns META as it was, if any */
+/**
+ * One write when the page has META (the mark, or the delete, refuses a render in flight: its
+ * publish is conditioned on the META it read). Without META, a first render in flight read
+ * none, so its LOCK is marked instead, and META tried once more: that render may have published
+ * between the first try and the LOCK mark. @returns META as it was, if any
+ */
 async function markPage(
   deps: RevalidationDeps,
   revalidation: Revalidation,
   target: Target,
 ): Promise<CacheMeta | undefined> {
-  await deps.marks.markLock(target.pk, revalidation.effectId);
   // A page named by path loses its hit-for-pass mark: the caller says it changed (issue 21).
   if (target.key !== undefined) await deps.marks.clearPass(target.pk);
-  const meta =
+  const markMeta = () =>
     revalidation.mode === RevalidationMode.Expire
-      ? await deps.marks.expire(target.pk)
-      : await deps.marks.markStale(target.pk, {
+      ? deps.marks.expire(target.pk)
+      : deps.marks.markStale(target.pk, {
           effectId: revalidation.effectId,
           now: epochSeconds(deps.clock),
         });
+  let meta = await markMeta();
+  if (meta === undefined) {
+    await deps.marks.markLock(target.pk, revalidation.effectId);
+    meta = await markMeta();
+  }
   await unindexGone(deps, revalidation, target, meta);
   return meta;
 }

@@ -121,6 +121,7 @@ describe('pages reach the viewer as the upstream meant them', () => {
       durationSeconds: 30,
     });
     await h.cacheTable.publishGeneration({
+      observed: undefined,
       lease,
       now: clock.seconds,
       meta: {

@@ -1,4 +1,5 @@
-import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
+import type { CacheMeta } from '../../../core/ports.js';
 import {
   LeaseLostError,
   NewerGenerationError,
@@ -26,20 +27,28 @@ export const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   'RequestLimitExceeded',
 ]);
 
+/** What a publish wrote META from: the generation, and META as its render read it. */
+export interface PublishedFrom {
+  readonly meta: CacheMeta;
+  readonly observed: CacheMeta | undefined;
+  readonly idempotencyKey?: string | undefined;
+}
+
 /**
  * Reads `CancellationReasons` rather than assuming every cancellation means "lease not owned":
  * a failed LOCK condition means the lease was lost (or, with our token still there, that a
- * revalidation marked it during the render), a failed META condition means a newer
- * generation is live, a failed REQ# condition means another delivery already completed the
- * intent, and conflicts or throttling inside the transaction are worth a retry (the SDK retries
- * throttled and failed calls itself, but never a cancelled transaction). Returns undefined for
- * anything else, which the caller rethrows as is.
+ * revalidation marked it during the render), a failed META condition means a newer generation
+ * is live or a revalidation marked or expired META since the render read it, a failed REQ#
+ * condition means another delivery already completed the intent, and conflicts or throttling
+ * inside the transaction are worth a retry (the SDK retries throttled and failed calls itself,
+ * but never a cancelled transaction). Returns undefined for anything else, which the caller
+ * rethrows as is.
  */
 export function classifyPublishFailure(
   error: unknown,
   lease: { readonly pk: string; readonly token: string },
   actions: readonly PublishAction[],
-  idempotencyKey?: string,
+  publishing?: PublishedFrom,
 ): IsrError | undefined {
   const { pk } = lease;
   if (!(error instanceof Error)) return undefined;
@@ -60,11 +69,15 @@ export function classifyPublishFailure(
   const meta = reasonFor(PublishAction.PutMeta);
   if (meta?.Code === 'ConditionalCheckFailed') {
     const current = meta.Item === undefined ? undefined : num(meta.Item, 'generated_at');
+    const newer = current !== undefined && current > (publishing?.meta.generatedAt ?? -1);
+    if (!newer && publishing !== undefined && markMoved(publishing.observed, meta.Item)) {
+      return new RevalidatedDuringRenderError(pk, { cause: error });
+    }
     return new NewerGenerationError(pk, current, { cause: error });
   }
   const seal = reasonFor(PublishAction.SealRequest);
-  if (seal?.Code === 'ConditionalCheckFailed' && idempotencyKey !== undefined) {
-    return new RequestAlreadyCompletedError(pk, idempotencyKey, { cause: error });
+  if (seal?.Code === 'ConditionalCheckFailed' && publishing?.idempotencyKey !== undefined) {
+    return new RequestAlreadyCompletedError(pk, publishing.idempotencyKey, { cause: error });
   }
   if (reasons.some((reason) => TRANSIENT_CODES.has(reason.Code ?? ''))) {
     const codes = reasons.map((reason) => reason.Code ?? 'None').join(', ');
@@ -73,4 +86,13 @@ export function classifyPublishFailure(
     });
   }
   return undefined;
+}
+
+/** A revalidation marked or expired META since the render read it (`Guard.sameMark`). */
+function markMoved(
+  observed: CacheMeta | undefined,
+  live: Record<string, AttributeValue> | undefined,
+): boolean {
+  if (observed !== undefined && live === undefined) return true;
+  return live?.revalidated_by?.S !== observed?.revalidatedBy;
 }

@@ -17,6 +17,17 @@ export const Guard = {
    * revalidation must not publish (publish).
    */
   notRevalidated: '(attribute_not_exists(#revalidated_by))',
+  /**
+   * On META, the mark the render read under its lease is still there: a revalidation's mark
+   * (`revalidated_by`) or expiry since refuses a page that may predate it (publish). One of
+   * three, by what the render read: `:seen_mark`, no mark, or no META at all (then only LOCK's
+   * mark, `notRevalidated`, can refuse it: a revalidation marks LOCK when META is absent).
+   */
+  sameMark: '(attribute_exists(#pk) AND #revalidated_by = :seen_mark)',
+  /** On META: it is still there and still unmarked (publish, the render read it unmarked). */
+  stillUnmarked: '(attribute_exists(#pk) AND attribute_not_exists(#revalidated_by))',
+  /** On META: absent, or present without a mark (publish, the render read no META). */
+  noMarkSinceAbsent: '(attribute_not_exists(#pk) OR attribute_not_exists(#revalidated_by))',
   /** No row with this key yet: a version row is written once (publish). */
   rowAbsent: '(attribute_not_exists(#pk))',
   /** The row is there: a revalidation marks rows, it never creates them. */

@@ -101,6 +101,7 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   headers: headersOf(item),
   contentLength: num(item, 'content_length'),
   revalidatedAt: num(item, 'revalidated_at'),
+  revalidatedBy: str(item, 'revalidated_by'),
   currentSk: str(item, 'current_sk'),
   versionSks: item.version_sks?.L?.flatMap((value) => (value.S === undefined ? [] : [value.S])),
   holdUntil: num(item, 'hold_until'),

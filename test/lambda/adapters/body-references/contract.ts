@@ -33,7 +33,7 @@ export function bodyReferencesContract(name: string, make: () => Promise<TableSu
           currentSk: sk,
           versionSks: sks.slice(0, keep),
         };
-        await s.cacheTable.publishGeneration({ lease, meta, now: T + i });
+        await s.cacheTable.publishGeneration({ observed: undefined, lease, meta, now: T + i });
       }
       return { pk, sks };
     }

@@ -111,7 +111,7 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       const pk = freshPk();
       const lease = await take(pk);
       const meta = generation(pk, T + 1, { tags: ['a', 'b'], headers: { 'x-a': '1' } });
-      await s.cacheTable.publishGeneration({ lease, meta, now: T + 1 });
+      await s.cacheTable.publishGeneration({ observed: undefined, lease, meta, now: T + 1 });
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject(meta);
       expect(await heldBy(pk, T + 1)).toBe('free');
     });
@@ -120,11 +120,21 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       const pk = freshPk();
       const lease = await take(pk);
       await expect(
-        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 30 }),
+        s.cacheTable.publishGeneration({
+          observed: undefined,
+          lease,
+          meta: generation(pk, T),
+          now: T + 30,
+        }),
       ).rejects.toBeInstanceOf(LeaseLostError);
       await take(pk, T + 30, 'b');
       await expect(
-        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 20 }),
+        s.cacheTable.publishGeneration({
+          observed: undefined,
+          lease,
+          meta: generation(pk, T),
+          now: T + 20,
+        }),
       ).rejects.toBeInstanceOf(LeaseLostError);
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
     });
@@ -132,13 +142,19 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
     it('never publishes over a newer generation', async () => {
       const pk = freshPk();
       await s.cacheTable.publishGeneration({
+        observed: undefined,
         lease: await take(pk),
         meta: generation(pk, T + 10),
         now: T,
       });
       const late = await take(pk, T + 1);
       const refused = await s.cacheTable
-        .publishGeneration({ lease: late, meta: generation(pk, T + 5), now: T + 1 })
+        .publishGeneration({
+          observed: undefined,
+          lease: late,
+          meta: generation(pk, T + 5),
+          now: T + 1,
+        })
         .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(NewerGenerationError);
       expect((refused as NewerGenerationError).currentGeneratedAt).toBe(T + 10);
@@ -157,6 +173,7 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
     it('marks a key as pass under the lease: META#PASS written, META and LOCK deleted at once', async () => {
       const pk = freshPk();
       await s.cacheTable.publishGeneration({
+        observed: undefined,
         lease: await take(pk),
         meta: generation(pk, T),
         now: T,
@@ -176,7 +193,12 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       const pk = freshPk();
       await s.cacheTable.markPass({ lease: await take(pk), mark: passMark(pk, T), now: T });
       const meta = generation(pk, T + 5);
-      await s.cacheTable.publishGeneration({ lease: await take(pk, T + 5), meta, now: T + 5 });
+      await s.cacheTable.publishGeneration({
+        observed: undefined,
+        lease: await take(pk, T + 5),
+        meta,
+        now: T + 5,
+      });
       const page = await s.cacheTable.readPage(pk);
       expect(page.meta).toMatchObject(meta);
       expect(page.pass).toMatchObject({ until: T + 300 });
@@ -207,7 +229,12 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       const lease = await take(pk);
       expect(await s.marks.markLock(pk, 'rv_contract')).toBe(true);
       const publish = () =>
-        s.cacheTable.publishGeneration({ lease, meta: generation(pk, T), now: T + 1 });
+        s.cacheTable.publishGeneration({
+          observed: undefined,
+          lease,
+          meta: generation(pk, T),
+          now: T + 1,
+        });
       await expect(publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
       expect(await s.cacheTable.clearRevalidationMark({ ...lease, token: 'not-mine' })).toBe(false);
       expect(await s.cacheTable.clearRevalidationMark(lease)).toBe(true);
@@ -215,15 +242,59 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeDefined();
     });
 
+    it('refuses a publish once a revalidation marked or expired the META its render read', async () => {
+      const pk = freshPk();
+      const publishOver = async (at: number) => {
+        const lease = await take(pk, at);
+        const observed = await s.cacheTable.getMeta(pk, { consistent: true });
+        return {
+          observed,
+          publish: () =>
+            s.cacheTable.publishGeneration({ observed, lease, meta: generation(pk, at), now: at }),
+        };
+      };
+      await (await publishOver(T)).publish();
+      // Read unmarked, marked since: refused, and META keeps the mark.
+      const first = await publishOver(T + 1);
+      await s.marks.markStale(pk, { effectId: 'rv_a', now: T + 1 });
+      await expect(first.publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject({
+        generatedAt: T,
+        revalidatedBy: 'rv_a',
+      });
+      await s.cacheTable.releaseLease(await take(pk, T + 60)).catch(() => undefined);
+      // Read marked by rv_a, marked again by rv_b since: refused.
+      const second = await publishOver(T + 100);
+      expect(second.observed?.revalidatedBy).toBe('rv_a');
+      await s.marks.markStale(pk, { effectId: 'rv_b', now: T + 100 });
+      await expect(second.publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      await s.cacheTable.releaseLease(await take(pk, T + 200)).catch(() => undefined);
+      // Read marked by rv_b, nothing since: published, and the new META carries no mark.
+      const third = await publishOver(T + 300);
+      await third.publish();
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.revalidatedBy).toBeUndefined();
+      // Read present, expired since: refused, nothing written.
+      const fourth = await publishOver(T + 400);
+      await s.marks.expire(pk);
+      await expect(fourth.publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+    });
+
     it('writes the generation’s version row in the publish, once', async () => {
       const pk = freshPk();
       const sk = 'VER#1800000001-contract';
       const meta = generation(pk, T + 1, { currentSk: sk, versionSks: [sk] });
-      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T + 1 });
+      await s.cacheTable.publishGeneration({
+        observed: undefined,
+        lease: await take(pk),
+        meta,
+        now: T + 1,
+      });
       const version = await s.history.version(pk, sk);
       expect(version).toMatchObject({ ...generation(pk, T + 1), sk });
       expect(version?.versionSks).toBeUndefined();
       const again = s.cacheTable.publishGeneration({
+        observed: undefined,
         lease: await take(pk, T + 2),
         meta,
         now: T + 2,
@@ -239,8 +310,15 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       await s.requests.saveInProgress({ pk, key: 'm1', request: { n: 1 } }, 30_000);
       const seal = { idempotencyKey: 'm1', ttl: T + 3_600 };
       const meta = generation(pk, T + 1);
-      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T + 1, seal });
+      await s.cacheTable.publishGeneration({
+        observed: undefined,
+        lease: await take(pk),
+        meta,
+        now: T + 1,
+        seal,
+      });
       const second = s.cacheTable.publishGeneration({
+        observed: undefined,
         lease: await take(pk, T + 2),
         meta: generation(pk, T + 2),
         now: T + 2,
@@ -253,6 +331,7 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
     it('records a failure only on the generation, and the count, the caller read', async () => {
       const pk = freshPk();
       await s.cacheTable.publishGeneration({
+        observed: undefined,
         lease: await take(pk),
         meta: generation(pk, T),
         now: T,
@@ -270,7 +349,12 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
     it('moves META’s TTL with a failure record that carries one, and keeps it otherwise', async () => {
       const pk = freshPk();
       const meta = { ...generation(pk, T), ttl: T + 100 };
-      await s.cacheTable.publishGeneration({ lease: await take(pk), meta, now: T });
+      await s.cacheTable.publishGeneration({
+        observed: undefined,
+        lease: await take(pk),
+        meta,
+        now: T,
+      });
       const record = { count: 1, lastFailedAt: T + 5, nextAttemptAt: T + 20, error: 'e: down' };
       const input = { pk, observedGeneratedAt: T, previousCount: 0, record };
       await s.cacheTable.recordFailure(input);

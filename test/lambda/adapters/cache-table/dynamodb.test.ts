@@ -107,7 +107,12 @@ describe('DynamoCacheTable lease', () => {
     await table.releaseLease(await table.acquireLease({ pk, now: T0, durationSeconds: LEASE }));
     const afterRelease = await table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE });
     expect(afterRelease.takenOver).toBeUndefined();
-    await table.publishGeneration({ lease: afterRelease, meta: metaFor(pk, T0 + 1), now: T0 + 2 });
+    await table.publishGeneration({
+      observed: undefined,
+      lease: afterRelease,
+      meta: metaFor(pk, T0 + 1),
+      now: T0 + 2,
+    });
     const afterPublish = await table.acquireLease({ pk, now: T0 + 3, durationSeconds: LEASE });
     expect(afterPublish.takenOver).toBeUndefined();
   });
@@ -154,7 +159,12 @@ describe('DynamoCacheTable publishGeneration', () => {
   it('commits META and removes LOCK in one step for the lease owner', async () => {
     const pk = freshPk();
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
-    await table.publishGeneration({ lease, meta: metaFor(pk, T0), now: T0 + 5 });
+    await table.publishGeneration({
+      observed: undefined,
+      lease,
+      meta: metaFor(pk, T0),
+      now: T0 + 5,
+    });
     expect(await table.getMeta(pk, { consistent: true })).toMatchObject(metaFor(pk, T0));
     expect(await rawItem(pk, 'LOCK')).toBeUndefined();
   });
@@ -186,9 +196,19 @@ describe('DynamoCacheTable publishGeneration', () => {
   it('accepts a generation equal to the live one (same-second regeneration)', async () => {
     const pk = freshPk();
     const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
-    await table.publishGeneration({ lease: first, meta: metaFor(pk, T0, 'a'), now: T0 });
+    await table.publishGeneration({
+      observed: undefined,
+      lease: first,
+      meta: metaFor(pk, T0, 'a'),
+      now: T0,
+    });
     const second = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
-    await table.publishGeneration({ lease: second, meta: metaFor(pk, T0, 'b'), now: T0 });
+    await table.publishGeneration({
+      observed: undefined,
+      lease: second,
+      meta: metaFor(pk, T0, 'b'),
+      now: T0,
+    });
     expect((await table.getMeta(pk, { consistent: true }))?.s3Key).toBe('b');
   });
 
@@ -197,6 +217,7 @@ describe('DynamoCacheTable publishGeneration', () => {
     await claim(pk, 'msg-1');
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
     await table.publishGeneration({
+      observed: undefined,
       lease,
       meta: metaFor(pk, T0, 'pages/_/h/result'),
       now: T0 + 1,
@@ -220,6 +241,7 @@ describe('DynamoCacheTable publishGeneration', () => {
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
     const error = await caught(
       table.publishGeneration({
+        observed: undefined,
         lease,
         meta: metaFor(pk, T0),
         now: T0,
@@ -243,6 +265,7 @@ describe('DynamoCacheTable publishGeneration', () => {
     const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
     await expect(
       table.publishGeneration({
+        observed: undefined,
         lease,
         meta: metaFor(pk, T0),
         now: T0 + LEASE,
@@ -268,6 +291,7 @@ describe('DynamoCacheTable rows', () => {
       status_at: { N: String(T0 + LEASE) },
     });
     await table.publishGeneration({
+      observed: undefined,
       lease,
       meta: { ...metaFor(pk, T0, 'pages/_/h/1'), ttl: T0 + 7 * 86_400, cacheKey: '/page' },
       now: T0 + 1,
@@ -347,7 +371,7 @@ async function publishAfterExpiry() {
   const pk = freshPk();
   const lease = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
   const error = await caught(
-    table.publishGeneration({ lease, meta: metaFor(pk, T0), now: T0 + LEASE }),
+    table.publishGeneration({ observed: undefined, lease, meta: metaFor(pk, T0), now: T0 + LEASE }),
   );
   return {
     error,
@@ -363,7 +387,12 @@ async function publishAfterTakeover() {
   const stale = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
   const current = await table.acquireLease({ pk, now: T0 + LEASE, durationSeconds: LEASE });
   const error = await caught(
-    table.publishGeneration({ lease: stale, meta: metaFor(pk, T0), now: T0 + 1 }),
+    table.publishGeneration({
+      observed: undefined,
+      lease: stale,
+      meta: metaFor(pk, T0),
+      now: T0 + 1,
+    }),
   );
   return {
     error,
@@ -376,10 +405,20 @@ async function publishAfterTakeover() {
 async function publishOlderGeneration() {
   const pk = freshPk();
   const first = await table.acquireLease({ pk, now: T0 + 100, durationSeconds: LEASE });
-  await table.publishGeneration({ lease: first, meta: metaFor(pk, T0 + 100), now: T0 + 101 });
+  await table.publishGeneration({
+    observed: undefined,
+    lease: first,
+    meta: metaFor(pk, T0 + 100),
+    now: T0 + 101,
+  });
   const lease = await table.acquireLease({ pk, now: T0 + 102, durationSeconds: LEASE });
   const error = await caught(
-    table.publishGeneration({ lease, meta: metaFor(pk, T0 + 50), now: T0 + 103 }),
+    table.publishGeneration({
+      observed: undefined,
+      lease,
+      meta: metaFor(pk, T0 + 50),
+      now: T0 + 103,
+    }),
   );
   return {
     error,
@@ -410,10 +449,17 @@ async function publishCompletedIntentAgain() {
   const seal = { idempotencyKey: `m-${pk.slice(-8)}`, ttl: T0 + 86_400 };
   await claim(pk, seal.idempotencyKey);
   const first = await table.acquireLease({ pk, now: T0, durationSeconds: LEASE });
-  await table.publishGeneration({ lease: first, meta: metaFor(pk, T0, 'first'), now: T0, seal });
+  await table.publishGeneration({
+    observed: undefined,
+    lease: first,
+    meta: metaFor(pk, T0, 'first'),
+    now: T0,
+    seal,
+  });
   const second = await table.acquireLease({ pk, now: T0 + 1, durationSeconds: LEASE });
   const error = await caught(
     table.publishGeneration({
+      observed: undefined,
       lease: second,
       meta: metaFor(pk, T0 + 1, 'second'),
       now: T0 + 1,
@@ -437,7 +483,12 @@ async function acquireHeldLease() {
 describe('DynamoCacheTable failure record', () => {
   const publishAt = async (pk: string, generatedAt: number) => {
     const lease = await table.acquireLease({ pk, now: generatedAt, durationSeconds: LEASE });
-    await table.publishGeneration({ lease, meta: metaFor(pk, generatedAt), now: generatedAt });
+    await table.publishGeneration({
+      observed: undefined,
+      lease,
+      meta: metaFor(pk, generatedAt),
+      now: generatedAt,
+    });
   };
   const record = (count: number) => ({
     count,

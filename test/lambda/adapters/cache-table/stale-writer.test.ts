@@ -60,11 +60,16 @@ async function pausedStaleWriter(bodyKeyFor: BodyKeyRule) {
     durationSeconds: LEASE,
   });
   const metaB = await write(leaseB, T0 + LEASE, 'page by B');
-  await table.publishGeneration({ lease: leaseB, meta: metaB, now: T0 + LEASE + 1 });
+  await table.publishGeneration({
+    observed: undefined,
+    lease: leaseB,
+    meta: metaB,
+    now: T0 + LEASE + 1,
+  });
   // ... A wakes up.
   const metaA = await write(leaseA, T0 + 1, 'page by A (stale)');
   const publishError = await table
-    .publishGeneration({ lease: leaseA, meta: metaA, now: T0 + 2 })
+    .publishGeneration({ observed: undefined, lease: leaseA, meta: metaA, now: T0 + 2 })
     .then(
       () => undefined,
       (error: unknown) => error,

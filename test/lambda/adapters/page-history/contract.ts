@@ -40,7 +40,7 @@ export function pageHistoryContract(name: string, make: () => Promise<TableSubje
         kept.unshift(skOf(at));
         const lease = await s.cacheTable.acquireLease({ pk, now: at, durationSeconds: 30 });
         const meta = { ...generation(pk, at), currentSk: skOf(at), versionSks: [...kept] };
-        await s.cacheTable.publishGeneration({ lease, meta, now: at });
+        await s.cacheTable.publishGeneration({ observed: undefined, lease, meta, now: at });
       }
       const meta = await s.cacheTable.getMeta(pk, { consistent: true });
       if (meta === undefined) throw new Error('not published');
@@ -133,6 +133,7 @@ export function pageHistoryContract(name: string, make: () => Promise<TableSubje
         ...meta,
         revalidateSeconds: 0,
         revalidatedAt: T + 5,
+        revalidatedBy: 'rv_contract',
         holdUntil: T + 3_600,
         ttl: T + 90_000,
       });

@@ -21,7 +21,7 @@ export function revalidationMarksContract(name: string, make: () => Promise<Tabl
       const pk = `CACHE#contract-marks-${++pages}`;
       const lease = await s.cacheTable.acquireLease({ pk, now: T, durationSeconds: 30 });
       const meta = { pk, s3Key: `pages/_/m/${pages}`, generatedAt: T, revalidateSeconds: 60 };
-      await s.cacheTable.publishGeneration({ lease, meta, now: T });
+      await s.cacheTable.publishGeneration({ observed: undefined, lease, meta, now: T });
       const record = { count: 1, lastFailedAt: T, nextAttemptAt: T + 15, error: 'e: down' };
       await s.cacheTable.recordFailure({ pk, observedGeneratedAt: T, previousCount: 0, record });
       return { pk, meta };

@@ -64,6 +64,7 @@ describe('the sparse status index', () => {
     const lease = await table.acquireLease({ pk: c.pk, now: clock.seconds, durationSeconds: 30 });
     expect(await indexed(IndexedStatus.Lease, c.pk)).toEqual(['LOCK']);
     await table.publishGeneration({
+      observed: undefined,
       lease,
       now: clock.seconds,
       meta: { pk: c.pk, s3Key: 'pages/_/x/1', generatedAt: clock.seconds, revalidateSeconds: 60 },
@@ -96,6 +97,7 @@ describe('the sparse status index', () => {
     const publish = async (generatedAt: number) => {
       const lease = await table.acquireLease({ pk, now: generatedAt, durationSeconds: 30 });
       await table.publishGeneration({
+        observed: undefined,
         lease,
         now: generatedAt,
         meta: { pk, s3Key: `pages/_/x/${generatedAt}`, generatedAt, revalidateSeconds: 60 },

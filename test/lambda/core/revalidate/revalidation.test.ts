@@ -110,38 +110,109 @@ describe('revalidation on DynamoDB Local', () => {
     );
   });
 
+  /** What the page held when the racing render read META under its lease. */
+  type Before = 'uncached' | 'cached' | 'marked';
+
   /**
    * A regeneration renders; a revalidation of its page lands in the same second; then the render
-   * tries to publish. @returns the page a viewer gets afterwards and how often it was rendered
+   * tries to publish. Before it: the page was never cached (a first render, no META), cached, or
+   * cached and already marked by an earlier revalidation. @returns the page a viewer gets
+   * afterwards, how often it was rendered, and the racing render's own page
    */
-  async function sameSecondRace(path: string) {
-    await h.invoke(path);
+  async function sameSecondRace(path: string, before: Before) {
+    if (before !== 'uncached') await h.invoke(path);
+    if (before === 'marked') await stale([path]);
     clock.advance(61);
     const started = new Promise<void>((resolve) => (rendering = resolve));
     const inFlight = regenerate(h.deps, { cacheKey: h.keyFor(path), need: { kind: 'intent' } });
     await started;
+    const racing = `<p>${h.keyFor(path).key} #${counter.calls}</p>`; // the page it is rendering
     await stale([path]); // the same second as the render's start: the TestClock has not moved
     release?.();
     await inFlight;
-    const before = counter.callsFor(path);
-    return { reply: await h.invoke(path), renders: before };
+    const renders = counter.callsFor(path);
+    return { reply: await h.invoke(path), renders, racing };
   }
 
-  it('a render that started before a revalidation, in the same second, never makes the page fresh', async () => {
-    const { reply, renders } = await sameSecondRace('/race-guarded');
-    expect(renders).toBe(3); // first visit, the racing render, and one after the revalidation
-    expect(reply.cache).toBe('HIT');
-    expect(reply.text).toBe(counter.lastPageFor('/race-guarded')); // the render after it
+  /** Each case, and the one condition that alone refuses its racing render. */
+  const races: { before: Before; guard: string; name: string }[] = [
+    { before: 'cached', guard: Guard.stillUnmarked, name: 'META still unmarked' },
+    { before: 'marked', guard: Guard.sameMark, name: "META's mark unchanged" },
+    { before: 'uncached', guard: Guard.notRevalidated, name: 'LOCK unmarked' },
+  ];
+
+  it.each(races)(
+    'a render that started before a revalidation, in the same second, never makes the page fresh ($before)',
+    async ({ before }) => {
+      const { reply, renders, racing } = await sameSecondRace(`/race-guarded-${before}`, before);
+      const earlier = before === 'uncached' ? 0 : 1;
+      expect(renders).toBe(earlier + 2); // the racing render, and one after the revalidation
+      expect(reply.cache).toBe('HIT');
+      expect(reply.text).toBe(counter.lastPageFor(`/race-guarded-${before}`));
+      expect(reply.text).not.toBe(racing);
+    },
+  );
+
+  it.each(races)(
+    'negative control ($before): without "$name" on the publish, the older render is published fresh',
+    async ({ before, guard }) => {
+      const restore = removeGuard(h.clients.dynamodb, guard);
+      try {
+        const { reply, renders, racing } = await sameSecondRace(
+          `/race-unguarded-${before}`,
+          before,
+        );
+        expect(renders).toBe((before === 'uncached' ? 0 : 1) + 1); // published as is
+        expect(reply.cache).toBe('HIT'); // ... and served as fresh: the violation
+        expect(reply.text).toBe(racing);
+      } finally {
+        restore();
+      }
+    },
+  );
+
+  it('an expire during the render of a cached page refuses its publish too (META gone)', async () => {
+    await h.invoke('/race-expired');
+    clock.advance(61);
+    const started = new Promise<void>((resolve) => (rendering = resolve));
+    const inFlight = regenerate(h.deps, {
+      cacheKey: h.keyFor('/race-expired'),
+      need: { kind: 'intent' },
+    });
+    await started;
+    await revalidate(deps, {
+      tenant: undefined,
+      keys: [h.keyFor('/race-expired')],
+      tags: [],
+      mode: 'expire',
+      regenerate: false,
+      effectId: `rv_${++effects}`,
+    });
+    release?.();
+    await inFlight;
+    expect(counter.callsFor('/race-expired')).toBe(3);
   });
 
-  it('negative control: without the revalidation condition on LOCK, the older render is published fresh', async () => {
-    const restore = removeGuard(h.clients.dynamodb, Guard.notRevalidated);
-    try {
-      const { reply, renders } = await sameSecondRace('/race-unguarded');
-      expect(renders).toBe(2); // the racing render was published as is
-      expect(reply.cache).toBe('HIT'); // ... and is served as fresh: the violation
-    } finally {
-      restore();
-    }
+  it('marks a page with META in one write, and a page without META through its LOCK (3 writes)', async () => {
+    await h.invoke('/one-write');
+    const writes: string[] = [];
+    const counted = {
+      ...deps,
+      marks: {
+        markLock: (pk: string, id: string) => (writes.push('lock'), deps.marks.markLock(pk, id)),
+        markStale: (pk: string, input: { effectId: string; now: number }) => (
+          writes.push('meta'),
+          deps.marks.markStale(pk, input)
+        ),
+        expire: (pk: string) => (writes.push('expire'), deps.marks.expire(pk)),
+        clearPass: (pk: string) => (writes.push('pass'), deps.marks.clearPass(pk)),
+      },
+    };
+    const one = { tenant: undefined, tags: [], mode: 'stale', regenerate: false } as const;
+    await revalidate(counted, { ...one, keys: [h.keyFor('/one-write')], effectId: 'rv_w1' });
+    expect(writes).toEqual(['pass', 'meta']); // a path's hit-for-pass mark, then META: no LOCK
+    writes.length = 0;
+    await revalidate(counted, { ...one, keys: [h.keyFor('/no-meta')], effectId: 'rv_w2' });
+    expect(writes).toEqual(['pass', 'meta', 'lock', 'meta']);
   });
 });

@@ -188,6 +188,7 @@ describe('origin: MISS with another lease holder', () => {
       contentType: 'text/html',
     });
     await h.cacheTable.publishGeneration({
+      observed: undefined,
       lease,
       now: clock.seconds,
       meta: {

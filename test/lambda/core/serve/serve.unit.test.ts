@@ -178,6 +178,7 @@ describe('servePage (unit, in-memory ports)', () => {
         contentType: 'text/html',
       });
       await ctx.cacheTable.publishGeneration({
+        observed: undefined,
         lease,
         now: ctx.clock.seconds,
         meta: {
@@ -367,6 +368,7 @@ describe('servePage (unit, in-memory ports)', () => {
         durationSeconds: 30,
       });
       await ctx.cacheTable.publishGeneration({
+        observed: undefined,
         lease,
         now: ctx.clock.seconds,
         meta: {

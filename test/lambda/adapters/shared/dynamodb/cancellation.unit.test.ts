@@ -13,6 +13,7 @@ import {
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
+  RevalidatedDuringRenderError,
   TransactionConflictError,
 } from '../../../../../lambda/core/errors.js';
 
@@ -29,6 +30,7 @@ afterEach(() => {
 const lease = { pk: 'CACHE#h', token: 't', expiresAt: 100 };
 const publish = () =>
   table.publishGeneration({
+    observed: undefined,
     lease,
     meta: { pk: 'CACHE#h', s3Key: 'k', generatedAt: 1, revalidateSeconds: 60 },
     now: 50,
@@ -64,6 +66,42 @@ describe('publishGeneration failure classification', () => {
       .on(TransactWriteItemsCommand)
       .rejects(cancelledWith('ConditionalCheckFailed', 'None', 'None'));
     await expect(publish()).rejects.toBeInstanceOf(NewerGenerationError);
+  });
+
+  describe('a failed META condition: a mark since the render read META, or a newer generation', () => {
+    const metaFailed = (Item?: CancellationReason['Item']) =>
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item }, { Code: 'None' }],
+      });
+    const observed = { pk: 'CACHE#h', s3Key: 'k0', generatedAt: 0, revalidateSeconds: 0 };
+    const publishOver = (read: typeof observed | undefined) =>
+      table.publishGeneration({
+        observed: read,
+        lease,
+        meta: { pk: 'CACHE#h', s3Key: 'k', generatedAt: 1, revalidateSeconds: 60 },
+        now: 50,
+      });
+
+    it('reads a mark made since as a revalidation during the render', async () => {
+      mock
+        .on(TransactWriteItemsCommand)
+        .rejects(metaFailed({ generated_at: { N: '0' }, revalidated_by: { S: 'rv_x' } }));
+      await expect(publishOver(observed)).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+    });
+
+    it('reads a META gone since it was read as an expiry during the render', async () => {
+      mock.on(TransactWriteItemsCommand).rejects(metaFailed(undefined));
+      await expect(publishOver(observed)).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+    });
+
+    it('reads a newer generation as superseded, marked or not', async () => {
+      mock
+        .on(TransactWriteItemsCommand)
+        .rejects(metaFailed({ generated_at: { N: '5' }, revalidated_by: { S: 'rv_x' } }));
+      await expect(publishOver(observed)).rejects.toBeInstanceOf(NewerGenerationError);
+    });
   });
 
   it('reports an intent completed by another delivery when only the REQ# condition failed', async () => {
