@@ -11,6 +11,7 @@ import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-stat
 import { DynamoRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { CdnPurge } from '../lambda/core/ports.js';
+import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
 import {
   acceptRevalidation,
   markBatch,
@@ -38,7 +39,7 @@ const noCdn = {
 };
 const noQueue = { enqueue: () => Promise.resolve(), enqueueBatch: () => Promise.resolve() };
 
-/** Today's `revalidate`: every page's LOCK and META are written before the 202. */
+/** The inline `revalidate`: every page is marked before the 202. */
 export const inlineMarking: MarkingFactory = (s, clients) => {
   const tables = { client: clients.dynamodb, tableName: s.tableName };
   const deps = {
@@ -90,11 +91,14 @@ export const fanOutMarking: MarkingFactory = (s, clients) => {
     progress: new DynamoFanOutProgressRows(tables),
     fanOutQueue: queue,
     statuses: new DynamoRevalidationStatuses(tables),
-    batchSize: 100,
+    batchSize: SETTING_DEFAULTS.fanOutBatchSize,
+    fanOutConcurrency: SETTING_DEFAULTS.fanOutConcurrency,
     inProgressCacheMs: 250,
   };
   return {
-    name: 'background fan-out: 100 pages a step, in-progress rows honoured from the 202',
+    name:
+      `background fan-out: ${SETTING_DEFAULTS.fanOutBatchSize} pages a step, ` +
+      `${SETTING_DEFAULTS.fanOutConcurrency} at a time, in-progress rows honoured from the 202`,
     accept: async (tag, effectId) => {
       const accepted = await acceptRevalidation(deps, tagRevalidation(tag, effectId));
       return { pages: accepted.pages };

@@ -663,7 +663,7 @@ export interface RevalidationStatus {
   /** Epoch ms the revalidation was accepted, and finished marking. */
   readonly acceptedAtMs: number;
   readonly doneAtMs?: number | undefined;
-  /** Tag fan-outs still marking in the background (`finishFanOut` counts them down). */
+  /** Tag fan-outs still marking in the background (`FanOutProgressRows.finish` counts them down). */
   readonly fanOuts?: number | undefined;
 }
 
@@ -673,10 +673,11 @@ export interface RevalidationStatuses {
   put(status: RevalidationStatus): Promise<void>;
   /** The status, read strongly consistent; undefined for an unknown effect id. */
   get(effectId: string): Promise<RevalidationStatus | undefined>;
-  /** Adds a fan-out batch's counts (`ADD`): batches of one effect run on their own. */
-  addMarked(effectId: string, counts: { marked: number; regenerations: number }): Promise<void>;
-  /** One of the effect's tag fan-outs ended; the last one makes the status `done`. */
-  finishFanOut(effectId: string, atMs: number): Promise<void>;
+  /**
+   * Adds the counts of the pages marked before the 202 (`ADD`, beside fan-out batches' own,
+   * which `FanOutProgressRows` adds with each move of their cursor).
+   */
+  addMarked(effectId: string, counts: StepCounts): Promise<void>;
 }
 
 /** A tag revalidation still being marked, as the origin honours it (see `in-progress.ts`). */
@@ -715,19 +716,41 @@ export interface FanOutProgress {
   readonly marked: number;
 }
 
-/** The fan-out progress rows; every write after the first is conditioned on the cursor read. */
+/** What one fan-out batch did, added to its effect's status. */
+export interface StepCounts {
+  readonly marked: number;
+  readonly regenerations: number;
+}
+
+/**
+ * The fan-out progress rows; every write after the first is conditioned on the cursor read,
+ * and carries the batch's counts to the effect's status in the same transaction: of two copies
+ * of a step, exactly one moves the cursor and counts, and a crash leaves neither half.
+ */
 export interface FanOutProgressRows {
   start(progress: FanOutProgress): Promise<void>;
   get(
     progress: Pick<FanOutProgress, 'tenant' | 'effectId' | 'mode' | 'tag'>,
   ): Promise<FanOutProgress | undefined>;
-  /** Moves the cursor on from `from`. @returns false when it was not at `from` (a duplicate) */
+  /**
+   * Moves the cursor on from `from` and adds `counts` to the status.
+   * @returns false when it was not at `from` (a duplicate)
+   * @throws TransactionConflictError when a concurrent write to the status cancelled it
+   */
   advance(
     progress: FanOutProgress,
-    input: { from: string; to: string; marked: number; atMs: number },
+    input: { from: string; to: string; counts: StepCounts; atMs: number },
   ): Promise<boolean>;
-  /** Deletes the row while its cursor is `from`. @returns false when it was not */
-  finish(progress: FanOutProgress, from: string): Promise<boolean>;
+  /**
+   * Deletes the row while its cursor is `from`, adds `counts` to the status and counts the
+   * fan-out down there (the last one makes the status `done`, at `atMs`).
+   * @returns false when it was not at `from`
+   * @throws TransactionConflictError as `advance`
+   */
+  finish(
+    progress: FanOutProgress,
+    input: { from: string; counts: StepCounts; atMs: number },
+  ): Promise<boolean>;
   /** Rows not advanced since `beforeMs`, at most `limit`. */
   stalled(beforeMs: number, limit: number): Promise<FanOutProgress[]>;
 }

@@ -69,6 +69,7 @@ export function createRevalidateDeps(
       cdn: createCdnInvalidator(config, runtime, logger),
       clock,
       deployId: config.deployId,
+      fanOutConcurrency: config.fanOutConcurrency,
     },
     background: {
       inProgress: new DynamoRevalidationsInProgress(tables),

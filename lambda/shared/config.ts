@@ -93,6 +93,7 @@ export function loadWorkerConfig(env: Env = process.env) {
     queueUrl: s.queueUrl!,
     revalidationShards: s.revalidationShards,
     fanOutBatchSize: s.fanOutBatchSize,
+    fanOutConcurrency: s.fanOutConcurrency,
     maxReceiveCount: s.maxReceiveCount,
     idempotencyTtlSeconds: s.idempotencyTtlSeconds,
   };
@@ -152,6 +153,7 @@ export function loadRevalidateConfig(env: Env = process.env) {
     revalidationShards: s.revalidationShards,
     inProgressCacheMs: s.inProgressCacheMs,
     fanOutBatchSize: s.fanOutBatchSize,
+    fanOutConcurrency: s.fanOutConcurrency,
   };
 }
 

@@ -61,6 +61,7 @@ function createFanOutDeps(config: WorkerConfig, runtime: ServiceRuntime): FanOut
     fanOutQueue: queue,
     statuses: new DynamoRevalidationStatuses(tables),
     batchSize: config.fanOutBatchSize,
+    fanOutConcurrency: config.fanOutConcurrency,
     inProgressCacheMs: 0,
   };
 }

@@ -99,6 +99,7 @@ export function memoryTableSubject(): Promise<TableSubject> {
   const state = new MemoryTable();
   const tags = new InMemoryTagIndex(state);
   const statusIndex = new InMemoryStatusIndex();
+  const revalidationStatuses = new InMemoryRevalidationStatuses();
   return Promise.resolve({
     clock,
     cacheTable: new InMemoryCacheTable(state),
@@ -107,13 +108,13 @@ export function memoryTableSubject(): Promise<TableSubject> {
     tagIndex: tags,
     tagRevalidations: tags,
     pendingPurges: new InMemoryPendingPurges(),
-    revalidationStatuses: new InMemoryRevalidationStatuses(),
+    revalidationStatuses,
     sweepCursor: new InMemorySweepCursor(),
     references: new InMemoryBodyReferences(state),
     requests: new InMemoryRequestStore(state, clock),
     statusIndex,
     inProgress: new InMemoryRevalidationsInProgress(state),
-    fanOutProgress: new InMemoryFanOutProgressRows(state),
+    fanOutProgress: new InMemoryFanOutProgressRows(state, revalidationStatuses),
     indexRow: (shard, row) => Promise.resolve(statusIndex.add(shard, row)),
     destroy: () => undefined,
   });

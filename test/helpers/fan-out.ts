@@ -48,6 +48,7 @@ export function backgroundService(
   const service = memoryService({ renderer: counter.renderer, clock });
   const inProgress = new InMemoryRevalidationsInProgress(service.state);
   const purges: string[][] = [];
+  const statuses = new InMemoryRevalidationStatuses();
   const deps: FanOutDeps = {
     marks: service.marks,
     tagIndex: service.tagIndex,
@@ -62,9 +63,9 @@ export function backgroundService(
     deployId: 'd1',
     inProgress,
     shards: 4,
-    progress: new InMemoryFanOutProgressRows(service.state),
+    progress: new InMemoryFanOutProgressRows(service.state, statuses),
     fanOutQueue: service.queue,
-    statuses: new InMemoryRevalidationStatuses(),
+    statuses,
     batchSize: options.batchSize ?? 100,
     inProgressCacheMs: 250,
   };

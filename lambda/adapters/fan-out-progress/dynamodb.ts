@@ -1,20 +1,24 @@
 /**
  * The fan-out progress rows on the cache table: `pk = FANOUT`, `sk = <tenant>#<effect>#<mode>#
  * <tag>`, with the cursor, when it last moved and the pages marked. Every move is conditioned on
- * the cursor the step read, so of two copies of a step only one moves it. One partition: the
- * rows are few (one per tag still marking) and only the sweeper Queries them.
+ * the cursor the step read, so of two copies of a step only one moves it, and is one
+ * TransactWriteItems with the batch's counts on the effect's status row (2 items, 4 WCU a step):
+ * a step counted is a step moved, exactly once. One partition: the rows are few (one per tag
+ * still marking) and only the sweeper Queries them.
  */
 import {
-  DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  UpdateItemCommand,
+  TransactWriteItemsCommand,
   type DynamoDBClient,
+  type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import type { FanOutProgress, FanOutProgressRows } from '../../core/ports.js';
-import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
-import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+import { TransactionConflictError } from '../../core/errors.js';
+import type { FanOutProgress, FanOutProgressRows, StepCounts } from '../../core/ports.js';
+import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
+import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { FAN_OUT_PK, fanOutSortKey } from './keys.js';
 
 /** A step moves the cursor only from the one it read: a duplicate step loses here. */
@@ -51,43 +55,85 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
 
   async advance(
     progress: FanOutProgress,
-    input: { from: string; to: string; marked: number; atMs: number },
+    input: { from: string; to: string; counts: StepCounts; atMs: number },
   ): Promise<boolean> {
-    const moved = await conditionalWrite(
-      this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#tableName,
-          Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-          UpdateExpression:
-            'SET #cursor = :to, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
-          ConditionExpression: AT_CURSOR,
-          ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':from': { S: input.from },
-            ':to': { S: input.to },
-            ':at': { N: String(input.atMs) },
-            ':ttl': { N: String(ttlOf(input.atMs)) },
-            ':marked': { N: String(input.marked) },
-          },
-        }),
-      ),
-    );
-    return moved !== undefined;
+    return this.#moveAndCount(progress, input, {
+      Update: {
+        TableName: this.#tableName,
+        Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
+        UpdateExpression: 'SET #cursor = :to, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
+        ConditionExpression: AT_CURSOR,
+        ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':from': { S: input.from },
+          ':to': { S: input.to },
+          ':at': { N: String(input.atMs) },
+          ':ttl': { N: String(ttlOf(input.atMs)) },
+          ':marked': { N: String(input.counts.marked) },
+        },
+      },
+    });
   }
 
-  async finish(progress: FanOutProgress, from: string): Promise<boolean> {
-    const deleted = await conditionalWrite(
-      this.#client.send(
-        new DeleteItemCommand({
-          TableName: this.#tableName,
-          Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-          ConditionExpression: AT_CURSOR,
-          ExpressionAttributeNames: { '#cursor': 'cursor' },
-          ExpressionAttributeValues: { ':from': { S: from } },
-        }),
-      ),
-    );
-    return deleted !== undefined;
+  async finish(
+    progress: FanOutProgress,
+    input: { from: string; counts: StepCounts; atMs: number },
+  ): Promise<boolean> {
+    const row = {
+      Delete: {
+        TableName: this.#tableName,
+        Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
+        ConditionExpression: AT_CURSOR,
+        ExpressionAttributeNames: { '#cursor': 'cursor' },
+        ExpressionAttributeValues: { ':from': { S: input.from } },
+      },
+    };
+    return this.#moveAndCount(progress, { ...input, finished: true }, row);
+  }
+
+  /**
+   * The progress row's write and the status's counts in one transaction. A status gone by TTL
+   * is counted anyway, as a bare row that expires in turn (never read: it has no detail).
+   */
+  async #moveAndCount(
+    progress: FanOutProgress,
+    input: { counts: StepCounts; atMs: number; finished?: boolean },
+    row: TransactWriteItem,
+  ): Promise<boolean> {
+    const finished = input.finished === true;
+    const status: TransactWriteItem = {
+      Update: {
+        TableName: this.#tableName,
+        Key: keyOf(revalidationStatusPartition(progress.effectId), STATUS_SK),
+        UpdateExpression:
+          'ADD added_marked :marked, added_regenerations :regenerations' +
+          (finished ? ', fan_outs :minus SET done_at_ms = :at, ' : ' SET ') +
+          '#ttl = if_not_exists(#ttl, :ttl)',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':marked': { N: String(input.counts.marked) },
+          ':regenerations': { N: String(input.counts.regenerations) },
+          ':ttl': { N: String(Math.floor(input.atMs / 1000) + DEFAULT_ROW_TTL_SECONDS) },
+          ...(finished ? { ':minus': { N: '-1' }, ':at': { N: String(input.atMs) } } : {}),
+        },
+      },
+    };
+    try {
+      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: [row, status] }));
+      return true;
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+      const [moved] =
+        (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (moved?.Code === 'ConditionalCheckFailed') return false;
+      const codes = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if (codes?.some((reason) => TRANSIENT_CODES.has(reason.Code ?? ''))) {
+        throw new TransactionConflictError(`fan-out step on ${progress.tag} was cancelled`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
   }
 
   /** One Query of the partition, filtered on `updated_at_ms` (the rows are few). */

@@ -1,10 +1,17 @@
-import type { FanOutProgress, FanOutProgressRows } from '../../core/ports.js';
+import type { FanOutProgress, FanOutProgressRows, StepCounts } from '../../core/ports.js';
+import type { InMemoryRevalidationStatuses } from '../revalidation-status/memory.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 import { fanOutSortKey } from './keys.js';
 
-/** The fan-out progress rows in memory, with the DynamoDB adapter's cursor conditions. */
+/**
+ * The fan-out progress rows in memory, with the DynamoDB adapter's cursor conditions; each move
+ * counts its batch on `statuses` at once (the adapter's transaction).
+ */
 export class InMemoryFanOutProgressRows implements FanOutProgressRows {
-  constructor(readonly state: MemoryTable) {}
+  constructor(
+    readonly state: MemoryTable,
+    readonly statuses: InMemoryRevalidationStatuses,
+  ) {}
 
   start(progress: FanOutProgress): Promise<void> {
     this.state.fanOuts.set(fanOutSortKey(progress), progress);
@@ -17,20 +24,26 @@ export class InMemoryFanOutProgressRows implements FanOutProgressRows {
 
   advance(
     progress: FanOutProgress,
-    input: { from: string; to: string; marked: number; atMs: number },
+    input: { from: string; to: string; counts: StepCounts; atMs: number },
   ): Promise<boolean> {
     const sk = fanOutSortKey(progress);
     const row = this.state.fanOuts.get(sk);
     if (row?.cursor !== input.from) return Promise.resolve(false);
-    const marked = row.marked + input.marked;
+    const marked = row.marked + input.counts.marked;
     this.state.fanOuts.set(sk, { ...row, cursor: input.to, updatedAtMs: input.atMs, marked });
+    this.statuses.count(progress.effectId, input.counts);
     return Promise.resolve(true);
   }
 
-  finish(progress: FanOutProgress, from: string): Promise<boolean> {
+  finish(
+    progress: FanOutProgress,
+    input: { from: string; counts: StepCounts; atMs: number },
+  ): Promise<boolean> {
     const sk = fanOutSortKey(progress);
-    if (this.state.fanOuts.get(sk)?.cursor !== from) return Promise.resolve(false);
-    return Promise.resolve(this.state.fanOuts.delete(sk));
+    if (this.state.fanOuts.get(sk)?.cursor !== input.from) return Promise.resolve(false);
+    this.state.fanOuts.delete(sk);
+    this.statuses.count(progress.effectId, input.counts, input.atMs);
+    return Promise.resolve(true);
   }
 
   stalled(beforeMs: number, limit: number): Promise<FanOutProgress[]> {

@@ -2,8 +2,10 @@
  * A revalidation's status as one row of the cache table: `pk = REVALIDATION#<effect id>`,
  * `sk = STATUS`, so a status GET is one strongly consistent GetItem and statuses never share a
  * partition. The status is kept as JSON (`detail`): only this service reads it. Fan-out batches
- * add their counts beside it with `ADD` (`added_marked`, `added_regenerations`, `fan_outs`), so
- * concurrent batches never overwrite each other. `ttl` matches the REQ# row of the key that made
+ * add their counts beside it with `ADD` (`added_marked`, `added_regenerations`, `fan_outs` counted
+ * down, `done_at_ms` of the last to finish), each in the transaction that moves its cursor
+ * (`fan-out-progress/dynamodb.ts`), so concurrent batches never overwrite each other and none
+ * counts twice; the effect is done once `fan_outs` is 0. `ttl` matches the REQ# row of the key that made
  * it, so the effect id is known exactly as long as its key is.
  */
 import {
@@ -12,7 +14,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { RevalidationStatus, RevalidationStatuses } from '../../core/ports.js';
+import type { RevalidationStatus, RevalidationStatuses, StepCounts } from '../../core/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
@@ -66,7 +68,7 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
       : withCounts(JSON.parse(detail) as RevalidationStatus, Item ?? {});
   }
 
-  async addMarked(effectId: string, counts: { marked: number; regenerations: number }) {
+  async addMarked(effectId: string, counts: StepCounts) {
     await conditionalWrite(
       this.#update(effectId, {
         UpdateExpression: 'ADD added_marked :marked, added_regenerations :regenerations',
@@ -77,25 +79,6 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
         },
       }),
     );
-  }
-
-  /** Counts one fan-out down; the one that reaches 0 records when the effect was done. */
-  async finishFanOut(effectId: string, atMs: number): Promise<void> {
-    const counted = await conditionalWrite(
-      this.#update(effectId, {
-        UpdateExpression: 'ADD fan_outs :minus',
-        ConditionExpression: STATUS_EXISTS,
-        ExpressionAttributeValues: { ':minus': { N: '-1' } },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    const left =
-      counted?.Attributes === undefined ? undefined : num(counted.Attributes, 'fan_outs');
-    if (left === undefined || left > 0) return;
-    await this.#update(effectId, {
-      UpdateExpression: 'SET done_at_ms = if_not_exists(done_at_ms, :at)',
-      ExpressionAttributeValues: { ':at': { N: String(atMs) } },
-    });
   }
 
   #update(
@@ -124,6 +107,9 @@ function withCounts(status: RevalidationStatus, item: Item): RevalidationStatus 
     marked: status.marked + marked,
     regenerations: status.regenerations + regenerations,
     ...(fanOuts === undefined ? {} : { fanOuts }),
-    ...(doneAtMs === undefined ? {} : { state: 'done' as const, doneAtMs }),
+    // Every fan-out stamps `done_at_ms` as it finishes: the last one's is the effect's.
+    ...(fanOuts !== undefined && fanOuts <= 0 && doneAtMs !== undefined
+      ? { state: 'done' as const, doneAtMs }
+      : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { RevalidationStatus, RevalidationStatuses } from '../../core/ports.js';
+import type { RevalidationStatus, RevalidationStatuses, StepCounts } from '../../core/ports.js';
 
 /** Revalidation statuses in memory, by effect id. */
 export class InMemoryRevalidationStatuses implements RevalidationStatuses {
@@ -13,26 +13,30 @@ export class InMemoryRevalidationStatuses implements RevalidationStatuses {
     return Promise.resolve(this.rows.get(effectId));
   }
 
-  addMarked(effectId: string, counts: { marked: number; regenerations: number }): Promise<void> {
-    const row = this.rows.get(effectId);
-    if (row !== undefined) {
-      this.rows.set(effectId, {
-        ...row,
-        pages: row.pages + counts.marked,
-        marked: row.marked + counts.marked,
-        regenerations: row.regenerations + counts.regenerations,
-      });
-    }
+  addMarked(effectId: string, counts: StepCounts): Promise<void> {
+    this.count(effectId, counts);
     return Promise.resolve();
   }
 
-  finishFanOut(effectId: string, atMs: number): Promise<void> {
+  /**
+   * Adds counts to an existing status and, with `finishedAtMs`, counts one fan-out down (the
+   * last makes it `done`): the status half of `InMemoryFanOutProgressRows`'s moves.
+   */
+  count(effectId: string, counts: StepCounts, finishedAtMs?: number): void {
     const row = this.rows.get(effectId);
-    if (row !== undefined) {
-      const fanOuts = (row.fanOuts ?? 1) - 1;
-      const done = fanOuts <= 0 ? { state: 'done' as const, doneAtMs: atMs } : {};
-      this.rows.set(effectId, { ...row, fanOuts, ...done });
-    }
-    return Promise.resolve();
+    if (row === undefined) return;
+    const fanOuts = finishedAtMs === undefined ? row.fanOuts : (row.fanOuts ?? 1) - 1;
+    const done =
+      finishedAtMs !== undefined && (fanOuts ?? 0) <= 0
+        ? { state: 'done' as const, doneAtMs: finishedAtMs }
+        : {};
+    this.rows.set(effectId, {
+      ...row,
+      pages: row.pages + counts.marked,
+      marked: row.marked + counts.marked,
+      regenerations: row.regenerations + counts.regenerations,
+      ...(fanOuts === undefined ? {} : { fanOuts }),
+      ...done,
+    });
   }
 }

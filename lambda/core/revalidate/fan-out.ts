@@ -6,6 +6,7 @@
  * resumable from the progress row's cursor (`resumeStalledFanOuts`, run by the sweeper).
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
+import { TransactionConflictError } from '../errors.js';
 import type {
   FanOutProgress,
   FanOutProgressRows,
@@ -118,25 +119,36 @@ export type FanOutStep =
   | { readonly outcome: 'superseded' | 'duplicate'; readonly marked: 0 };
 
 /**
- * One fan-out step: stops when another effect took the tag over (superseded) or the progress
- * row is no longer at this step's cursor (a duplicate); else marks the next batch, moves the
- * cursor on (conditioned on the one read: of two copies of a step, one wins), counts the batch
- * on the status, and queues the next step; after the last batch it removes its in-progress
- * entries (each only while still its own), deletes its progress row and counts itself done.
+ * One fan-out step. It reads, at once, the in-progress entry, its progress row and its batch of
+ * the tag index (a duplicate wastes that Query page), then stops when the progress row is no
+ * longer at this step's cursor (a duplicate: if a copy moved it here and died before queuing the
+ * next step, that step is queued again) or another effect took the tag over (superseded). Else
+ * it marks the batch, moves the cursor on while it is still the one read, counting the batch on
+ * the status in the same transaction (of two copies of a step, one wins, and counts once), and
+ * queues the next step; after the last batch it removes its in-progress entries (each only while
+ * still its own), then deletes its progress row and counts itself done, again in one transaction.
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
-  const entry = (await deps.inProgress.read(tenant, 0)).get(inProgressKey(mode, tag));
-  const progress = await deps.progress.get({ tenant, effectId, mode, tag });
-  if (progress === undefined || progress.cursor !== cursor)
-    return { outcome: 'duplicate', marked: 0 };
-  if (entry?.effectId !== effectId) {
-    if (await deps.progress.finish(progress, cursor)) {
-      await deps.statuses.finishFanOut(effectId, deps.clock.now());
+  const [state, progress, found] = await Promise.all([
+    deps.inProgress.read(tenant, 0),
+    deps.progress.get({ tenant, effectId, mode, tag }),
+    deps.tagIndex.pages(tenant, tag, cursor || undefined, deps.batchSize),
+  ]);
+  if (progress === undefined) return { outcome: 'duplicate', marked: 0 };
+  if (progress.cursor !== cursor) {
+    if (found.next !== undefined && progress.cursor === found.next) {
+      await send(deps, fanOutMessage(progress, found.next));
     }
+    return { outcome: 'duplicate', marked: 0 };
+  }
+  if (state.get(inProgressKey(mode, tag))?.effectId !== effectId) {
+    const counts = { marked: 0, regenerations: 0 };
+    await retried(deps, () =>
+      deps.progress.finish(progress, { from: cursor, counts, atMs: deps.clock.now() }),
+    );
     return { outcome: 'superseded', marked: 0 };
   }
-  const found = await deps.tagIndex.pages(tenant, tag, cursor || undefined, deps.batchSize);
   const revalidation: Revalidation = {
     tenant,
     keys: [],
@@ -150,19 +162,40 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
   const counts = { marked: batch.pages, regenerations: batch.regenerations };
   const atMs = deps.clock.now();
   if (found.next !== undefined) {
-    const moved = { from: cursor, to: found.next, marked: batch.pages, atMs };
-    if (!(await deps.progress.advance(progress, moved))) return { outcome: 'duplicate', marked: 0 };
-    await deps.statuses.addMarked(effectId, counts);
-    await send(deps, fanOutMessage(progress, found.next));
-    return { outcome: 'marked', marked: batch.pages, next: found.next };
+    const to = found.next;
+    const moved = { from: cursor, to, counts, atMs };
+    if (!(await retried(deps, () => deps.progress.advance(progress, moved)))) {
+      return { outcome: 'duplicate', marked: 0 };
+    }
+    await send(deps, fanOutMessage(progress, to));
+    return { outcome: 'marked', marked: batch.pages, next: to };
   }
   const key = inProgressKey(mode, tag);
   const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
   await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));
-  if (!(await deps.progress.finish(progress, cursor))) return { outcome: 'duplicate', marked: 0 };
-  await deps.statuses.addMarked(effectId, counts);
-  await deps.statuses.finishFanOut(effectId, atMs);
+  const last = { from: cursor, counts, atMs };
+  if (!(await retried(deps, () => deps.progress.finish(progress, last)))) {
+    return { outcome: 'duplicate', marked: 0 };
+  }
   return { outcome: 'done', marked: batch.pages };
+}
+
+/** Attempts at a step's transaction when a concurrent write to the status cancels it. */
+const STEP_ATTEMPTS = 3;
+
+/**
+ * A step's transaction, tried again after a short wait when the status row was busy (the tags
+ * of one effect count on one row): a batch is not marked again for that.
+ */
+async function retried(deps: Pick<FanOutDeps, 'clock'>, write: () => Promise<boolean>) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof TransactionConflictError) || attempt >= STEP_ATTEMPTS) throw error;
+      await deps.clock.sleep(10 * 2 ** attempt);
+    }
+  }
 }
 
 /**

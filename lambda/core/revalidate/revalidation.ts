@@ -70,7 +70,7 @@ export interface RevalidationDeps {
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
   readonly deployId: string;
-  /** Pages marked at once during a tag's fan-out. @default 32 */
+  /** Pages marked at once (`ISR_FAN_OUT_CONCURRENCY`). @default 32 */
   readonly fanOutConcurrency?: number;
 }
 

@@ -251,9 +251,16 @@ export const FUNCTION_SETTINGS = {
       why: 'the 202 waits this long',
     },
   ),
-  /** Tag-index rows one background fan-out step marks. */
-  fanOutBatchSize: int('ISR_FAN_OUT_BATCH_SIZE', 'env', ['revalidate', 'worker'], 100, 1, 1_000, {
-    why: 'one step runs within one worker invocation',
+  /**
+   * Tag-index rows one background fan-out step marks. Each step is one queue hop, so larger
+   * steps mark a big tag faster; 500 at `fanOutConcurrency` 32 is ~16 rounds of UpdateItems.
+   */
+  fanOutBatchSize: int('ISR_FAN_OUT_BATCH_SIZE', 'env', ['revalidate', 'worker'], 500, 1, 1_000, {
+    why: 'one step runs within one worker invocation (and one Query page)',
+  }),
+  /** Pages one fan-out step (or the revalidate function, for `paths`) marks at once. */
+  fanOutConcurrency: int('ISR_FAN_OUT_CONCURRENCY', 'env', ['revalidate', 'worker'], 32, 1, 128, {
+    why: 'each is one UpdateItem in flight from one function',
   }),
   /** A fan-out not advanced for this long is resent by the sweeper from its stored cursor. */
   fanOutStalledSeconds: int('ISR_FAN_OUT_STALLED_SECONDS', 'env', ['sweeper'], 300, 60, 86_400),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress/keys.js';
 import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
+import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
 import type { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import type { FanOutProgressRows } from '../../../../lambda/core/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
@@ -10,17 +11,19 @@ import {
   resumeStalledFanOuts,
   type FanOutDeps,
 } from '../../../../lambda/core/revalidate/fan-out.js';
+import { TransactionConflictError } from '../../../../lambda/core/errors.js';
 import { revalidate } from '../../../../lambda/core/revalidate/revalidation.js';
 import { backgroundService, counted } from '../../../helpers/fan-out.js';
 
 /** Progress rows whose advance ignores the cursor it read (the guard removed). */
-function blindProgress(state: MemoryTable): FanOutProgressRows {
-  const rows = new InMemoryFanOutProgressRows(state);
+function blindProgress(state: MemoryTable, statuses: InMemoryRevalidationStatuses) {
+  const rows: FanOutProgressRows = new InMemoryFanOutProgressRows(state, statuses);
   rows.advance = (progress, input) => {
     const row = state.fanOuts.get(fanOutSortKey(progress));
     if (row === undefined) return Promise.resolve(false);
-    const marked = row.marked + input.marked;
+    const marked = row.marked + input.counts.marked;
     state.fanOuts.set(fanOutSortKey(progress), { ...row, cursor: input.to, marked });
+    statuses.count(progress.effectId, input.counts);
     return Promise.resolve(true);
   };
   return rows;
@@ -152,7 +155,10 @@ describe('markBatch (unit, in-memory ports)', () => {
     const run = async (blind: boolean) => {
       const ctx = backgroundService({ batchSize: 2 });
       for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
-      if (blind) Object.assign(ctx.deps, { progress: blindProgress(ctx.state) });
+      if (blind) {
+        const statuses = ctx.deps.statuses as InMemoryRevalidationStatuses;
+        Object.assign(ctx.deps, { progress: blindProgress(ctx.state, statuses) });
+      }
       const revalidation = ctx.revalidation();
       await acceptRevalidation(ctx.deps, revalidation);
       // Two copies of the first step run at once: both read the cursor before either moves it.
@@ -167,6 +173,48 @@ describe('markBatch (unit, in-memory ports)', () => {
     expect(await run(false)).toBe(5);
     // Control: an advance that ignores the cursor it read lets both copies count their batch.
     expect(await run(true)).toBe(7);
+  });
+
+  it('a step that died after moving the cursor, before queuing the next: its redelivery queues it', async () => {
+    const ctx = backgroundService({ batchSize: 2 });
+    for (const path of ['/a', '/b', '/c']) await ctx.get(path);
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    const first = parseFanOut(ctx.queue.fanOuts.shift()?.body ?? '');
+    const send = ctx.queue.sendFanOut.bind(ctx.queue);
+    ctx.queue.sendFanOut = () => Promise.reject(new Error('crashed before the send'));
+    await expect(markBatch(ctx.deps, first)).rejects.toThrow('crashed before the send');
+    ctx.queue.sendFanOut = send;
+    expect(ctx.queue.fanOuts).toHaveLength(0);
+    expect(await markBatch(ctx.deps, first)).toMatchObject({ outcome: 'duplicate' });
+    expect(ctx.queue.fanOuts).toHaveLength(1); // the next step, queued again
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['done']);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({
+      state: 'done',
+      marked: 3, // the first batch counted once, with its cursor move
+    });
+  });
+
+  it('tries a step again when the status row was busy, without marking its batch twice', async () => {
+    const ctx = backgroundService();
+    await ctx.get('/a');
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    const finish = ctx.deps.progress.finish.bind(ctx.deps.progress);
+    let conflicts = 1;
+    const writes: string[] = [];
+    Object.assign(ctx.deps, {
+      marks: counted('marks', ctx.deps.marks, writes),
+      progress: Object.assign(Object.create(ctx.deps.progress) as object, {
+        finish: (...args: Parameters<typeof finish>) =>
+          conflicts-- > 0
+            ? Promise.reject(new TransactionConflictError('status row busy'))
+            : finish(...args),
+      }),
+    });
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['done']);
+    expect(writes.filter((call) => call === 'marks.markStale')).toHaveLength(1);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({ state: 'done' });
   });
 
   it('the sweeper resends a fan-out that stopped, and leaves a recent one alone', async () => {

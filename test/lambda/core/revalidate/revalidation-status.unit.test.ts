@@ -67,7 +67,6 @@ describe('revalidation status', () => {
       },
       get: (id: string) => deps.statuses.get(id),
       addMarked: deps.statuses.addMarked.bind(deps.statuses),
-      finishFanOut: deps.statuses.finishFanOut.bind(deps.statuses),
     };
     await serveRevalidation({ ...deps, statuses }, post({ paths: ['/a'] }, { key: 'k1' }));
     expect(seen.map((status) => [status.state, status.marked])).toEqual([
