@@ -445,16 +445,27 @@ export interface TagRowRemoval {
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]>;
 }
 
+/** How many pages a tag indexes, as far as one Query counted. */
+export interface TagPageCount {
+  readonly count: number;
+  /** False when the tag indexes more than `count` (the limit, or 1 MB of rows, was reached). */
+  readonly exact: boolean;
+}
+
+/** Counts a tag's pages in one Query (`Select: COUNT`), so a count costs one call whatever the tag. */
+export interface TagPageCounter {
+  /** Pages `tag` indexes, counted up to `limit` (a page's variants: `variantTagOf`). */
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount>;
+}
+
 /**
  * Which pages carry a tag, per tenant (`pk = TAG#<tenant>#<tag>`, `sk = PAGE#<page pk>`), as
  * publishers keep it: a page is added under a tag before the publish that first gives it the
  * tag, so a revalidation that finds no row for a page cannot miss a published one; rows of tags a
  * page lost are removed after its publish (`TagRowRemoval`).
  */
-export interface TagIndex extends TagRowRemoval {
+export interface TagIndex extends TagRowRemoval, TagPageCounter {
   add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void>;
-  /** How many pages `tag` indexes, counted up to `limit` (a page's variants: `variantTagOf`). */
-  countPages(tenant: string | undefined, tag: string, limit: number): Promise<number>;
   /** When each of `tags` was last revalidated (epoch ms); tags never revalidated are absent. */
   revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
 }
@@ -463,7 +474,7 @@ export interface TagIndex extends TagRowRemoval {
  * The tag index as a revalidation uses it: which pages carry a tag, when it was revalidated,
  * and the rows of pages it finds gone (or no longer carrying the tag) removed.
  */
-export interface TagRevalidations extends TagRowRemoval {
+export interface TagRevalidations extends TagRowRemoval, TagPageCounter {
   /** One page of the page pks indexed under `tag`, and where the next page starts. */
   pages(
     tenant: string | undefined,

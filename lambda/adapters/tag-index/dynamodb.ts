@@ -7,7 +7,7 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
-import type { TagIndex, TagRowRemoval } from '../../core/ports.js';
+import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
@@ -28,6 +28,32 @@ export const tagPagesQuery = (tenant: string | undefined, tag: string) => ({
   ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
   ExpressionAttributeValues: { ':pk': { S: tagPartition(tenant, tag) }, ':page': { S: PAGE } },
 });
+
+/**
+ * A tag's pages counted in one Query (`Select: COUNT`, eventually consistent: a count is for
+ * people and bounds, never for correctness), up to `limit` rows or 1 MB of them.
+ */
+export async function countTagPages(
+  client: DynamoDBClient,
+  tableName: string,
+  input: { tenant: string | undefined; tag: string; limit: number },
+): Promise<TagPageCount> {
+  const { Count, LastEvaluatedKey } = await client.send(
+    new QueryCommand({
+      TableName: tableName,
+      ...tagPagesQuery(input.tenant, input.tag),
+      Select: 'COUNT',
+      // One row past the limit tells "exactly `limit`" from "more" (DynamoDB returns a start key
+      // whenever it stops at `Limit`, more rows or not).
+      Limit: input.limit + 1,
+    }),
+  );
+  const count = Count ?? 0;
+  return {
+    count: Math.min(count, input.limit),
+    exact: count <= input.limit && LastEvaluatedKey === undefined,
+  };
+}
 
 /**
  * The tag -> page index on the cache table, as publishers keep it (the revalidation's side is
@@ -62,16 +88,8 @@ export class DynamoTagIndex implements TagIndex {
   }
 
   /** One Query with `Select: COUNT`, at most `limit` rows read (eventually consistent: a bound). */
-  async countPages(tenant: string | undefined, tag: string, limit: number): Promise<number> {
-    const { Count } = await this.#client.send(
-      new QueryCommand({
-        TableName: this.#tableName,
-        ...tagPagesQuery(tenant, tag),
-        Select: 'COUNT',
-        Limit: limit,
-      }),
-    );
-    return Count ?? 0;
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
+    return countTagPages(this.#client, this.#tableName, { tenant, tag, limit });
   }
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {

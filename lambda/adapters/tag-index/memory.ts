@@ -1,4 +1,4 @@
-import type { TagIndex, TagRevalidations } from '../../core/ports.js';
+import type { TagIndex, TagPageCount, TagRevalidations } from '../../core/ports.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 
 const tagKey = (tenant: string | undefined, tag: string) => `TAG#${tenant ?? '_'}#${tag}`;
@@ -16,10 +16,9 @@ export class InMemoryTagIndex implements TagIndex, TagRevalidations {
     return Promise.resolve();
   }
 
-  countPages(tenant: string | undefined, tag: string, limit: number): Promise<number> {
-    return Promise.resolve(
-      Math.min(limit, this.state.tagPages.get(tagKey(tenant, tag))?.size ?? 0),
-    );
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
+    const size = this.state.tagPages.get(tagKey(tenant, tag))?.size ?? 0;
+    return Promise.resolve({ count: Math.min(limit, size), exact: size <= limit });
   }
 
   /** Each row goes only while META does not carry its tag and no LOCK is held, as on DynamoDB. */

@@ -4,9 +4,16 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { TagRevalidations } from '../../core/ports.js';
+import type { TagPageCount, TagRevalidations } from '../../core/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
-import { PAGE, removePageRows, STATE, tagPagesQuery, tagPartition } from '../tag-index/dynamodb.js';
+import {
+  countTagPages,
+  PAGE,
+  removePageRows,
+  STATE,
+  tagPagesQuery,
+  tagPartition,
+} from '../tag-index/dynamodb.js';
 
 /**
  * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
@@ -43,6 +50,10 @@ export class DynamoTagRevalidations implements TagRevalidations {
       pks: (Items ?? []).map((item) => (str(item, 'sk') ?? '').slice(PAGE.length)),
       next: LastEvaluatedKey === undefined ? undefined : encodeCursor(LastEvaluatedKey),
     };
+  }
+
+  countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
+    return countTagPages(this.#client, this.#tableName, { tenant, tag, limit });
   }
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {

@@ -38,16 +38,24 @@ export interface FanOutDeps extends RevalidationDeps {
   readonly inProgressCacheMs: number;
 }
 
-/** What the 202 reports: pages marked before it, and the tags still marking after it. */
+/**
+ * What the 202 reports: pages marked before it, and the tags still marking after it with the
+ * pages their index holds (a page under two of the tags counts twice), counted up to
+ * `COUNTED_PAGES_PER_TAG` a tag (`exact: false` past it).
+ */
 export interface AcceptedRevalidation extends RevalidationEffect {
-  readonly marking: { readonly tags: number };
+  readonly marking: { readonly tags: number; readonly pages: number; readonly exact: boolean };
 }
+
+/** Index rows counted per tag for the 202 (about 1 MB of rows: one Query). */
+export const COUNTED_PAGES_PER_TAG = 10_000;
 
 /**
  * Accepts a revalidation (see the module comment). Write order: the status, tag times, path
  * pages, then per tag its in-progress entries BEFORE its progress row and message (a step finds
- * its own entry), then the wait for origins' cached reads to run out, then the CDN purge (an
- * edge refetch meets an origin that honours the entries). A crash anywhere: the same effect is
+ * its own entry), then the wait for origins' cached reads to run out (the tags' pages are
+ * counted meanwhile), then the CDN purge (an edge refetch meets an origin that honours the
+ * entries). A crash anywhere: the same effect is
  * retried by its Idempotency-Key and every write repeats harmlessly.
  */
 export async function acceptRevalidation(
@@ -74,13 +82,22 @@ export async function acceptRevalidation(
     const counts = { marked: paths.pages, regenerations: paths.regenerations };
     await deps.statuses.addMarked(effectId, counts);
   }
-  await deps.clock.sleep(deps.inProgressCacheMs);
+  // The tags' pages are counted while the wait runs: the count adds no time to the 202.
+  const [counts] = await Promise.all([
+    Promise.all(tags.map((tag) => deps.tagIndex.countPages(tenant, tag, COUNTED_PAGES_PER_TAG))),
+    deps.clock.sleep(deps.inProgressCacheMs),
+  ]);
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const purged = await deps.cdn.invalidateTags(
     [...tags.map((tag) => cdnTagOf(tenant, tag)), ...revalidation.keys.map(cdnKeyTagOf)],
     { effectId },
   );
-  return { ...paths, cdn: purged, marking: { tags: tags.length } };
+  const marking = {
+    tags: tags.length,
+    pages: counts.reduce((sum, count) => sum + count.count, 0),
+    exact: counts.every((count) => count.exact),
+  };
+  return { ...paths, cdn: purged, marking };
 }
 
 /** One tag's entries on every shard, its progress row, then its first step. */

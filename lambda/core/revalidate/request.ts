@@ -17,6 +17,7 @@ import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
 import { parsePageAddress } from '../page-address.js';
 import type { CdnPurge } from '../ports.js';
+import type { AcceptedRevalidation } from './fan-out.js';
 import {
   RevalidationMode,
   type HeldPages,
@@ -275,9 +276,9 @@ const heldPagesOf = (held: HeldPages): JsonValue =>
 export function receiptOf(
   request: CanonicalRevalidation,
   effectId: string,
-  effect: RevalidationEffect & { readonly marking?: { readonly tags: number } },
+  effect: RevalidationEffect & { readonly marking?: AcceptedRevalidation['marking'] },
 ): { [field: string]: JsonValue } {
-  const tags = effect.marking?.tags ?? 0;
+  const marking = effect.marking;
   return {
     effect_id: effectId,
     status: 'accepted',
@@ -292,15 +293,16 @@ export function receiptOf(
       held: effect.held.count,
     },
     ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
-    // Tags still being marked: `counts.pages` is the pages marked so far (paths); no page count
-    // of the tags is known yet (it would take reading their whole index). Follow the status.
-    ...(tags === 0
+    // Tags still being marked: `counts.pages` is the pages marked so far (paths); `marking.pages`
+    // what the tags' index holds, counted up to a bound a tag. Follow the status.
+    ...(marking === undefined || marking.tags === 0
       ? {}
       : {
           marking: {
             state: 'marking',
-            tags,
-            pages: null,
+            tags: marking.tags,
+            pages: marking.pages,
+            pages_exact: marking.exact,
             status: `GET <revalidate URL>/${effectId}`,
           },
         }),

@@ -162,7 +162,7 @@ async function variantLimited(deps: OriginDeps, cacheKey: CacheKey): Promise<boo
   if (max === undefined || !cacheKey.variant || cacheKey.pageHash === undefined) return false;
   if (deps.tagIndex === undefined) return false;
   const tag = variantTagOf(cacheKey.pageHash);
-  return (await deps.tagIndex.countPages(cacheKey.tenant, tag, max)) >= max;
+  return (await deps.tagIndex.countPages(cacheKey.tenant, tag, max)).count >= max;
 }
 
 /** What a viewer is told for a retryable failure, by its code; never its cause. */

@@ -181,8 +181,12 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
     await h.invoke('/tagged/two');
     await h.invoke('/untagged');
     const reply = await rv.post({ tags: ['Section:Tagged'] }, { key: 'tag-1' });
-    // The tag is marked in the background: the 202 counts no page yet and says it is marking.
-    expect(reply.json).toMatchObject({ counts: { tags: 1, pages: 0 }, marking: { tags: 1 } });
+    // The tag is marked in the background: the 202 has marked no page yet, says it is marking,
+    // and how many pages the tag's index holds.
+    expect(reply.json).toMatchObject({
+      counts: { tags: 1, pages: 0 },
+      marking: { tags: 1, pages: 2, pages_exact: true },
+    });
     expect(purges.at(-1)).toEqual(['_/section:tagged']);
     // Before any batch ran, the origin honours the in-progress tag.
     expect((await h.invoke('/tagged/one')).cache).toBe('STALE');

@@ -7,6 +7,7 @@ import type { FanOutProgressRows } from '../../../../lambda/core/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
 import {
   acceptRevalidation,
+  COUNTED_PAGES_PER_TAG,
   markBatch,
   resumeStalledFanOuts,
   type FanOutDeps,
@@ -66,8 +67,26 @@ describe('acceptRevalidation (unit, in-memory ports)', () => {
     expect(one.filter((call) => call.startsWith('marks.'))).toEqual([]);
     // Control: marking every page before the answer (revalidate) makes calls per page.
     const sync = (deps: FanOutDeps, r: Parameters<typeof revalidate>[1]) =>
-      revalidate(deps, r).then((effect) => ({ ...effect, marking: { tags: 0 } }));
+      revalidate(deps, r).then((effect) => ({
+        ...effect,
+        marking: { tags: 0, pages: 0, exact: true },
+      }));
     expect((await callsFor(1_000, sync)).length).toBeGreaterThan((await callsFor(1, sync)).length);
+  });
+
+  it("reports the tags' pages in the 202, counted up to a bound a tag", async () => {
+    const small = await indexed(3);
+    expect((await acceptRevalidation(small.deps, small.revalidation())).marking).toEqual({
+      tags: 1,
+      pages: 3,
+      exact: true,
+    });
+    const big = await indexed(COUNTED_PAGES_PER_TAG + 1);
+    expect((await acceptRevalidation(big.deps, big.revalidation())).marking).toEqual({
+      tags: 1,
+      pages: COUNTED_PAGES_PER_TAG,
+      exact: false,
+    });
   });
 
   it('after the 202 and before any batch, a fresh tagged page is STALE (stale) or MISS (expire); without the check it is a HIT', async () => {
