@@ -194,11 +194,18 @@ export function formatRevalidationStatus(r: RevalidateResult): string {
   if (r.status !== 200 || typeof r.receipt !== 'object' || r.receipt === null) {
     return `HTTP ${r.status}\n${typeof r.receipt === 'string' ? r.receipt : JSON.stringify(r.receipt, null, 2)}`;
   }
-  const status = r.receipt as { state?: string; counts?: { pages?: number; marked?: number } };
-  const pages = status.counts?.pages ?? 0;
-  const marked = status.counts?.marked ?? 0;
+  const status = r.receipt as {
+    state?: string;
+    counts?: { pages?: number; marked?: number; expected_pages?: number; expected_exact?: boolean };
+  };
+  const counts = status.counts ?? {};
+  const marked = counts.marked ?? 0;
+  // Against what the revalidation will have marked, when its tags were counted at the 202
+  // (`+`: a tag had more pages than were counted); else against the pages found so far.
+  const total = Math.max(counts.expected_pages ?? counts.pages ?? 0, marked);
+  const more = counts.expected_exact === false ? '+' : '';
   return [
-    `${status.state ?? '?'}  ${progressBar(marked, pages)} ${marked}/${pages} pages marked`,
+    `${status.state ?? '?'}  ${progressBar(marked, total)} ${marked}/${total}${more} pages marked`,
     JSON.stringify(r.receipt, null, 2),
   ].join('\n');
 }

@@ -676,6 +676,8 @@ export interface RevalidationStatus {
   readonly doneAtMs?: number | undefined;
   /** Tag fan-outs still marking in the background (`FanOutProgressRows.finish` counts them down). */
   readonly fanOuts?: number | undefined;
+  /** The pages the tags' index held when accepted (`exact: false`: at least), if any tag. */
+  readonly expected?: TagPageCount | undefined;
 }
 
 /** Revalidation statuses by effect id: one small row each, kept as long as the key's REQ# row. */
@@ -689,6 +691,8 @@ export interface RevalidationStatuses {
    * which `FanOutProgressRows` adds with each move of their cursor).
    */
   addMarked(effectId: string, counts: StepCounts): Promise<void>;
+  /** Records the pages the tags' index held at the 202, for progress against it. */
+  expect(effectId: string, expected: TagPageCount): Promise<void>;
 }
 
 /** A tag revalidation still being marked, as the origin honours it (see `in-progress.ts`). */

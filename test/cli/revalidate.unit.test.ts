@@ -259,16 +259,25 @@ describe('isr revalidate status', () => {
   });
 
   it('--wait polls until done, a progress line each time, on the clock port', async () => {
-    const marking = (marked: number) => ({
-      status: 200,
-      body: { state: 'marking', counts: { pages: 10, marked } },
+    // As the endpoint answers: `pages` found so far, against what the 202 expected.
+    const counts = (marked: number, exact = true) => ({
+      pages: marked,
+      marked,
+      expected_pages: 10,
+      expected_exact: exact,
     });
-    const done = { status: 200, body: { state: 'done', counts: { pages: 10, marked: 10 } } };
+    const marking = (marked: number, exact = true) => ({
+      status: 200,
+      body: { state: 'marking', counts: counts(marked, exact) },
+    });
+    const done = { status: 200, body: { state: 'done', counts: counts(10) } };
     const waited = await status([effectId, '--wait'], marking(0), marking(5), done);
     expect(waited.code).toBe(0);
     expect(waited.requests).toHaveLength(3);
     expect(waited.out).toMatch(/marking {2}\[#{10}-{10}\] 5\/10 pages marked/);
     expect(waited.out).toMatch(/done {2}\[#{20}\] 10\/10/);
+    const counted = await status([effectId, '--wait'], marking(5, false), done);
+    expect(counted.out).toMatch(/5\/10\+ pages marked/); // a tag had more than were counted
     const once = await status([effectId], marking(0), done);
     expect(once.requests).toHaveLength(1);
   });

@@ -14,7 +14,12 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { RevalidationStatus, RevalidationStatuses, StepCounts } from '../../core/ports.js';
+import type {
+  RevalidationStatus,
+  RevalidationStatuses,
+  StepCounts,
+  TagPageCount,
+} from '../../core/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
@@ -81,6 +86,19 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     );
   }
 
+  async expect(effectId: string, expected: TagPageCount): Promise<void> {
+    await conditionalWrite(
+      this.#update(effectId, {
+        UpdateExpression: 'SET expected_pages = :pages, expected_exact = :exact',
+        ConditionExpression: STATUS_EXISTS,
+        ExpressionAttributeValues: {
+          ':pages': { N: String(expected.count) },
+          ':exact': { BOOL: expected.exact },
+        },
+      }),
+    );
+  }
+
   #update(
     effectId: string,
     input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>,
@@ -101,8 +119,12 @@ function withCounts(status: RevalidationStatus, item: Item): RevalidationStatus 
   const regenerations = num(item, 'added_regenerations') ?? 0;
   const fanOuts = num(item, 'fan_outs');
   const doneAtMs = num(item, 'done_at_ms');
+  const expectedPages = num(item, 'expected_pages');
   return {
     ...status,
+    ...(expectedPages === undefined
+      ? {}
+      : { expected: { count: expectedPages, exact: item.expected_exact?.BOOL === true } }),
     pages: status.pages + marked,
     marked: status.marked + marked,
     regenerations: status.regenerations + regenerations,

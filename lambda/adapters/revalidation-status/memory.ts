@@ -1,4 +1,9 @@
-import type { RevalidationStatus, RevalidationStatuses, StepCounts } from '../../core/ports.js';
+import type {
+  RevalidationStatus,
+  RevalidationStatuses,
+  StepCounts,
+  TagPageCount,
+} from '../../core/ports.js';
 
 /** Revalidation statuses in memory, by effect id. */
 export class InMemoryRevalidationStatuses implements RevalidationStatuses {
@@ -15,6 +20,12 @@ export class InMemoryRevalidationStatuses implements RevalidationStatuses {
 
   addMarked(effectId: string, counts: StepCounts): Promise<void> {
     this.count(effectId, counts);
+    return Promise.resolve();
+  }
+
+  expect(effectId: string, expected: TagPageCount): Promise<void> {
+    const row = this.rows.get(effectId);
+    if (row !== undefined) this.rows.set(effectId, { ...row, expected });
     return Promise.resolve();
   }
 

@@ -8,6 +8,7 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
 import type {
+  TagPageCount,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
@@ -39,12 +40,11 @@ export interface FanOutDeps extends RevalidationDeps {
 }
 
 /**
- * What the 202 reports: pages marked before it, and the tags still marking after it with the
- * pages their index holds (a page under two of the tags counts twice), counted up to
- * `COUNTED_PAGES_PER_TAG` a tag (`exact: false` past it).
+ * What the 202 reports: pages marked before it, the tags still marking after it, and the pages
+ * the revalidation will have marked in all (`expectedPages`, see `expectedPages`).
  */
 export interface AcceptedRevalidation extends RevalidationEffect {
-  readonly marking: { readonly tags: number; readonly pages: number; readonly exact: boolean };
+  readonly marking: { readonly tags: number; readonly expected: TagPageCount };
 }
 
 /** Index rows counted per tag for the 202 (about 1 MB of rows: one Query). */
@@ -82,9 +82,9 @@ export async function acceptRevalidation(
     const counts = { marked: paths.pages, regenerations: paths.regenerations };
     await deps.statuses.addMarked(effectId, counts);
   }
-  // The tags' pages are counted while the wait runs: the count adds no time to the 202.
-  const [counts] = await Promise.all([
-    Promise.all(tags.map((tag) => deps.tagIndex.countPages(tenant, tag, COUNTED_PAGES_PER_TAG))),
+  // The tags' pages are counted (and kept on the status) while the wait runs: no time added.
+  const [expected] = await Promise.all([
+    expectedPages(deps, revalidation, paths.pages),
     deps.clock.sleep(deps.inProgressCacheMs),
   ]);
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
@@ -92,12 +92,31 @@ export async function acceptRevalidation(
     [...tags.map((tag) => cdnTagOf(tenant, tag)), ...revalidation.keys.map(cdnKeyTagOf)],
     { effectId },
   );
-  const marking = {
-    tags: tags.length,
-    pages: counts.reduce((sum, count) => sum + count.count, 0),
+  return { ...paths, cdn: purged, marking: { tags: tags.length, expected } };
+}
+
+/**
+ * The pages a revalidation will have marked: those of its paths, and what its tags' index holds
+ * (each tag counted in one Query, up to `COUNTED_PAGES_PER_TAG`: `exact: false` past it),
+ * recorded on the status so its progress can be followed against them. A page under two of
+ * the tags counts twice; a page published under a tag after the count is marked but not counted.
+ */
+async function expectedPages(
+  deps: FanOutDeps,
+  revalidation: Revalidation,
+  pathPages: number,
+): Promise<TagPageCount> {
+  const { tenant, tags, effectId } = revalidation;
+  if (tags.length === 0) return { count: pathPages, exact: true };
+  const counts = await Promise.all(
+    tags.map((tag) => deps.tagIndex.countPages(tenant, tag, COUNTED_PAGES_PER_TAG)),
+  );
+  const expected = {
+    count: pathPages + counts.reduce((sum, count) => sum + count.count, 0),
     exact: counts.every((count) => count.exact),
   };
-  return { ...paths, cdn: purged, marking };
+  await deps.statuses.expect(effectId, expected);
+  return expected;
 }
 
 /** One tag's entries on every shard, its progress row, then its first step. */

@@ -293,16 +293,16 @@ export function receiptOf(
       held: effect.held.count,
     },
     ...(effect.held.count === 0 ? {} : { held_pages: heldPagesOf(effect.held) }),
-    // Tags still being marked: `counts.pages` is the pages marked so far (paths); `marking.pages`
-    // what the tags' index holds, counted up to a bound a tag. Follow the status.
+    // Tags still being marked: `counts.pages` is the pages marked so far (paths); `expected_pages`
+    // those it will have marked in all (the tags' index counted up to a bound). Follow the status.
     ...(marking === undefined || marking.tags === 0
       ? {}
       : {
           marking: {
             state: 'marking',
             tags: marking.tags,
-            pages: marking.pages,
-            pages_exact: marking.exact,
+            expected_pages: marking.expected.count,
+            expected_exact: marking.expected.exact,
             status: `GET <revalidate URL>/${effectId}`,
           },
         }),

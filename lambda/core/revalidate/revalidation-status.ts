@@ -62,6 +62,10 @@ export const statusJson = (status: RevalidationStatus): { [field: string]: JsonV
     marked: status.marked,
     regenerations: status.regenerations,
     held: status.held,
+    // What it will have marked in all, when tags are marked in the background (see fan-out.ts).
+    ...(status.expected === undefined
+      ? {}
+      : { expected_pages: status.expected.count, expected_exact: status.expected.exact }),
   },
   held_pages: status.heldPages.map((page) => ({ key: page.key, hold_until: page.holdUntil })),
   accepted_at: new Date(status.acceptedAtMs).toISOString(),

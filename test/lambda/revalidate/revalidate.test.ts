@@ -182,10 +182,10 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
     await h.invoke('/untagged');
     const reply = await rv.post({ tags: ['Section:Tagged'] }, { key: 'tag-1' });
     // The tag is marked in the background: the 202 has marked no page yet, says it is marking,
-    // and how many pages the tag's index holds.
+    // and how many pages it will have marked.
     expect(reply.json).toMatchObject({
       counts: { tags: 1, pages: 0 },
-      marking: { tags: 1, pages: 2, pages_exact: true },
+      marking: { tags: 1, expected_pages: 2, expected_exact: true },
     });
     expect(purges.at(-1)).toEqual(['_/section:tagged']);
     // Before any batch ran, the origin honours the in-progress tag.
@@ -196,7 +196,10 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
     await rv.work();
     const effectId = String(reply.json.effect_id);
     const status = await rv.post('', { method: 'GET', target: `/_isr/revalidate/${effectId}` });
-    expect(status.json).toMatchObject({ state: 'done', counts: { marked: 2 } });
+    expect(status.json).toMatchObject({
+      state: 'done',
+      counts: { marked: 2, expected_pages: 2, expected_exact: true },
+    });
   });
 });
 

@@ -69,24 +69,23 @@ describe('acceptRevalidation (unit, in-memory ports)', () => {
     const sync = (deps: FanOutDeps, r: Parameters<typeof revalidate>[1]) =>
       revalidate(deps, r).then((effect) => ({
         ...effect,
-        marking: { tags: 0, pages: 0, exact: true },
+        marking: { tags: 0, expected: { count: 0, exact: true } },
       }));
     expect((await callsFor(1_000, sync)).length).toBeGreaterThan((await callsFor(1, sync)).length);
   });
 
-  it("reports the tags' pages in the 202, counted up to a bound a tag", async () => {
+  it("reports in the 202, and keeps on the status, the pages it will mark: a tag's counted up to a bound", async () => {
     const small = await indexed(3);
     expect((await acceptRevalidation(small.deps, small.revalidation())).marking).toEqual({
       tags: 1,
-      pages: 3,
-      exact: true,
+      expected: { count: 3, exact: true },
     });
     const big = await indexed(COUNTED_PAGES_PER_TAG + 1);
-    expect((await acceptRevalidation(big.deps, big.revalidation())).marking).toEqual({
-      tags: 1,
-      pages: COUNTED_PAGES_PER_TAG,
-      exact: false,
-    });
+    const revalidation = big.revalidation();
+    const accepted = await acceptRevalidation(big.deps, revalidation);
+    const past = { count: COUNTED_PAGES_PER_TAG, exact: false };
+    expect(accepted.marking).toEqual({ tags: 1, expected: past });
+    expect((await big.deps.statuses.get(revalidation.effectId))?.expected).toEqual(past);
   });
 
   it('after the 202 and before any batch, a fresh tagged page is STALE (stale) or MISS (expire); without the check it is a HIT', async () => {

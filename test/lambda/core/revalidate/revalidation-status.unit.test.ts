@@ -67,6 +67,7 @@ describe('revalidation status', () => {
       },
       get: (id: string) => deps.statuses.get(id),
       addMarked: deps.statuses.addMarked.bind(deps.statuses),
+      expect: deps.statuses.expect.bind(deps.statuses),
     };
     await serveRevalidation({ ...deps, statuses }, post({ paths: ['/a'] }, { key: 'k1' }));
     expect(seen.map((status) => [status.state, status.marked])).toEqual([
