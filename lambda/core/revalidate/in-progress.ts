@@ -8,6 +8,7 @@
  */
 import type { CacheKey } from '../cache-key.js';
 import type { Clock } from '../clock.js';
+import { systemRandom, type Random } from '../random.js';
 import type { InProgressEntry, RevalidationsInProgress } from '../ports.js';
 import type { RevalidationMode } from './revalidation.js';
 
@@ -43,10 +44,6 @@ export function inProgressVerdict(
   return verdict;
 }
 
-/** The shard a request reads, from its cache key hash: requests spread over every shard. */
-export const shardOf = (cacheKey: Pick<CacheKey, 'hash'>, shards: number): number =>
-  Number.parseInt(cacheKey.hash.slice(0, 8), 16) % shards;
-
 /** What the origin needs to honour background marking. */
 export interface InProgressSettings {
   readonly rows: RevalidationsInProgress;
@@ -59,24 +56,30 @@ export interface InProgressSettings {
 /**
  * A container's reads of the in-progress rows, each reused for `cacheMs` from when it STARTED.
  * The revalidate function waits `cacheMs` after writing before its 202, so a request that starts
- * after the 202 uses a read that started after the write (and is strongly consistent).
+ * after the 202 uses a read that started after the write (and is strongly consistent). Every
+ * shard holds every entry, so a container reads ONE shard, picked at random when it starts:
+ * containers spread over the shards (no hot key), and a busy container reads one item per
+ * `cacheMs`, not one per shard.
  */
 export class InProgressReader {
   readonly #reads = new Map<string, { startedMs: number; state: Promise<InProgressState> }>();
+  readonly #shard: number;
 
   constructor(
     readonly settings: InProgressSettings,
     readonly clock: Clock,
-  ) {}
+    random: Random = systemRandom,
+  ) {
+    this.#shard = Math.min(settings.shards - 1, Math.floor(random() * settings.shards));
+  }
 
-  /** The state of the shard `cacheKey` reads. A failed read is not kept. */
-  read(cacheKey: Pick<CacheKey, 'hash' | 'tenant'>): Promise<InProgressState> {
-    const shard = shardOf(cacheKey, this.settings.shards);
-    const id = `${cacheKey.tenant ?? ''}\u0000${shard}`;
+  /** The state of this container's shard, for `cacheKey`'s tenant. A failed read is not kept. */
+  read(cacheKey: Pick<CacheKey, 'tenant'>): Promise<InProgressState> {
+    const id = cacheKey.tenant ?? '';
     const now = this.clock.now();
     const kept = this.#reads.get(id);
     if (kept !== undefined && now - kept.startedMs < this.settings.cacheMs) return kept.state;
-    const state = this.settings.rows.read(cacheKey.tenant, shard);
+    const state = this.settings.rows.read(cacheKey.tenant, this.#shard);
     this.#reads.set(id, { startedMs: now, state });
     state.catch(() => {
       if (this.#reads.get(id)?.state === state) this.#reads.delete(id);

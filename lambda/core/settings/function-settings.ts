@@ -224,8 +224,9 @@ export const FUNCTION_SETTINGS = {
     why: 'a wider window lets a captured webhook replay',
   }),
   /**
-   * Shards of the in-progress revalidation rows (one partition each): the origin reads one by
-   * cache key, so no single item serves every request. Same value for every function.
+   * Shards of the in-progress revalidation rows (one partition each, each holding every entry):
+   * an origin container reads one, picked when it starts, so no single item serves every
+   * request. Same value for every function.
    */
   revalidationShards: int(
     'ISR_REVALIDATION_SHARDS',
