@@ -445,16 +445,19 @@ export interface TagRowRemoval {
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]>;
 }
 
-/** How many pages a tag indexes, as far as one Query counted. */
+/** How many pages a tag indexes: counted, or past a limit estimated. */
 export interface TagPageCount {
   readonly count: number;
-  /** False when the tag indexes more than `count` (the limit, or 1 MB of rows, was reached). */
+  /** False past the limit: `count` is then an estimate, at least the limit. */
   readonly exact: boolean;
 }
 
-/** Counts a tag's pages in one Query (`Select: COUNT`), so a count costs one call whatever the tag. */
+/** Counts a tag's pages in one small Query, so a count costs one call whatever the tag's size. */
 export interface TagPageCounter {
-  /** Pages `tag` indexes, counted up to `limit` (a page's variants: `variantTagOf`). */
+  /**
+   * Pages `tag` indexes (a page's variants: `variantTagOf`): exact up to `limit`, estimated
+   * (and at least `limit`) past it.
+   */
   countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount>;
 }
 

@@ -16,9 +16,10 @@ export class InMemoryTagIndex implements TagIndex, TagRevalidations {
     return Promise.resolve();
   }
 
+  /** Exact up to `limit`; past it the true size, as the DynamoDB adapter's estimate aims at. */
   countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
     const size = this.state.tagPages.get(tagKey(tenant, tag))?.size ?? 0;
-    return Promise.resolve({ count: Math.min(limit, size), exact: size <= limit });
+    return Promise.resolve({ count: size, exact: size <= limit });
   }
 
   /** Each row goes only while META does not carry its tag and no LOCK is held, as on DynamoDB. */

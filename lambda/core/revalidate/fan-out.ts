@@ -47,8 +47,8 @@ export interface AcceptedRevalidation extends RevalidationEffect {
   readonly marking: { readonly tags: number; readonly expected: TagPageCount };
 }
 
-/** Index rows counted per tag for the 202 (about 1 MB of rows: one Query). */
-export const COUNTED_PAGES_PER_TAG = 10_000;
+/** Index rows read per tag for the 202's count (about 100 KB): exact up to it, estimated past. */
+export const COUNTED_PAGES_PER_TAG = 1_000;
 
 /**
  * Accepts a revalidation (see the module comment). Write order: the status, tag times, path
@@ -97,7 +97,7 @@ export async function acceptRevalidation(
 
 /**
  * The pages a revalidation will have marked: those of its paths, and what its tags' index holds
- * (each tag counted in one Query, up to `COUNTED_PAGES_PER_TAG`: `exact: false` past it),
+ * (each tag counted in one Query, exactly up to `COUNTED_PAGES_PER_TAG`, estimated past it),
  * recorded on the status so its progress can be followed against them. A page under two of
  * the tags counts twice; a page published under a tag after the count is marked but not counted.
  */

@@ -46,7 +46,10 @@ export function tagIndexContract(name: string, make: () => Promise<TableSubject>
       for (const pk of ['CACHE#c1', 'CACHE#c2', 'CACHE#c3'])
         await s.tagIndex.add('acme', pk, [tag]);
       await s.tagRevalidations.recordRevalidation('acme', tag, { effectId: 'rv_c', atMs: 1_000 });
-      expect(await s.tagIndex.countPages('acme', tag, 2)).toEqual({ count: 2, exact: false });
+      const past = await s.tagIndex.countPages('acme', tag, 2);
+      expect(past.exact).toBe(false); // an estimate, at least the limit
+      expect(past.count).toBeGreaterThanOrEqual(2);
+      expect(await s.tagIndex.countPages('acme', tag, 3)).toEqual({ count: 3, exact: true });
       expect(await s.tagIndex.countPages('acme', tag, 16)).toEqual({ count: 3, exact: true });
       expect(await s.tagIndex.countPages('globex', tag, 16)).toEqual({ count: 0, exact: true });
       expect(await s.tagRevalidations.countPages('acme', tag, 3)).toEqual({
