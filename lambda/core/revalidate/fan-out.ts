@@ -51,11 +51,13 @@ export interface AcceptedRevalidation extends RevalidationEffect {
 export const COUNTED_PAGES_PER_TAG = 1_000;
 
 /**
- * Accepts a revalidation (see the module comment). Write order: the status, tag times, path
- * pages, then per tag its in-progress entries BEFORE its progress row and message (a step finds
- * its own entry), then the wait for origins' cached reads to run out (the tags' pages are
- * counted meanwhile), then the CDN purge (an edge refetch meets an origin that honours the
- * entries). A crash anywhere: the same effect is
+ * Accepts a revalidation (see the module comment). Write order: the status; per tag its time,
+ * then whether its index holds a page at all (a tag with none costs that one write: a render
+ * that indexes it later compares its start with that time, `indexGainedTags`); the path pages;
+ * the status again with the fan-outs to wait for; then per tag with pages its in-progress
+ * entries BEFORE its progress row and message (a step finds its own entry), the wait for
+ * origins' cached reads to run out (the pages are counted meanwhile), then the CDN purge (an
+ * edge refetch meets an origin that honours the entries). A crash anywhere: the same effect is
  * retried by its Idempotency-Key and every write repeats harmlessly.
  */
 export async function acceptRevalidation(
@@ -64,35 +66,56 @@ export async function acceptRevalidation(
 ): Promise<AcceptedRevalidation> {
   const { tenant, tags, effectId } = revalidation;
   const atMs = deps.clock.now();
-  const accepted = { ...acceptedStatus(revalidation, atMs), fanOuts: tags.length };
+  const accepted = acceptedStatus(revalidation, atMs);
   await deps.statuses.put(accepted);
-  await Promise.all(
-    tags.map((tag) => deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs })),
-  );
+  const live = await tagsWithPages(deps, revalidation, atMs);
   const paths = await markTargets(
     deps,
     revalidation,
     await pagesToMark(deps, revalidation, { tags: false }),
   );
-  await Promise.all(tags.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
-  const cdn = { status: 'not-configured' } as const;
-  const effect = { ...paths, cdn };
-  if (tags.length === 0) await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
-  else {
-    const counts = { marked: paths.pages, regenerations: paths.regenerations };
-    await deps.statuses.addMarked(effectId, counts);
+  const effect = { ...paths, cdn: { status: 'not-configured' } as const };
+  if (live.length === 0) {
+    await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
+  } else {
+    // Before any step is queued: the last step to finish counts the status down to 0.
+    await deps.statuses.put({ ...doneStatus(accepted, effect, atMs), ...marking(live.length) });
+    await Promise.all(live.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
   }
-  // The tags' pages are counted (and kept on the status) while the wait runs: no time added.
+  // With entries written, the wait; the tags' pages are counted (and kept) meanwhile.
   const [expected] = await Promise.all([
-    expectedPages(deps, revalidation, paths.pages),
-    deps.clock.sleep(deps.inProgressCacheMs),
+    expectedPages(deps, { ...revalidation, tags: live }, paths.pages),
+    live.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
   ]);
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
   const purged = await deps.cdn.invalidateTags(
     [...tags.map((tag) => cdnTagOf(tenant, tag)), ...revalidation.keys.map(cdnKeyTagOf)],
     { effectId },
   );
-  return { ...paths, cdn: purged, marking: { tags: tags.length, expected } };
+  return { ...paths, cdn: purged, marking: { tags: live.length, expected } };
+}
+
+/** A status still marking, with the fan-outs it waits for. */
+const marking = (fanOuts: number) => ({ state: 'marking' as const, doneAtMs: undefined, fanOuts });
+
+/**
+ * Records each tag's revalidation time, then reads (strongly consistent) whether its index holds
+ * a page. @returns the tags that do, which are the ones to fan out over
+ */
+async function tagsWithPages(
+  deps: FanOutDeps,
+  revalidation: Revalidation,
+  atMs: number,
+): Promise<string[]> {
+  const { tenant, effectId } = revalidation;
+  const found = await Promise.all(
+    revalidation.tags.map(async (tag) => {
+      await deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs });
+      const first = await deps.tagIndex.pages(tenant, tag, undefined, 1);
+      return first.pks.length > 0;
+    }),
+  );
+  return revalidation.tags.filter((_, index) => found[index]);
 }
 
 /**

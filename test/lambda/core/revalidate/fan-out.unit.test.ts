@@ -110,20 +110,49 @@ describe('acceptRevalidation (unit, in-memory ports)', () => {
 
   it('a render started in the revalidation second counts as older; one started after the margin is a HIT', async () => {
     const ctx = backgroundService();
+    await ctx.get('/blog/other'); // the tag has a page: its fan-out runs, its entries are written
     await acceptRevalidation(ctx.deps, ctx.revalidation());
     // The page is first rendered 1 s after the revalidation: within the 2 s skew margin.
     ctx.clock.advance(1);
     await ctx.get('/blog/a');
     expect((await ctx.get('/blog/a')).cacheStatus).toBe('STALE');
     const later = backgroundService();
+    await later.get('/blog/other');
     await acceptRevalidation(later.deps, later.revalidation());
     later.clock.advance(3);
     await later.get('/blog/a');
     expect((await later.get('/blog/a')).cacheStatus).toBe('HIT');
   });
 
+  it('a tag with no pages costs one write (its time) and one read: no entries, no step, no wait', async () => {
+    const ctx = backgroundService();
+    const calls: string[] = [];
+    const revalidation = ctx.revalidation();
+    const slept: number[] = [];
+    const deps = {
+      ...countedDeps(ctx.deps, calls),
+      clock: {
+        now: () => ctx.clock.now(),
+        sleep: (ms: number) => (slept.push(ms), Promise.resolve()),
+      },
+    };
+    const accepted = await acceptRevalidation(deps, revalidation);
+    expect(
+      calls.filter((call) => !call.startsWith('statuses.') && !call.startsWith('cdn.')),
+    ).toEqual(['tagIndex.recordRevalidation', 'tagIndex.pages']);
+    expect(slept).toEqual([]);
+    expect(ctx.queue.fanOuts).toHaveLength(0);
+    expect(accepted.marking.tags).toBe(0);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({ state: 'done' });
+    // The tag's time is what a render that gives a page the tag later compares its start with.
+    expect(await ctx.tagIndex.revalidatedAt(undefined, ['post'])).toEqual(
+      new Map([['post', ctx.clock.now()]]),
+    );
+  });
+
   it('the later time wins an entry, and stale and expire stay separate entries', async () => {
     const ctx = backgroundService();
+    await ctx.get('/a');
     const first = ctx.revalidation();
     await acceptRevalidation(ctx.deps, first);
     const second = ctx.revalidation();
@@ -253,6 +282,7 @@ describe('markBatch (unit, in-memory ports)', () => {
 
   it('the last batch removes an entry only while it is its own', async () => {
     const ctx = backgroundService();
+    await ctx.get('/a');
     const revalidation = ctx.revalidation();
     await acceptRevalidation(ctx.deps, revalidation);
     // A later revalidation of the tag lands on shard 2 between this step's check and its end.
