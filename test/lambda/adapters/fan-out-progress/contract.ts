@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { FanOutProgress, RevalidationStatus } from '../../../../lambda/core/ports.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 
-const progress: FanOutProgress = {
+/** One tag's fan-out, at its start. */
+export const progress: FanOutProgress = {
   tenant: undefined,
   effectId: `rv_${'a'.repeat(32)}`,
   mode: 'stale',

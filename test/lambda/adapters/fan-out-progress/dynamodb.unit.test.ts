@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/dynamodb.js';
 import { TransactionConflictError } from '../../../../lambda/core/errors.js';
-import type { FanOutProgress } from '../../../../lambda/core/ports.js';
+import { progress } from './contract.js';
 
 // DynamoDB Local cannot be made to cancel with a conflict on demand: the cancellation's
 // reading is driven through a mocked client (the conditions are shown on DynamoDB Local by
@@ -19,16 +19,6 @@ afterEach(() => {
   mock.reset();
 });
 
-const progress: FanOutProgress = {
-  tenant: undefined,
-  effectId: `rv_${'a'.repeat(32)}`,
-  mode: 'stale',
-  tag: 'post',
-  regenerate: false,
-  cursor: '',
-  updatedAtMs: 1,
-  marked: 0,
-};
 const move = { from: '', to: 'c1', counts: { marked: 2, regenerations: 0 }, atMs: 2 };
 const cancelled = (...codes: string[]) =>
   new TransactionCanceledException({
