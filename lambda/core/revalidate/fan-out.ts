@@ -8,14 +8,14 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
 import type {
-  TagPageCount,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
   RevalidationsInProgress,
   RevalidationStatuses,
+  TagPageCount,
 } from '../ports.js';
-import { acceptedStatus, doneStatus } from './revalidation-status.js';
+import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
 import { inProgressKey } from './in-progress.js';
 import {
@@ -74,12 +74,12 @@ export async function acceptRevalidation(
     revalidation,
     await pagesToMark(deps, revalidation, { tags: false }),
   );
-  const effect = { ...paths, cdn: { status: 'not-configured' } as const };
   if (live.length === 0) {
+    const effect = { ...paths, cdn: { status: 'not-configured' } as const };
     await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
   } else {
     // Before any step is queued: the last step to finish counts the status down to 0.
-    await deps.statuses.put({ ...doneStatus(accepted, effect, atMs), ...marking(live.length) });
+    await deps.statuses.put(markingStatus(accepted, paths, live.length));
     await Promise.all(live.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
   }
   // With entries written, the wait; the tags' pages are counted (and kept) meanwhile.
@@ -94,9 +94,6 @@ export async function acceptRevalidation(
   );
   return { ...paths, cdn: purged, marking: { tags: live.length, expected } };
 }
-
-/** A status still marking, with the fan-outs it waits for. */
-const marking = (fanOuts: number) => ({ state: 'marking' as const, doneAtMs: undefined, fanOuts });
 
 /**
  * Records each tag's revalidation time, then reads (strongly consistent) whether its index holds

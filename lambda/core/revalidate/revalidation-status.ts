@@ -34,6 +34,22 @@ export const acceptedStatus = (revalidation: Revalidation, atMs: number): Revali
   acceptedAtMs: atMs,
 });
 
+/** The status while tags mark in the background: the path pages' counts, the fan-outs awaited. */
+export const markingStatus = (
+  accepted: RevalidationStatus,
+  effect: Omit<RevalidationEffect, 'cdn'>,
+  fanOuts: number,
+): RevalidationStatus => ({
+  ...accepted,
+  state: 'marking',
+  pages: effect.pages,
+  marked: effect.pages,
+  regenerations: effect.regenerations,
+  held: effect.held.count,
+  heldPages: effect.held.pages,
+  fanOuts,
+});
+
 /** The status once every page is marked. */
 export const doneStatus = (
   accepted: RevalidationStatus,
