@@ -9,6 +9,9 @@
  */
 import { AnswerReason } from './traffic.js';
 
+/** The code of a message given up on after its last receive (the worker's, the purger's). */
+export const RETRIES_EXHAUSTED = 'retries-exhausted';
+
 export const ErrorKind = {
   Retryable: 'retryable',
   Terminal: 'terminal',

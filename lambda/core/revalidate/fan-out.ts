@@ -7,6 +7,7 @@
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import type {
+  CdnPurge,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
@@ -16,6 +17,15 @@ import type {
 import { acceptedStatus, doneStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
 import { inProgressKey } from './in-progress.js';
+import {
+  defersPurge,
+  sendDeadline,
+  sendTagDeadline,
+  softPurgesLeft,
+  statusDeadlineOf,
+  withSoftPurges,
+  type DeferredPurge,
+} from './soft-purge.js';
 import {
   markTargets,
   pagesToMark,
@@ -55,14 +65,18 @@ export async function acceptRevalidation(
 ): Promise<AcceptedRevalidation> {
   const { tenant, tags, effectId } = revalidation;
   const atMs = deps.clock.now();
-  const accepted = { ...acceptedStatus(revalidation, atMs), fanOuts: tags.length };
+  const accepted = {
+    ...acceptedStatus(revalidation, atMs),
+    fanOuts: tags.length,
+    ...statusDeadlineOf(deps, revalidation),
+  };
   await deps.statuses.put(accepted);
   await Promise.all(
     tags.map((tag) => deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs })),
   );
   const paths = await markTargets(
     deps,
-    revalidation,
+    withSoftPurges(deps, revalidation),
     await pagesToMark(deps, revalidation, { tags: false }),
   );
   await Promise.all(tags.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
@@ -74,12 +88,26 @@ export async function acceptRevalidation(
     await deps.statuses.addMarked(effectId, counts);
   }
   await deps.clock.sleep(deps.inProgressCacheMs);
+  return { ...paths, cdn: await purgeAccepted(deps, revalidation), marking: { tags: tags.length } };
+}
+
+/**
+ * The CDN purge of an accepted revalidation: its tags and paths at once; or, with soft purges
+ * (`soft-purge.ts`), the paths' deadline purge (each tag's is sent by its fan-out's last batch).
+ */
+async function purgeAccepted(
+  deps: FanOutDeps,
+  revalidation: Revalidation,
+): Promise<CdnPurge | DeferredPurge> {
+  const { tenant, tags, effectId } = revalidation;
+  const keyTags = revalidation.keys.map(cdnKeyTagOf);
+  if (defersPurge(deps, revalidation)) {
+    return sendDeadline(deps, effectId, keyTags, { final: tags.length === 0 });
+  }
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
-  const purged = await deps.cdn.invalidateTags(
-    [...tags.map((tag) => cdnTagOf(tenant, tag)), ...revalidation.keys.map(cdnKeyTagOf)],
-    { effectId },
-  );
-  return { ...paths, cdn: purged, marking: { tags: tags.length } };
+  return deps.cdn.invalidateTags([...tags.map((tag) => cdnTagOf(tenant, tag)), ...keyTags], {
+    effectId,
+  });
 }
 
 /** One tag's entries on every shard, its progress row, then its first step. */
@@ -144,6 +172,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     mode,
     regenerate: message.regenerate,
     effectId,
+    softPurgeLimit: await softPurgesLeft(deps, message),
   };
   const targets = found.pks.map((pk) => ({ pk, foundUnder: [tag] }));
   const batch = await markTargets(deps, revalidation, targets);
@@ -156,6 +185,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     await send(deps, fanOutMessage(progress, found.next));
     return { outcome: 'marked', marked: batch.pages, next: found.next };
   }
+  await sendTagDeadline(deps, message);
   const key = inProgressKey(mode, tag);
   const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
   await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));
