@@ -25,7 +25,7 @@ import { packageRoot } from '../../lib/isr-function-code.js';
 
 const run = promisify(execFile);
 const ROOT = packageRoot();
-const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
+const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper', 'purger'] as const;
 
 /** The first ts code block under `heading` (a whole line of the document), as printed. */
 function snippetUnder(document: string, heading: string): string {
@@ -254,7 +254,7 @@ describe('the packed package, installed into a fresh CDK app', () => {
         .filter((resource) => resource.Type === 'AWS::Lambda::Function')
         .map((fn) => (fn.Properties.Code as { S3Key: string }).S3Key)
         .sort();
-    expect(bundles(synthesized.esm.existing)).toHaveLength(4);
+    expect(bundles(synthesized.esm.existing)).toHaveLength(FUNCTIONS.length);
     expect(bundles(synthesized.esm.existing)).toEqual(bundles(synthesized.esm.own));
     expect(Object.keys(Outputs ?? {})).toContain('Revalidate');
   });
