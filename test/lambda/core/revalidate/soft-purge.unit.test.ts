@@ -17,6 +17,7 @@ import {
 import { statusJson } from '../../../../lambda/core/revalidate/revalidation-status.js';
 import { revalidate } from '../../../../lambda/core/revalidate/revalidation.js';
 import { backgroundService } from '../../../helpers/fan-out.js';
+import { withOverrides } from '../../../helpers/overrides.js';
 
 const DEADLINE = 300;
 
@@ -97,8 +98,20 @@ describe('a revalidation with soft purges (unit, in-memory ports)', () => {
   });
 
   it("bounds the soft purges of an effect across its batches by the status's marked count", async () => {
-    const flaggedWith = async (bound: number) => {
+    const flaggedWith = async (bound: number, options: { blind?: boolean } = {}) => {
       const ctx = await service({ bound, batchSize: 2 });
+      if (options.blind === true) {
+        // The guard removed: each step reads no count, so each batch gets the whole bound.
+        const statuses = ctx.deps.statuses;
+        Object.assign(ctx.deps, {
+          statuses: withOverrides(statuses, {
+            get: async (id: string) => {
+              const status = await statuses.get(id);
+              return status === undefined ? undefined : { ...status, marked: 0 };
+            },
+          }),
+        });
+      }
       await acceptRevalidation(ctx.deps, ctx.revalidation({ regenerate: true }));
       await ctx.drain();
       expect(ctx.queue.messages).toHaveLength(5);
@@ -106,8 +119,9 @@ describe('a revalidation with soft purges (unit, in-memory ports)', () => {
     };
     expect(await flaggedWith(3)).toBe(3);
     expect(await flaggedWith(0)).toBe(0);
-    // Control: a bound past the page count flags every page.
     expect(await flaggedWith(1_000)).toBe(5);
+    // Negative control: without the effect's count, three batches of 2, 2 and 1 flag all 5.
+    expect(await flaggedWith(3, { blind: true })).toBe(5);
   });
 
   it('a revalidation by path only names its deadline in the receipt (the only deadline it sends)', async () => {
