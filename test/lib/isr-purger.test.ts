@@ -214,6 +214,11 @@ describe('the purger', () => {
     );
   });
 
+  it("names the purge DLQ in the stack's outputs, for its runbook", () => {
+    template.hasOutput('PurgeDeadLetterQueueUrl', { Value: { Ref: ids.purgeDlq } });
+    template.hasOutput('PurgeDeadLetterQueueArn', { Value: getAtt(ids.purgeDlq, 'Arn') });
+  });
+
   it('is exposed with its role on the construct', () => {
     expect(service.purgerRole.roleArn).toBeDefined();
     expect(service.purgerFunction.functionArn).toBeDefined();
