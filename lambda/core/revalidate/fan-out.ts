@@ -151,6 +151,8 @@ export type FanOutStep =
  * cursor on (conditioned on the one read: of two copies of a step, one wins), counts the batch
  * on the status, and queues the next step; after the last batch it removes its in-progress
  * entries (each only while still its own), deletes its progress row and counts itself done.
+ * With soft purges, its intents carry the purge flag up to the effect's bound, and the last
+ * batch queues the tag's deadline purge before anything else (`soft-purge.ts`).
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
