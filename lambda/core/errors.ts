@@ -281,6 +281,16 @@ export class InvalidMessageError extends IsrError {
   readonly code = 'invalid-message';
 }
 
+/**
+ * A published page's soft purge could not be queued: the intent is not acknowledged, so its
+ * redelivery (which finds the page published) sends the purge again.
+ */
+export class SoftPurgeNotQueuedError extends IsrError {
+  override readonly name = 'SoftPurgeNotQueuedError';
+  readonly kind = ErrorKind.Retryable;
+  readonly code = 'soft-purge-not-queued';
+}
+
 /** Configuration is missing or malformed: raised once, at cold start. */
 export class ConfigError extends IsrError {
   override readonly name = 'ConfigError';

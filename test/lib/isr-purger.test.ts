@@ -26,6 +26,15 @@ import {
 } from './stack-fixture.js';
 
 const { template, service } = synthIsrStack();
+/** Every purge prop away from its default, in one synth. */
+const { template: tuned } = synthIsrStack({
+  service: {
+    purgeBatchSize: 5_000,
+    purgeBatchWindow: Duration.seconds(20),
+    purgeDeadlineSeconds: 120,
+    softPurgeMaxPages: 50,
+  },
+});
 const ids = {
   ...serviceIds(service),
   purgeQueue: logicalIdOf(service.purgeQueue),
@@ -79,9 +88,6 @@ describe('the purge queue', () => {
   });
 
   it('takes the batch size and window from the props, and refuses a batch past 10 without a window', () => {
-    const { template: tuned } = synthIsrStack({
-      service: { purgeBatchSize: 5_000, purgeBatchWindow: Duration.seconds(20) },
-    });
     tuned.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       BatchSize: 5000,
       MaximumBatchingWindowInSeconds: 20,
@@ -198,9 +204,6 @@ describe('the purger', () => {
         ISR_SOFT_PURGE_MAX_PAGES: '1000',
       });
     }
-    const { template: tuned } = synthIsrStack({
-      service: { purgeDeadlineSeconds: 120, softPurgeMaxPages: 50 },
-    });
     tuned.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({

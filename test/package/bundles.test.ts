@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Stack } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { LambdaFunctionURLEvent, ScheduledEvent, SQSBatchResponse } from 'aws-lambda';
 import { buildRevalidateRequest, type SignedRequest } from '../../cli/commands/revalidate.js';
 import type { FunctionKind } from '../../lib/isr-functions.js';
@@ -263,6 +263,14 @@ describe('the prebuilt bundles, invoked as AWS invokes them', () => {
     expect(polled).toMatchObject({ received: 2, failed: [] });
     const batch = bundles.purger.logs.find((line) => line.message === 'cdn purge batch');
     expect(batch).toMatchObject({ messages: 2, outcomes: { 'not-configured': 1, poison: 1 } });
-    expect(bundles.purger.logs.map((line) => line.message)).toContain('cdn purge dead-lettered');
+    // The poison one is in the purge DLQ (a standard queue), with its reason.
+    const { Messages = [] } = await clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: local.purgeDlqUrl,
+        MaxNumberOfMessages: 1,
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    expect(Messages[0]?.MessageAttributes?.['isr-error-code']?.StringValue).toBe('invalid-message');
   });
 });

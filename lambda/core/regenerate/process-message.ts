@@ -78,7 +78,7 @@ export async function processMessage(
     // Strongly consistent: an eventually consistent read can return META from before a
     // revalidation's mark, still fresh, and the intent would be acknowledged as answered.
     const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-    const settled = { intent, cacheKey, message };
+    const settled = { intent, cacheKey };
     const skip = skipped(deps, intent, meta, need);
     if (skip !== undefined) {
       const purge = { ...settled, disposition: skip, decided: skip.decision };

@@ -16,9 +16,10 @@ import { cdnTagOf } from '../cache-tags.js';
 import type { CacheKey } from '../cache-key.js';
 import type { Clock } from '../clock.js';
 import { Decision } from '../decision.js';
+import { SoftPurgeNotQueuedError } from '../errors.js';
 import type { RegenerationIntent } from '../intent.js';
 import type { PurgeQueue, RevalidationStatuses } from '../ports.js';
-import { dispositionOfError, type Disposition } from '../regenerate/disposition.js';
+import type { Disposition } from '../regenerate/disposition.js';
 import { deadlinePurgesOf, softPurgeOf } from './purge-message.js';
 import type { Revalidation } from './revalidation.js';
 
@@ -133,7 +134,6 @@ export const SOFT_PURGE_DECISIONS: ReadonlySet<string> = new Set<string>([
 export interface SettledIntent {
   readonly intent: RegenerationIntent;
   readonly cacheKey: Pick<CacheKey, 'tenant' | 'hash' | 'pageHash'>;
-  readonly message: { readonly receiveCount: number };
   readonly disposition: Disposition;
   /** What ended the intent: the decision made now, or the one a replay recorded. */
   readonly decided: string;
@@ -141,12 +141,13 @@ export interface SettledIntent {
 
 /**
  * The worker's part: a flagged intent whose page is published sends its soft purge before it is
- * acknowledged. A failed send leaves it unacknowledged (retried; dead-lettered on its last
- * receive, when the deadline purges the page). Not for `held`, a failure or `lease-held`: the
- * deadline covers those. Without a purge queue the deadline alone purges the page.
+ * acknowledged. Not for `held`, a failure or `lease-held`: the deadline covers those. Without a
+ * purge queue the deadline alone purges the page.
+ * @throws SoftPurgeNotQueuedError (retryable) when the send failed: the intent stays
+ * unacknowledged, and is dead-lettered on its last receive (the deadline then purges the page)
  */
 export async function sendSoftPurge(
-  deps: { readonly purgeQueue?: PurgeQueue | undefined; readonly maxReceiveCount: number },
+  deps: { readonly purgeQueue?: PurgeQueue | undefined },
   settled: SettledIntent,
 ): Promise<Disposition> {
   const { intent, disposition } = settled;
@@ -158,11 +159,8 @@ export async function sendSoftPurge(
   try {
     await deps.purgeQueue.send([softPurgeOf(purge.effectId, settled.cacheKey)]);
   } catch (error) {
-    const failed = dispositionOfError(error, settled.message, deps.maxReceiveCount);
-    return {
-      ...failed,
-      detail: { ...disposition.detail, softPurge: 'failed', settled: disposition.decision },
-    };
+    const what = `the soft purge of ${purge.effectId} was not queued after '${settled.decided}'`;
+    throw new SoftPurgeNotQueuedError(`${what}: ${String(error)}`, { cause: error });
   }
   return { ...disposition, detail: { ...disposition.detail, softPurge: purge.effectId } };
 }

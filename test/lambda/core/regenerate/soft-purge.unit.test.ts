@@ -153,8 +153,9 @@ describe('the soft purge of a flagged intent (unit, in-memory ports)', () => {
     expect(failed).toMatchObject({
       decision: 'retry',
       action: 'retry',
-      detail: { softPurge: 'failed', settled: 'new' },
+      error: { code: 'soft-purge-not-queued' },
     });
+    expect(String((failed as { error: Error }).error.message)).toContain("after 'new'");
     const retried = await ctx.deliver('m1', flagged('/a'), 2);
     expect(retried).toMatchObject({
       decision: 'fresh',
@@ -165,6 +166,7 @@ describe('the soft purge of a flagged intent (unit, in-memory ports)', () => {
     // On its last receive it is dead-lettered (the deadline purges the page), never looped.
     const last = await ctx.deliver('m2', flagged('/a'), 5, down);
     expect(last).toMatchObject({ action: 'dead-letter', reason: { code: 'retries-exhausted' } });
+    expect(last).toMatchObject({ reason: { message: expect.stringContaining('soft purge') } });
   });
 
   it('parses the flag strictly: a purge without its effect id is poison', async () => {
