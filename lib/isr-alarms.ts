@@ -22,6 +22,12 @@ export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
    */
   readonly deadLetters: Alarm;
   /**
+   * New purges reached the purge queue's DLQ in 5 minutes (more than
+   * `purgeDeadLetterAlarmThreshold`, default 0): a purge the purger could not read, CloudFront
+   * refused for good, or kept failing. The edge may keep an old page until its own expiry.
+   */
+  readonly purgeDeadLetters: Alarm;
+  /**
    * The oldest intent is older than `queueAgeAlarmThreshold` (default 5 minutes): the worker is
    * behind, so stale pages stay stale.
    */
@@ -46,6 +52,7 @@ export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
 export interface IsrAlarmsInput {
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  readonly purgeDeadLetterQueue: IQueue;
   readonly worker: IFunction;
   readonly origin: IFunction;
   readonly sweeper: IFunction;
@@ -66,6 +73,15 @@ export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAla
         'isr-error-code/isr-error-message attributes of the DLQ messages, fix the cause, then redrive the DLQ.',
       metric: newDeadLetters(input.deadLetterQueue),
       threshold: settings.deadLetterAlarmThreshold,
+    }),
+    purgeDeadLetters: isrAlarm(scope, 'PurgeDeadLettersAlarm', {
+      description:
+        'ISR: CDN purges reached the purge dead-letter queue; the edge may serve old pages. ' +
+        'Runbook: read the isr-error-code/isr-error-message attributes of the purge DLQ messages ' +
+        '(an AccessDenied or NoSuchDistribution is the purger role or the distribution), fix the ' +
+        'cause, then redrive the purge DLQ to the purge queue.',
+      metric: newDeadLetters(input.purgeDeadLetterQueue),
+      threshold: settings.purgeDeadLetterAlarmThreshold,
     }),
     queueAge: isrAlarm(scope, 'QueueAgeAlarm', {
       description:
@@ -134,6 +150,7 @@ export function newDeadLetters(deadLetterQueue: IQueue): MathExpression {
 export function alarmsOf(alarms: IsrAlarms): Alarm[] {
   return [
     alarms.deadLetters,
+    alarms.purgeDeadLetters,
     alarms.queueAge,
     alarms.workerErrors,
     alarms.originErrors,

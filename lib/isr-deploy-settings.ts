@@ -68,6 +68,25 @@ export const DEPLOY_SETTINGS = {
    */
   workerReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
   /**
+   * CDN purges the purger takes per invocation from the purge queue: one CloudFront invalidation
+   * carries them all (split past 3,000 tags). Above 10, `purgeBatchWindow` must be at least 1 s.
+   * @default 1_000
+   */
+  purgeBatchSize: count(1_000, 1, 10_000, 'an SQS event source takes at most 10,000'),
+  /**
+   * How long the purge queue's event source gathers purges before it invokes the purger: pages
+   * published within it are purged in one invalidation. At most 300 s.
+   * @default Duration.seconds(5)
+   * @bounds 0 s..300 s; at least 1 s when `purgeBatchSize` is above 10
+   */
+  purgeBatchWindow: {
+    ...value(Duration.seconds(5)),
+    check: (window: Duration, name: string) =>
+      window.toSeconds() <= 300
+        ? []
+        : [`${name} (${window.toSeconds()} s) must be at most 300 s (SQS event sources)`],
+  },
+  /**
    * Origin timeout; a miss renders in the request, so it must fit a render and its publish.
    * CloudFront waits as long, up to its default 60 s origin response quota.
    * @default Duration.seconds(30)
@@ -130,6 +149,11 @@ export const DEPLOY_SETTINGS = {
    * @default 0
    */
   deadLetterAlarmThreshold: count(0, 0),
+  /**
+   * Alarm when more than this many new purges reach the purge queue's DLQ in 5 minutes.
+   * @default 0
+   */
+  purgeDeadLetterAlarmThreshold: count(0, 0),
   /**
    * Alarm when the worker fails more often than this in 5 minutes.
    * @default 0

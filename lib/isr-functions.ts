@@ -33,6 +33,7 @@ export const FUNCTION_IDS: Readonly<Record<FunctionKind, string>> = {
   worker: 'Worker',
   revalidate: 'Revalidate',
   sweeper: 'Sweeper',
+  purger: 'Purger',
 };
 
 /** Where both functions run when they must reach a private upstream. */
@@ -100,7 +101,7 @@ const secretsExtension = () =>
 
 /** The origin and worker read the upstream secret; the revalidate function its webhook key. */
 const readsSecret = (kind: FunctionKind, settings: IsrSettings): boolean => {
-  if (kind === 'sweeper') return false; // it never calls the upstream
+  if (kind === 'sweeper' || kind === 'purger') return false; // they never call the upstream
   return kind === 'revalidate'
     ? settings.revalidateWebhookSecretArn !== undefined
     : settings.upstreamSecret !== undefined;
@@ -129,6 +130,9 @@ function functionSettings(kind: FunctionKind, settings: IsrSettings) {
       };
     case 'sweeper':
       return { timeout, memorySize: 256, reservedConcurrency: 1 };
+    // Bounded by its event source (at most two at once), so nothing is reserved for it.
+    case 'purger':
+      return { timeout, memorySize: 256, reservedConcurrency: undefined };
     case 'revalidate':
       return {
         timeout,

@@ -7,9 +7,12 @@
  *   `pages/*` (no DeleteObject) and ListBucket on the bucket; SendMessage to the queue.
  * - worker: Get/Put/Update/Delete/ConditionCheckItem on the table; Query on `TAG#` partitions
  *   only (a revalidation's fan-out step); PutObject and DeleteObject on `pages/*`; consume the
- *   queue (granted by its event source); SendMessage to the DLQ and to the queue (the next step).
- * - a function that purges the CDN (the revalidate function), when granted with
- *   `grantCdnInvalidation`: CreateInvalidation on this distribution only.
+ *   queue (granted by its event source); SendMessage to the DLQ, to the queue (the next step)
+ *   and to the purge queue (a soft purge, a tag's deadline). Nothing on CloudFront.
+ * - a function that purges the CDN (the revalidate function, the sweeper, the purger), when
+ *   granted with `grantCdnInvalidation`: CreateInvalidation on this distribution only.
+ * - purger: consume the purge queue (granted by its event source); SendMessage to the purge DLQ;
+ *   PutItem on the pending-purge rows only (a purge CloudFront keeps throttling).
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
@@ -17,7 +20,8 @@
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
  * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
- *   the queue; GetSecretValue on the webhook secret when HMAC mode is on. No bucket access.
+ *   the queue and the purge queue (a deadline purge); GetSecretValue on the webhook secret when
+ *   HMAC mode is on. No bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -109,6 +113,7 @@ const ROLE_IDS: Readonly<Record<FunctionKind, string>> = {
   worker: 'WorkerRole',
   revalidate: 'RevalidateRole',
   sweeper: 'SweeperRole',
+  purger: 'PurgerRole',
 };
 
 /**
@@ -146,13 +151,25 @@ export function grantRevalidateAccess(role: IRole, resources: ServiceResources):
       resources: [resources.queue.queueArn],
     }),
   );
+  role.addToPrincipalPolicy(queuePurgesStatement(resources));
 }
+
+/** SendMessage to the purge queue: a soft purge, a deadline purge (delayed). */
+const queuePurgesStatement = (resources: Pick<ServiceResources, 'purgeQueue'>) =>
+  new PolicyStatement({
+    sid: 'QueueCdnPurges',
+    actions: ['sqs:SendMessage'],
+    resources: [resources.purgeQueue.queueArn],
+  });
 
 export interface ServiceResources {
   readonly table: ITable;
   readonly bucket: IBucket;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** Where CDN purges wait for the purger (soft purges and deadlines), and its DLQ. */
+  readonly purgeQueue: IQueue;
+  readonly purgeDeadLetterQueue: IQueue;
   /** Object permissions are scoped to `<bodyKeyPrefix>*`. */
   readonly bodyKeyPrefix: string;
 }
@@ -229,6 +246,38 @@ export function grantWorkerAccess(role: IRole, resources: ServiceResources): voi
       sid: 'DeadLetterWithReason',
       actions: ['sqs:SendMessage'],
       resources: [deadLetterQueue.queueArn],
+    }),
+  );
+  // A published page's soft purge, a tag's deadline purge: the purger makes the invalidation.
+  role.addToPrincipalPolicy(queuePurgesStatement(resources));
+}
+
+/**
+ * The purger's data access; consuming the purge queue is granted by its event source and the
+ * purge by `wireCdnPurge`. A purge CloudFront keeps throttling is kept as a row of the pending
+ * purges' partition (PutItem, conditioned on the row's absence, on that partition only) for the
+ * sweeper, which retries and removes it. No other table access, no bucket, no other queue.
+ */
+export function grantPurgerAccess(
+  role: IRole,
+  resources: Pick<ServiceResources, 'table' | 'purgeDeadLetterQueue'>,
+): void {
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'PendingCdnPurges',
+      actions: ['dynamodb:PutItem'],
+      resources: [resources.table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PENDING_PURGES_PK] },
+      },
+    }),
+  );
+  // A purge it cannot read, or CloudFront refuses for good, goes to the DLQ with its reason.
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'DeadLetterWithReason',
+      actions: ['sqs:SendMessage'],
+      resources: [resources.purgeDeadLetterQueue.queueArn],
     }),
   );
 }

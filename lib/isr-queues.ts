@@ -1,6 +1,7 @@
 /**
  * The regeneration queue and its dead-letter queue: FIFO, so the origin's deduplication ID
- * collapses a storm of stale hits on one generation into one intent.
+ * collapses a storm of stale hits on one generation into one intent. The purge queue and its
+ * dead-letter queue: standard, so a purge can be delayed until its deadline.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -70,6 +71,63 @@ export function consumeRegenerationQueue(
     new SqsEventSource(queue, {
       batchSize: options.workerBatchSize,
       maxConcurrency: options.workerMaxConcurrency,
+      reportBatchItemFailures: true,
+    }),
+  );
+}
+
+export interface PurgeQueues {
+  readonly purgeQueue: Queue;
+  readonly purgeDeadLetterQueue: Queue;
+}
+
+/**
+ * The purge queue and its DLQ (soft purges, `lambda/core/revalidate/soft-purge.ts`): standard,
+ * since a deadline purge is one message delayed by `DelaySeconds`, which FIFO queues do not
+ * take per message; order does not matter, and a purge delivered twice is one invalidation.
+ * SSE-SQS and TLS only, as the regeneration queues; the DLQ keeps letters 14 days.
+ */
+export function createPurgeQueues(
+  scope: Construct,
+  options: { readonly purgerTimeout: Duration; readonly maxReceiveCount: number },
+): PurgeQueues {
+  const purgeDeadLetterQueue = new Queue(scope, 'PurgeDeadLetterQueue', {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  const purgeQueue = new Queue(scope, 'PurgeQueue', {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(4),
+    visibilityTimeout: Duration.seconds(
+      options.purgerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR,
+    ),
+    deadLetterQueue: { queue: purgeDeadLetterQueue, maxReceiveCount: options.maxReceiveCount },
+  });
+  return { purgeQueue, purgeDeadLetterQueue };
+}
+
+/**
+ * Purgers at once at most (an SQS event source takes no fewer): CloudFront's 3,000 invalidation
+ * items in progress are shared by every invalidation of the distribution.
+ */
+export const PURGER_MAX_CONCURRENCY = 2;
+
+/**
+ * The purger consumes the purge queue in large batches gathered over a short window, so one
+ * CloudFront invalidation carries many pages, reporting failures per record.
+ */
+export function consumePurgeQueue(
+  purger: IFunction,
+  queue: Queue,
+  options: { readonly purgeBatchSize: number; readonly purgeBatchWindow: Duration },
+): void {
+  purger.addEventSource(
+    new SqsEventSource(queue, {
+      batchSize: options.purgeBatchSize,
+      maxBatchingWindow: options.purgeBatchWindow,
+      maxConcurrency: PURGER_MAX_CONCURRENCY,
       reportBatchItemFailures: true,
     }),
   );

@@ -1,6 +1,7 @@
 /**
  * The whole ISR service as one construct: cache table, body bucket, regeneration queue + DLQ,
- * origin and worker functions, CloudFront in front of the origin's function URL, and alarms.
+ * purge queue + DLQ, origin, worker, revalidate, sweeper and purger functions, CloudFront in
+ * front of the origin's function URL, and alarms.
  * Each part is built by a small function in its own file; the constructor only composes them.
  */
 import type {
@@ -33,13 +34,19 @@ import { acknowledgeNagFindings } from './isr-nag.js';
 import {
   createFunctionRole,
   grantOriginAccess,
+  grantPurgerAccess,
   grantSweeperAccess,
   grantRevalidateAccess,
   grantWorkerAccess,
 } from './isr-permissions.js';
-import { consumeRegenerationQueue, createRegenerationQueues } from './isr-queues.js';
+import {
+  consumePurgeQueue,
+  consumeRegenerationQueue,
+  createPurgeQueues,
+  createRegenerationQueues,
+} from './isr-queues.js';
 import type { IsrServiceProps } from './isr-service-props.js';
-import { resolveSettings, type IsrSettings } from './isr-settings.js';
+import { PURGER_TIMEOUT, resolveSettings, type IsrSettings } from './isr-settings.js';
 import { bodyBucketOf, cacheTableOf, grantStorageKeys } from './isr-storage.js';
 import { scheduleSweeper } from './isr-sweeper.js';
 import type { Rule } from 'aws-cdk-lib/aws-events';
@@ -57,8 +64,11 @@ export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js
  * regenerations and purges the CDN by cache tag; it has no bucket access. The sweeper (every 5
  * minutes) reads the status index and a page's rows, writes its cursor row, deletes the VER#
  * rows META no longer lists and the pending purges CloudFront accepted (recording the attempts
- * of the others), lists and retires orphan bodies. No function tags bodies. CloudFront alone may
- * invoke the origin (OAC, SigV4).
+ * of the others), lists and retires orphan bodies. The purger takes soft and deadline purges
+ * off the purge queue (the worker and the revalidate function send them) and makes the
+ * invalidations: with the revalidate function and the sweeper, the only functions that may
+ * purge the distribution. No function tags bodies. CloudFront alone may invoke the origin (OAC,
+ * SigV4).
  */
 export class IsrService extends Construct {
   /** The cache table: `props.table`, or the one the service created. */
@@ -67,6 +77,9 @@ export class IsrService extends Construct {
   readonly bucket: IBucket;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
+  /** Where CDN purges wait for the purger: soft purges, and deadlines (delayed). */
+  readonly purgeQueue: Queue;
+  readonly purgeDeadLetterQueue: Queue;
   readonly originFunction: LambdaFunction;
   readonly workerFunction: LambdaFunction;
   /** Reports stuck and failed work and retires orphan bodies, every 5 minutes. */
@@ -107,6 +120,10 @@ export class IsrService extends Construct {
   readonly workerRole: Role;
   /** Execution role of the sweeper function. */
   readonly sweeperRole: Role;
+  /** Purges the CDN off the purge queue, in batches (soft purges, deadlines). */
+  readonly purgerFunction: LambdaFunction;
+  /** Execution role of the purger function. */
+  readonly purgerRole: Role;
   /** Props with defaults applied, as the functions see them. */
   readonly settings: IsrSettings;
 
@@ -119,6 +136,8 @@ export class IsrService extends Construct {
     // The sweeper reaches AWS APIs only: no VPC, no upstream secret.
     this.sweeperRole = createFunctionRole(this, 'sweeper', {});
     this.revalidateRole = createFunctionRole(this, 'revalidate', props);
+    // The purger reaches AWS APIs only: no VPC, no upstream secret.
+    this.purgerRole = createFunctionRole(this, 'purger', {});
 
     const storage = {
       ...settings,
@@ -129,29 +148,42 @@ export class IsrService extends Construct {
     this.table = cacheTableOf(this, storage);
     this.bucket = bodyBucketOf(this, storage);
     grantStorageKeys(this.table, this.bucket, {
-      table: [this.originRole, this.workerRole, this.sweeperRole, this.revalidateRole],
+      table: [
+        this.originRole,
+        this.workerRole,
+        this.sweeperRole,
+        this.revalidateRole,
+        this.purgerRole,
+      ],
       readWrite: [this.originRole],
       writeOnly: [this.workerRole],
     });
     const queues = createRegenerationQueues(this, settings);
     this.queue = queues.queue;
     this.deadLetterQueue = queues.deadLetterQueue;
+    const purges = createPurgeQueues(this, { ...settings, purgerTimeout: PURGER_TIMEOUT });
+    this.purgeQueue = purges.purgeQueue;
+    this.purgeDeadLetterQueue = purges.purgeDeadLetterQueue;
 
     const resources = {
       table: this.table,
       bucket: this.bucket,
       ...queues,
+      ...purges,
       bodyKeyPrefix: settings.bodyKeyPrefix,
     };
     grantOriginAccess(this.originRole, resources);
     grantWorkerAccess(this.workerRole, resources);
     grantSweeperAccess(this.sweeperRole, resources);
     grantRevalidateAccess(this.revalidateRole, resources);
+    grantPurgerAccess(this.purgerRole, resources);
     const refs = {
       tableName: this.table.tableName,
       bucketName: this.bucket.bucketName,
       queueUrl: this.queue.queueUrl,
       deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
+      purgeQueueUrl: this.purgeQueue.queueUrl,
+      purgeDeadLetterQueueUrl: this.purgeDeadLetterQueue.queueUrl,
     };
     const functions = { settings, refs, network: props };
     this.originFunction = createServiceFunction(this, 'origin', {
@@ -169,6 +201,12 @@ export class IsrService extends Construct {
       role: this.sweeperRole,
     });
     this.sweeperSchedule = scheduleSweeper(this, this.sweeperFunction);
+    this.purgerFunction = createServiceFunction(this, 'purger', {
+      ...functions,
+      network: {},
+      role: this.purgerRole,
+    });
+    consumePurgeQueue(this.purgerFunction, this.purgeQueue, settings);
     // Not in the VPC: it reaches DynamoDB and SQS only.
     this.revalidateFunction = createServiceFunction(this, 'revalidate', {
       ...functions,
@@ -194,13 +232,16 @@ export class IsrService extends Construct {
     this.cdnLogDelivery = edge.cdnLogDelivery;
     this.viewerRequestFunction = edge.viewerRequestFunction;
     this.upstreamOrigin = edge.upstreamOrigin;
-    // A revalidation purges its pages by cache tag; the sweeper submits again the purges
-    // CloudFront refused while throttled. No other function may invalidate.
+    // A revalidation purges its pages by cache tag (at once without `regenerate`); the purger
+    // makes the soft and deadline purges; the sweeper submits again the purges CloudFront
+    // refused while throttled. No other function may invalidate: the worker only queues them.
     wireCdnPurge(this.revalidateFunction, this.distribution);
     wireCdnPurge(this.sweeperFunction, this.distribution);
+    wireCdnPurge(this.purgerFunction, this.distribution);
 
     this.alarms = createIsrAlarms(this, {
       ...queues,
+      ...purges,
       origin: this.originFunction,
       worker: this.workerFunction,
       sweeper: this.sweeperFunction,
@@ -215,6 +256,7 @@ export class IsrService extends Construct {
       { fn: this.workerFunction, role: this.workerRole },
       { fn: this.sweeperFunction, role: this.sweeperRole },
       { fn: this.revalidateFunction, role: this.revalidateRole, bodies: false },
+      { fn: this.purgerFunction, role: this.purgerRole, bodies: false },
     ];
     acknowledgeNagFindings(
       {

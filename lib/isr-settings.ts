@@ -36,11 +36,23 @@ export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY =
 export const SWEEPER_TIMEOUT = Duration.minutes(2);
 /** A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room. */
 export const REVALIDATE_TIMEOUT = Duration.seconds(60);
+/**
+ * The purger's one CloudFront call backs off for up to 20 s while CloudFront throttles
+ * (`DEFAULT_PURGE_BACKOFF`) before the purge is kept as pending: a minute leaves room.
+ */
+export const PURGER_TIMEOUT = Duration.seconds(60);
 
 /** The settings of the functions, without the resources the construct creates for them. */
 type FunctionValues = Omit<
   SettingValues,
-  'tableName' | 'bodyBucket' | 'queueUrl' | 'dlqUrl' | 'cdnDistributionId' | 'functionTimeoutMs'
+  | 'tableName'
+  | 'bodyBucket'
+  | 'queueUrl'
+  | 'dlqUrl'
+  | 'purgeQueueUrl'
+  | 'purgeDlqUrl'
+  | 'cdnDistributionId'
+  | 'functionTimeoutMs'
 >;
 
 /** Props with every default applied and every rule checked. */
@@ -131,6 +143,7 @@ export function resolveSettings(props: IsrServiceProps): IsrSettings {
 export function functionTimeout(kind: FunctionKind, settings: IsrSettings): Duration {
   if (kind === 'origin') return settings.originTimeout;
   if (kind === 'worker') return settings.workerTimeout;
+  if (kind === 'purger') return PURGER_TIMEOUT;
   return kind === 'sweeper' ? SWEEPER_TIMEOUT : settings.revalidateTimeout;
 }
 
@@ -140,6 +153,8 @@ export interface FunctionRefs {
   readonly bucketName: string;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
+  readonly purgeQueueUrl: string;
+  readonly purgeDeadLetterQueueUrl: string;
 }
 
 /**
@@ -158,6 +173,8 @@ export function settingsEnvironment(
     [SETTINGS.bodyBucket.env]: refs.bucketName,
     [SETTINGS.queueUrl.env]: refs.queueUrl,
     [SETTINGS.dlqUrl.env]: refs.deadLetterQueueUrl,
+    [SETTINGS.purgeQueueUrl.env]: refs.purgeQueueUrl,
+    [SETTINGS.purgeDlqUrl.env]: refs.purgeDeadLetterQueueUrl,
     [SETTINGS.functionTimeoutMs.env]: String(functionTimeout(kind, settings).toMilliseconds()),
   };
   return environmentOf(TABLE, kind, texts);
@@ -169,6 +186,8 @@ const DEPLOY_TIME_REFS: FunctionRefs = {
   bucketName: Lazy.string({ produce: () => 'bucket' }),
   queueUrl: Lazy.string({ produce: () => 'queue' }),
   deadLetterQueueUrl: Lazy.string({ produce: () => 'dlq' }),
+  purgeQueueUrl: Lazy.string({ produce: () => 'purge-queue' }),
+  purgeDeadLetterQueueUrl: Lazy.string({ produce: () => 'purge-dlq' }),
 };
 
 /** A setting as the construct's user knows it: its prop, or the name of what sets it. */
@@ -252,6 +271,12 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
     problems.push(
       `missRenderLimit (${s.missRenderLimit}) must be below originReservedConcurrency ` +
         `(${s.originReservedConcurrency}), so cached pages are still served while misses render`,
+    );
+  }
+  if (s.purgeBatchSize > 10 && s.purgeBatchWindow.toSeconds() < 1) {
+    problems.push(
+      `purgeBatchWindow must be at least 1 s when purgeBatchSize (${s.purgeBatchSize}) is above ` +
+        '10: SQS event sources batch past 10 records only within a batching window',
     );
   }
   const reserved = s.workerReservedConcurrency;

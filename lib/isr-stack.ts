@@ -30,6 +30,9 @@ export class IsrStack extends Stack {
       // What the ops CLI (`isr --stack <name>`) reads: where to redrive, and how keys are made.
       QueueUrl: this.service.queue.queueUrl,
       DeadLetterQueueUrl: this.service.deadLetterQueue.queueUrl,
+      // The purge DLQ's runbook (docs/OPERATIONS.md): read its letters, redrive them by ARN.
+      PurgeDeadLetterQueueUrl: this.service.purgeDeadLetterQueue.queueUrl,
+      PurgeDeadLetterQueueArn: this.service.purgeDeadLetterQueue.queueArn,
       OpsSettings: opsSettingsOf(this.service),
       // The distribution a rollback purges by cache tag, with the operator's own credentials.
       DistributionId: this.service.distribution.distributionId,

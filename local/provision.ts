@@ -110,16 +110,47 @@ export async function ensureRegenerationQueues(
   return { queueUrl: queue.url, queueArn: queue.arn, dlqUrl: dlq.url, dlqArn: dlq.arn };
 }
 
-async function createFifoQueue(
+export interface PurgeQueues {
+  readonly purgeQueueUrl: string;
+  readonly purgeQueueArn: string;
+  readonly purgeDlqUrl: string;
+  readonly purgeDlqArn: string;
+}
+
+/**
+ * The purge queue and its DLQ: standard queues, as the stack makes them (a deadline purge is a
+ * message delayed by `DelaySeconds`, which local-aws-sqs honours on standard queues only).
+ */
+export async function ensurePurgeQueues(
+  client: SQSClient,
+  options: QueueOptions,
+): Promise<PurgeQueues> {
+  const dlq = await createQueue(client, `${options.name}-dlq`, {});
+  const queue = await createQueue(client, options.name, {
+    VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: dlq.arn,
+      maxReceiveCount: options.maxReceiveCount ?? 5,
+    }),
+  });
+  return {
+    purgeQueueUrl: queue.url,
+    purgeQueueArn: queue.arn,
+    purgeDlqUrl: dlq.url,
+    purgeDlqArn: dlq.arn,
+  };
+}
+
+const createFifoQueue = (client: SQSClient, name: string, attributes: Record<string, string>) =>
+  createQueue(client, name, { FifoQueue: 'true', ...attributes });
+
+async function createQueue(
   client: SQSClient,
   name: string,
   attributes: Record<string, string>,
 ): Promise<{ url: string; arn: string }> {
   const { QueueUrl } = await client.send(
-    new CreateQueueCommand({
-      QueueName: name,
-      Attributes: { FifoQueue: 'true', ...attributes },
-    }),
+    new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
   );
   if (QueueUrl === undefined) throw new Error(`no URL for queue ${name}`);
   const { Attributes } = await client.send(

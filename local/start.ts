@@ -1,14 +1,16 @@
 /**
  * `npm start`: the whole service on one machine, in one process tree. DynamoDB Local (data kept
  * under .local/ so a restart keeps the cache), s3rver on a folder, local-aws-sqs with the FIFO
- * queue and its DLQ, the origin handler behind an HTTP server that plays CloudFront, and a
- * poller that feeds SQS batches to the worker handler. Everything listens on 127.0.0.1; set
+ * queue and its DLQ and the purge queue and its DLQ, the origin handler behind an HTTP server
+ * that plays CloudFront, and pollers that feed SQS batches to the worker handler and to the
+ * purger's (which prints each purge). Everything listens on 127.0.0.1; set
  * ISR_LOCAL_BIND_ADDRESS (e.g. 0.0.0.0) to open the HTTP server to the LAN.
  */
 import { join, resolve } from 'node:path';
 import {
   loadLocalConfig,
   loadOriginConfig,
+  loadPurgerConfig,
   loadRevalidateConfig,
   loadWorkerConfig,
   loadSettings,
@@ -16,6 +18,7 @@ import {
 } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { buildOriginHandler } from '../lambda/origin/build.js';
+import { buildPurgerHandler } from '../lambda/purger/build.js';
 import { buildRevalidateHandler } from '../lambda/revalidate/build.js';
 import { buildWorkerHandler } from '../lambda/worker/build.js';
 import {
@@ -31,12 +34,24 @@ import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { localEdge } from './edge.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
-import { ensureBucket, ensureCacheTable, ensureRegenerationQueues } from './provision.js';
+import {
+  ensureBucket,
+  ensureCacheTable,
+  ensurePurgeQueues,
+  ensureRegenerationQueues,
+} from './provision.js';
 import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
 
 const WORKER_TIMEOUT_MS = 60_000;
+const PURGER_TIMEOUT_MS = 60_000;
+/**
+ * Purges the local purger takes at once. The poller receives one message at a time
+ * (local-aws-sqs long-polls badly with more) and does not wait to fill a batch: locally, purges
+ * come a few at a time.
+ */
+const PURGER_BATCH_SIZE = 100;
 const ORIGIN_TIMEOUT_MS = 30_000;
 
 /** Local defaults (the settings table's `local` values); anything set in the environment wins. */
@@ -105,7 +120,18 @@ async function serve(
       // last attempt (which dead-letters with a reason) the same as in AWS.
       maxReceiveCount: workerMaxReceives + 1,
     });
-    const serviceEnv = { ...env, ISR_QUEUE_URL: queues.queueUrl, ISR_DLQ_URL: queues.dlqUrl };
+    const purges = await ensurePurgeQueues(clients.sqs, {
+      name: 'isr-purge',
+      visibilityTimeoutSeconds: (6 * PURGER_TIMEOUT_MS) / 1000,
+      maxReceiveCount: workerMaxReceives + 1,
+    });
+    const serviceEnv = {
+      ...env,
+      ISR_QUEUE_URL: queues.queueUrl,
+      ISR_DLQ_URL: queues.dlqUrl,
+      ISR_PURGE_QUEUE_URL: purges.purgeQueueUrl,
+      ISR_PURGE_DLQ_URL: purges.purgeDlqUrl,
+    };
     const originConfig = loadOriginConfig(serviceEnv);
     const origin = buildOriginHandler(originConfig, { clients, owner: 'local-origin' });
     const worker = buildWorkerHandler(loadWorkerConfig(serviceEnv), {
@@ -113,6 +139,9 @@ async function serve(
       owner: 'local-worker',
     });
 
+    // One local CDN: a revalidation's immediate purges and the purger's are numbered together.
+    const cdn = new LocalCdnInvalidator();
+    const purger = buildPurgerHandler(loadPurgerConfig(serviceEnv), { clients, cdn });
     const revalidate = localRevalidation(local.revalidateSecret, host);
     const revalidateHandler =
       revalidate.mode === 'disabled'
@@ -120,7 +149,7 @@ async function serve(
         : buildRevalidateHandler(loadRevalidateConfig(serviceEnv), {
             clients,
             owner: 'local-revalidate',
-            cdn: new LocalCdnInvalidator(),
+            cdn,
             revalidateSecret: revalidate.secret,
             revalidateOpen: revalidate.mode === 'open',
           });
@@ -150,6 +179,20 @@ async function serve(
       (error) => console.error('worker poll failed:', error),
     );
     poller.start();
+    const purgePoller = new WorkerPoller(
+      {
+        sqs: clients.sqs,
+        queueUrl: purges.purgeQueueUrl,
+        queueArn: purges.purgeQueueArn,
+        handler: purger,
+        batchSize: PURGER_BATCH_SIZE,
+        waitTimeSeconds: 1,
+        functionTimeoutMs: PURGER_TIMEOUT_MS,
+        name: 'purger',
+      },
+      (error) => console.error('purger poll failed:', error),
+    );
+    purgePoller.start();
 
     // In this order: no new requests and the ones in flight answered (they may queue work), the
     // batch in hand finished and acknowledged, then the backends, DynamoDB Local closing its file.
@@ -158,6 +201,8 @@ async function serve(
       { name: 'the endpoints file', run: () => removeEndpointsFile(dataDir) },
       { name: 'the HTTP server', run: () => front.close() },
       { name: 'the worker poller', run: () => poller.stop() },
+      // After the worker: the batch it finished may have queued soft purges.
+      { name: 'the purger poller', run: () => purgePoller.stop() },
       { name: 'the backends', run: () => backends.stop() },
       // Last: the next start may have the directory once DynamoDB Local has closed its file.
       { name: 'the data directory lock', run: () => lock.release() },

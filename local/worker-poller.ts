@@ -1,8 +1,11 @@
 /**
- * Feeds SQS batches to the worker handler the way Lambda's event source mapping does: receive,
- * invoke with an SQSEvent, delete only the records the handler did not report as failures (the
- * rest reappear after the visibility timeout, and the queue's redrive policy moves them to the
- * DLQ once their receive count is spent).
+ * Feeds SQS batches to the worker handler (and the purger's, on the purge queue) the way
+ * Lambda's event source mapping does: receive, invoke with an SQSEvent, delete only the records
+ * the handler did not report as failures (the rest reappear after the visibility timeout, and
+ * the queue's redrive policy moves them to the DLQ once their receive count is spent). A
+ * delayed message (`DelaySeconds`, the purge queue's deadlines) is held back by local-aws-sqs
+ * itself until its delay is over, on the wall clock, as SQS does; it is in memory, so a restart
+ * of `npm start` drops it.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -28,6 +31,8 @@ export interface PollerOptions {
   readonly waitTimeSeconds?: number;
   /** The function timeout the handler is told about (remaining time). @default 60_000 */
   readonly functionTimeoutMs?: number;
+  /** Which function it feeds, for its messages. @default 'worker' */
+  readonly name?: string;
   readonly region?: string;
 }
 
@@ -158,6 +163,10 @@ export class WorkerPoller {
     this.#onError = onError;
   }
 
+  get #name(): string {
+    return this.#options.name ?? 'worker';
+  }
+
   start(): void {
     this.#running ??= this.#loop();
   }
@@ -179,13 +188,13 @@ export class WorkerPoller {
         const { failed } = await pollOnce(this.#options, this.#idle.signal);
         if (this.#stopping && failed.length > 0)
           this.#failedWhileStopping.push(
-            `the worker batch in hand had ${failed.length} failed record(s): ${failed.join(', ')}`,
+            `the ${this.#name} batch in hand had ${failed.length} failed record(s): ${failed.join(', ')}`,
           );
       } catch (error) {
         this.#onError(error);
         if (this.#stopping) {
           this.#failedWhileStopping.push(
-            `the worker batch in hand failed: ${describeError(error)}`,
+            `the ${this.#name} batch in hand failed: ${describeError(error)}`,
           );
         } else {
           await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -6,7 +6,7 @@
 import type { BuildOptions } from 'esbuild';
 
 /** The functions the construct deploys; each entry point is `lambda/<name>/index.ts`. */
-export const FUNCTION_NAMES = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
+export const FUNCTION_NAMES = ['origin', 'worker', 'revalidate', 'sweeper', 'purger'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /**

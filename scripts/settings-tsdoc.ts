@@ -22,6 +22,7 @@ export const SOURCES = {
     ['lambda/core/settings/service-settings.ts', 'SERVICE_SETTINGS'],
     ['lambda/core/settings/routing-settings.ts', 'ROUTING_SETTINGS'],
     ['lambda/core/settings/function-settings.ts', 'FUNCTION_SETTINGS'],
+    ['lambda/core/settings/purge-settings.ts', 'PURGE_SETTINGS'],
     ['lambda/core/settings/table.ts', 'SETTINGS'],
   ],
   deploy: [['lib/isr-deploy-settings.ts', 'DEPLOY_SETTINGS']],

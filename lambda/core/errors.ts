@@ -9,6 +9,9 @@
  */
 import { AnswerReason } from './traffic.js';
 
+/** The code of a message given up on after its last receive (the worker's, the purger's). */
+export const RETRIES_EXHAUSTED = 'retries-exhausted';
+
 export const ErrorKind = {
   Retryable: 'retryable',
   Terminal: 'terminal',
@@ -276,6 +279,16 @@ export class InvalidMessageError extends IsrError {
   override readonly name = 'InvalidMessageError';
   readonly kind = ErrorKind.Terminal;
   readonly code = 'invalid-message';
+}
+
+/**
+ * A published page's soft purge could not be queued: the intent is not acknowledged, so its
+ * redelivery (which finds the page published) sends the purge again.
+ */
+export class SoftPurgeNotQueuedError extends IsrError {
+  override readonly name = 'SoftPurgeNotQueuedError';
+  readonly kind = ErrorKind.Retryable;
+  readonly code = 'soft-purge-not-queued';
 }
 
 /** Configuration is missing or malformed: raised once, at cold start. */

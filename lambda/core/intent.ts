@@ -25,6 +25,11 @@ export const RegenerationIntentSchema = v.strictObject({
   /** `generated_at` of the stale generation that was served; absent for a forced regeneration. */
   observedGeneratedAt: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   observedEtag: v.optional(text(0, 256)),
+  /**
+   * A revalidation with `regenerate: true` deferred this page's CDN purge: once its live
+   * generation is published after the mark, the worker sends the purge (`core/revalidate/soft-purge.ts`).
+   */
+  purge: v.optional(v.strictObject({ effectId: text(1, 64) })),
 });
 export type RegenerationIntent = v.InferOutput<typeof RegenerationIntentSchema>;
 
@@ -75,7 +80,12 @@ export type IntentCause =
       readonly nowSeconds: number;
       readonly windowSeconds: number;
     }
-  | { readonly kind: 'revalidation'; readonly effectId: string };
+  | {
+      readonly kind: 'revalidation';
+      readonly effectId: string;
+      /** The page's CDN purge waits for its new generation (a soft purge). */
+      readonly purge?: boolean | undefined;
+    };
 
 /** An intent as it is queued: the message, and the FIFO identity SQS keys it by. */
 export interface QueuedIntent {
@@ -110,6 +120,9 @@ export function regenerationIntent(
       ...(page.variant ? { variant: page.variant } : {}),
       deployId,
       ...observed,
+      ...(cause.kind === 'revalidation' && cause.purge === true
+        ? { purge: { effectId: cause.effectId } }
+        : {}),
     },
     deduplicationId: sha256Hex([page.pk, deployId, ...identityOf(cause)].join('|')),
     groupId: messageGroupOf(page.pk),

@@ -7,6 +7,7 @@ import type { CacheKey } from './cache-key.js';
 import type { LeaseHolder } from './errors.js';
 import type { Generation } from './freshness.js';
 import type { QueuedIntent, RegenerationIntent } from './intent.js';
+import type { QueuedPurge } from './revalidate/purge-message.js';
 import type { RequestStatus } from './rows.js';
 
 /** The published generation of one cache entry: the FaceTheory META row. */
@@ -400,6 +401,15 @@ export interface BatchRegenerationQueue extends RegenerationQueue {
   enqueueBatch(intents: readonly QueuedIntent[]): Promise<void>;
 }
 
+/**
+ * Where CDN purges wait for the purger (a standard SQS queue, `core/revalidate/soft-purge.ts`): a
+ * page's soft purge at once, a revalidation's deadline purge delayed (at most 900 s).
+ */
+export interface PurgeQueue {
+  /** Sends every purge, in as few calls as the queue allows. @throws when one was not sent */
+  send(purges: readonly QueuedPurge[]): Promise<void>;
+}
+
 /** A secret's current value (the upstream's shared header, a webhook signing key). */
 export interface SecretSource {
   /** @throws when the value cannot be had now; callers treat that as retryable. */
@@ -681,6 +691,8 @@ export interface RevalidationStatus {
   readonly fanOuts?: number | undefined;
   /** The pages the tags' index held when accepted (`exact: false`: at least), if any tag. */
   readonly expected?: TagPageCount | undefined;
+  /** Set when the CDN purge waits for the pages' new generations, with this deadline. */
+  readonly purgeDeadlineSeconds?: number | undefined;
 }
 
 /** Revalidation statuses by effect id: one small row each, kept as long as the key's REQ# row. */

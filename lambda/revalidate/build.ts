@@ -14,6 +14,7 @@ import type { RevalidateConfig } from '../shared/config.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
 import { createObservability } from '../shared/observability.js';
 import type { ServiceRuntime } from '../shared/service.js';
+import { softPurgeDepsOf } from '../shared/soft-purge.js';
 import { createRevalidateHandler } from './handler.js';
 import type { CallerAuth, RevalidateServiceDeps } from '../core/revalidate/serve-revalidation.js';
 
@@ -70,6 +71,7 @@ export function createRevalidateDeps(
       clock,
       deployId: config.deployId,
       fanOutConcurrency: config.fanOutConcurrency,
+      softPurge: softPurgeDepsOf(config.softPurge, runtime.clients.sqs),
     },
     background: {
       inProgress: new DynamoRevalidationsInProgress(tables),

@@ -40,6 +40,7 @@ export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 export type OriginConfig = ReturnType<typeof loadOriginConfig>;
 export type SweeperConfig = ReturnType<typeof loadSweeperConfig>;
 export type RevalidateConfig = ReturnType<typeof loadRevalidateConfig>;
+export type PurgerConfig = ReturnType<typeof loadPurgerConfig>;
 
 function toServiceConfig(s: SettingValues) {
   return {
@@ -96,6 +97,35 @@ export function loadWorkerConfig(env: Env = process.env) {
     fanOutConcurrency: s.fanOutConcurrency,
     maxReceiveCount: s.maxReceiveCount,
     idempotencyTtlSeconds: s.idempotencyTtlSeconds,
+    softPurge: softPurgeOf(s),
+  };
+}
+
+/**
+ * Soft purges (`core/revalidate/soft-purge.ts`) as the revalidate function and the worker read
+ * them; undefined without a purge queue (a revalidation then purges at once).
+ */
+function softPurgeOf(s: SettingValues) {
+  if (s.purgeQueueUrl === undefined) return undefined;
+  return {
+    queueUrl: s.purgeQueueUrl,
+    deadlineSeconds: s.purgeDeadlineSeconds,
+    maxPagesPerEffect: s.softPurgeMaxPages,
+  };
+}
+
+/** The purger: its DLQ, the table its pending purges wait in, the distribution it purges. */
+export function loadPurgerConfig(env: Env = process.env) {
+  const s = loadSettings('purger', env);
+  return {
+    settings: s,
+    tableName: s.tableName!,
+    purgeDlqUrl: s.purgeDlqUrl!,
+    /** The CloudFront distribution purged by cache tag; unset: purges answer `not-configured`. */
+    cdnDistributionId: s.cdnDistributionId,
+    maxReceiveCount: s.maxReceiveCount,
+    functionTimeoutMs: s.functionTimeoutMs,
+    functionName: s.functionName,
   };
 }
 
@@ -154,6 +184,7 @@ export function loadRevalidateConfig(env: Env = process.env) {
     inProgressCacheMs: s.inProgressCacheMs,
     fanOutBatchSize: s.fanOutBatchSize,
     fanOutConcurrency: s.fanOutConcurrency,
+    softPurge: softPurgeOf(s),
   };
 }
 

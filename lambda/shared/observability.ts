@@ -6,7 +6,9 @@ import type { Decision } from '../core/decision.js';
 export const METRICS_NAMESPACE = 'FaceTheoryIsr';
 
 /** Powertools Logger and Metrics for one of the service's functions. */
-export function createObservability(serviceName: 'origin' | 'worker' | 'sweeper' | 'revalidate') {
+export function createObservability(
+  serviceName: 'origin' | 'worker' | 'sweeper' | 'revalidate' | 'purger',
+) {
   return {
     logger: new Logger({ serviceName: `isr-${serviceName}` }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `isr-${serviceName}` }),

@@ -13,6 +13,7 @@ import type { LogSink } from '../core/log.js';
 import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
+import { softPurgeDepsOf } from '../shared/soft-purge.js';
 import { createWorkerHandler } from './handler.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
 import type { WorkerDeps } from '../core/regenerate/process-message.js';
@@ -23,6 +24,7 @@ export function createWorkerDeps(
   runtime: ServiceRuntime,
   log: LogSink,
 ): WorkerDeps {
+  const softPurge = softPurgeDepsOf(config.softPurge, runtime.clients.sqs);
   return {
     ...createRegenerateDeps(config, runtime, log),
     keyPolicy: config.keyPolicy,
@@ -36,7 +38,8 @@ export function createWorkerDeps(
     },
     maxReceiveCount: config.maxReceiveCount,
     owner: runtime.owner,
-    fanOut: createFanOutDeps(config, runtime),
+    fanOut: { ...createFanOutDeps(config, runtime), softPurge },
+    purgeQueue: softPurge?.queue,
   };
 }
 
@@ -51,7 +54,8 @@ function createFanOutDeps(config: WorkerConfig, runtime: ServiceRuntime): FanOut
     marks: new DynamoRevalidationMarks(tables),
     tagIndex: new DynamoTagRevalidations(tables),
     queue,
-    // A step never purges: the revalidation purged the CDN by tag when it was accepted.
+    // A step never purges the CDN itself: the revalidation purged it by tag when it was
+    // accepted, or (soft purges) the tag's last step queues its deadline purge.
     cdn: cdnNotConfigured,
     clock: runtime.clock ?? systemClock,
     deployId: config.deployId,

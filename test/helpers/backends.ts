@@ -4,7 +4,9 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.
 import {
   ensureBucket,
   ensureCacheTable,
+  ensurePurgeQueues,
   ensureRegenerationQueues,
+  type PurgeQueues,
   type QueueOptions,
   type RegenerationQueues,
 } from '../../local/provision.js';
@@ -49,4 +51,12 @@ export async function createTestQueues(
   options: Partial<QueueOptions> = {},
 ): Promise<RegenerationQueues> {
   return ensureRegenerationQueues(clients.sqs, { name: uniqueName('isr-test'), ...options });
+}
+
+/** A fresh purge queue and its DLQ (standard queues, as the stack makes them). */
+export async function createTestPurgeQueues(
+  clients: AwsClients,
+  options: Partial<QueueOptions> = {},
+): Promise<PurgeQueues> {
+  return ensurePurgeQueues(clients.sqs, { name: uniqueName('isr-test-purge'), ...options });
 }

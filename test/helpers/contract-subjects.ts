@@ -7,6 +7,7 @@
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   type Message,
   type QueueAttributeName,
@@ -32,6 +33,8 @@ import { DynamoPendingPurges } from '../../lambda/adapters/pending-purges/dynamo
 import { InMemoryPendingPurges } from '../../lambda/adapters/pending-purges/memory.js';
 import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
 import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
+import { InMemoryPurgeQueue } from '../../lambda/adapters/purge-queue/memory.js';
+import { SqsPurgeQueue } from '../../lambda/adapters/purge-queue/sqs.js';
 import { InMemoryRegenerationQueue } from '../../lambda/adapters/regeneration-queue/memory.js';
 import { SqsRegenerationQueue } from '../../lambda/adapters/regeneration-queue/sqs.js';
 import { RequestRowStore } from '../../lambda/adapters/request-store/dynamodb.js';
@@ -58,6 +61,7 @@ import type {
   PageHistory,
   RevalidationsInProgress,
   PendingPurges,
+  PurgeQueue,
   RevalidationStatuses,
   BatchRegenerationQueue,
   RevalidationMarks,
@@ -70,7 +74,13 @@ import type {
 import { StatusIndex } from '../../lambda/core/rows.js';
 import { DeadLetterAttribute } from '../../lambda/adapters/dead-letter-queue/sqs.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
-import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';
+import {
+  createTestBucket,
+  createTestPurgeQueues,
+  createTestQueues,
+  createTestTable,
+  testClients,
+} from './backends.js';
 import { TestClock } from './clock.js';
 
 /** Every port the cache table serves, over one table. */
@@ -274,6 +284,47 @@ export async function sqsQueueSubject(): Promise<QueueSubject> {
     deadLetters: new SqsDeadLetterQueue({ client: clients.sqs, queueUrl: queues.dlqUrl }),
     queued: () => everyMessage(clients.sqs, queues.queueUrl),
     deadLettered: () => everyMessage(clients.sqs, queues.dlqUrl),
+    destroy: () => clients.sqs.destroy(),
+  };
+}
+
+/** The purge queue, what it hands out now, and how many purges it holds back (delayed). */
+export interface PurgeQueueSubject {
+  readonly purges: PurgeQueue;
+  /** Bodies the purger may receive now. */
+  visible(): Promise<string[]>;
+  /** Purges still within their delay. */
+  delayed(): Promise<number>;
+  destroy(): void;
+}
+
+export function memoryPurgeQueueSubject(): Promise<PurgeQueueSubject> {
+  const purges = new InMemoryPurgeQueue();
+  return Promise.resolve({
+    purges,
+    visible: () => Promise.resolve(purges.visible.map((purge) => purge.body)),
+    delayed: () => Promise.resolve(purges.delayed.length),
+    destroy: () => undefined,
+  });
+}
+
+/** A fresh purge queue (standard) on local-aws-sqs. */
+export async function sqsPurgeQueueSubject(): Promise<PurgeQueueSubject> {
+  const clients = testClients();
+  const { purgeQueueUrl } = await createTestPurgeQueues(clients);
+  return {
+    purges: new SqsPurgeQueue({ client: clients.sqs, queueUrl: purgeQueueUrl }),
+    visible: async () =>
+      (await everyMessage(clients.sqs, purgeQueueUrl)).map((arrived) => arrived.body),
+    delayed: async () => {
+      const { Attributes } = await clients.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: purgeQueueUrl,
+          AttributeNames: ['ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      return Number(Attributes?.ApproximateNumberOfMessagesDelayed);
+    },
     destroy: () => clients.sqs.destroy(),
   };
 }

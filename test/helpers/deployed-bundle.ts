@@ -19,6 +19,9 @@ export interface LocalResources {
   readonly bucketName: string;
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** The purge queue and its DLQ (standard queues). */
+  readonly purgeQueueUrl: string;
+  readonly purgeDlqUrl: string;
 }
 
 /** Variables the template sets to a CloudFormation reference, and what they become locally. */
@@ -27,6 +30,8 @@ const REFERENCES: Record<string, (local: LocalResources) => string> = {
   ISR_BODY_BUCKET: (local) => local.bucketName,
   ISR_QUEUE_URL: (local) => local.queueUrl,
   ISR_DLQ_URL: (local) => local.dlqUrl,
+  ISR_PURGE_QUEUE_URL: (local) => local.purgeQueueUrl,
+  ISR_PURGE_DLQ_URL: (local) => local.purgeDlqUrl,
 };
 /** No CloudFront locally: without its distribution id, purges answer `not-configured`. */
 const DROPPED = new Set(['ISR_CDN_DISTRIBUTION_ID']);

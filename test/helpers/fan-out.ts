@@ -7,6 +7,7 @@ import { markBatch, type FanOutDeps } from '../../lambda/core/revalidate/fan-out
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';
 import { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
 import type { Revalidation } from '../../lambda/core/revalidate/revalidation.js';
+import type { SoftPurgeDeps } from '../../lambda/core/revalidate/soft-purge.js';
 import { servePage } from '../../lambda/core/serve/serve.js';
 import { TestClock } from './clock.js';
 import { memoryService } from './memory-service.js';
@@ -32,7 +33,13 @@ export function counted<T extends object>(name: string, target: T, calls: string
  * `drain` running queued fan-out steps the way the worker does.
  */
 export function backgroundService(
-  options: { tagsOf?: (path: string) => string[]; withCheck?: boolean; batchSize?: number } = {},
+  options: {
+    tagsOf?: (path: string) => string[];
+    withCheck?: boolean;
+    batchSize?: number;
+    /** Soft purges (`regenerate: true` defers the CDN purge). @default - none */
+    softPurge?: SoftPurgeDeps;
+  } = {},
 ) {
   const clock = new TestClock();
   // The revalidate function's own wait moves time on at once (the origin's render timers do not).
@@ -68,6 +75,7 @@ export function backgroundService(
     statuses,
     batchSize: options.batchSize ?? 100,
     inProgressCacheMs: 250,
+    softPurge: options.softPurge,
   };
   const reader = new InProgressReader({ rows: inProgress, shards: 4, cacheMs: 250 }, clock);
   const originDeps = {

@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import { functionSpans, wallClockUses } from '../helpers/source-ast.js';
 import { closure, importsOf, ROOT, sourceFiles } from '../helpers/source-files.js';
 
-const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
+const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper', 'purger'] as const;
 const entry = (name: string) => `lambda/${name}/index.ts`;
 const isMemoryAdapter = (file: string) =>
   /^lambda\/adapters\/[^/]+\/memory\.ts$/.test(file) ||

@@ -26,8 +26,9 @@ const alarmOf = (template: Template, logicalId: string) =>
   (template.toJSON() as { Resources: Record<string, AlarmJson> }).Resources[logicalId];
 
 const pager = 'arn:aws:sns:us-east-1:123456789012:pager';
-// Five backend, four viewer (one only in us-east-1), four on the sweeper and its reports.
-const ALARM_COUNT = 13;
+// Six backend (the purge DLQ's among them), four viewer (one only in us-east-1), four on the
+// sweeper and its reports.
+const ALARM_COUNT = 14;
 
 describe('IsrService alarms', () => {
   const { template, service } = synthIsrStack();
@@ -88,6 +89,31 @@ describe('IsrService alarms', () => {
     const expression = Properties.Metrics?.find((entry) => entry.Expression)?.Expression;
     expect(expression).toContain('DIFF(FILL(visible, 0))');
     expect(expression).toContain('FILL(sent, 0)');
+  });
+
+  it("fire on each new purge dead letter, at its own threshold, never on the regeneration DLQ's", () => {
+    const { Properties } = alarmOf(template, alarmId('purgeDeadLetters'));
+    expect(Properties.Threshold).toBe(0);
+    expect(Properties.AlarmDescription).toMatch(/purge dead-letter queue.*Runbook: .*redrive/);
+    const queueOf = (alarm: AlarmJson) =>
+      alarm.Properties.Metrics?.find((entry) => entry.Id === 'sent')?.MetricStat?.Metric;
+    expect(queueOf(alarmOf(template, alarmId('purgeDeadLetters')))).toEqual({
+      Namespace: 'AWS/SQS',
+      MetricName: 'NumberOfMessagesSent',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: getAtt(logicalIdOf(service.purgeDeadLetterQueue), 'QueueName'),
+        },
+      ],
+    });
+    // Control: the regeneration DLQ's alarm watches another queue.
+    expect(queueOf(alarmOf(template, alarmId('deadLetters')))).not.toEqual(
+      queueOf(alarmOf(template, alarmId('purgeDeadLetters'))),
+    );
+    const raised = synthIsrStack({ service: { purgeDeadLetterAlarmThreshold: 3 } });
+    const alarm = raised.service.alarms.purgeDeadLetters;
+    expect(alarmOf(raised.template, logicalIdOf(alarm)).Properties.Threshold).toBe(3);
   });
 
   it("rate the origin's misses and failures among its page responses, from its EMF metrics", () => {

@@ -20,11 +20,11 @@ describe('IsrService functions', () => {
   const env = (id: string) =>
     resourceOf<LambdaProperties>(template, id).Properties.Environment.Variables;
 
-  it('run on nodejs22.x, arm64 (origin, worker, sweeper, revalidate)', () => {
+  it('run on nodejs22.x, arm64 (origin, worker, sweeper, revalidate, purger)', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' },
-      4, // origin, worker, sweeper, revalidate
+      5, // origin, worker, sweeper, revalidate, purger
     );
   });
 
@@ -56,6 +56,8 @@ describe('IsrService functions', () => {
       bucketName: service.bucket.bucketName,
       queueUrl: service.queue.queueUrl,
       deadLetterQueueUrl: service.deadLetterQueue.queueUrl,
+      purgeQueueUrl: service.purgeQueue.queueUrl,
+      purgeDeadLetterQueueUrl: service.purgeDeadLetterQueue.queueUrl,
     };
     for (const [kind, id] of [
       ['origin', ids.origin],

@@ -146,12 +146,16 @@ describe('IAM boundaries', () => {
     ]);
   });
 
-  it('let the worker consume the queue and send only to it (the next fan-out step) and the DLQ', () => {
+  it('let the worker consume the queue and send only to it (the next fan-out step), the DLQ and the purge queue', () => {
     const sqs = statementsFor(template, ids.workerRole, 'sqs');
     const sends = sqs.filter((statement) => actionsOf(statement).includes('sqs:SendMessage'));
     expect(sends).toEqual([
       expect.objectContaining({ Action: 'sqs:SendMessage', Resource: arnOf(ids.queue) }),
       expect.objectContaining({ Action: 'sqs:SendMessage', Resource: arnOf(ids.dlq) }),
+      expect.objectContaining({
+        Action: 'sqs:SendMessage',
+        Resource: arnOf(logicalIdOf(service.purgeQueue)),
+      }),
     ]);
     const consume = sqs.find((statement) => actionsOf(statement).includes('sqs:ReceiveMessage'));
     expect(consume?.Resource).toEqual(arnOf(ids.queue));

@@ -93,6 +93,8 @@ describe('the revalidate endpoint', () => {
       bucketName: 'isr-bodies',
       queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr.fifo',
       deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-dlq.fifo',
+      purgeQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-purge',
+      purgeDeadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-purge-dlq',
     });
     expect(loadRevalidateConfig(env).revalidateMaxPaths).toBe(100);
   });

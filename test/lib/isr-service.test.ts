@@ -6,6 +6,7 @@ import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import { bodyKeyOf, SupersededTag } from '../../lambda/core/rows.js';
 import {
   getAtt,
+  logicalIdOf,
   resourceOf,
   serviceIds,
   synthIsrStack,
@@ -165,7 +166,8 @@ describe('IsrService storage and wiring', () => {
 
   describe('queues', () => {
     it('are FIFO, SQS-encrypted, and the main queue redrives after 5 receives', () => {
-      template.resourceCountIs('AWS::SQS::Queue', 2);
+      // The regeneration queue and its DLQ, and the purge queue and its DLQ (isr-purger.test.ts).
+      template.resourceCountIs('AWS::SQS::Queue', 4);
       template.hasResourceProperties('AWS::SQS::Queue', {
         FifoQueue: true,
         SqsManagedSseEnabled: true,
@@ -193,7 +195,8 @@ describe('IsrService storage and wiring', () => {
     });
 
     it('refuse requests without TLS', () => {
-      for (const queue of [ids.queue, ids.dlq]) {
+      const purges = [service.purgeQueue, service.purgeDeadLetterQueue].map(logicalIdOf);
+      for (const queue of [ids.queue, ids.dlq, ...purges]) {
         template.hasResourceProperties('AWS::SQS::QueuePolicy', {
           Queues: [{ Ref: queue }],
           PolicyDocument: {

@@ -19,6 +19,7 @@ import {
   loadOriginConfig,
   loadRevalidateConfig,
   loadSweeperConfig,
+  loadPurgerConfig,
   loadWorkerConfig,
 } from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
@@ -41,6 +42,8 @@ const refs = {
   bucketName: 'isr-bodies',
   queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr.fifo',
   deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-dlq.fifo',
+  purgeQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-purge',
+  purgeDeadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/isr-purge-dlq',
 };
 const secret = Secret.fromSecretCompleteArn(
   new Stack(),
@@ -53,6 +56,7 @@ const LOADERS = {
   worker: loadWorkerConfig,
   revalidate: loadRevalidateConfig,
   sweeper: loadSweeperConfig,
+  purger: loadPurgerConfig,
 } as const;
 
 const ENTRIES = Object.entries(SETTINGS);

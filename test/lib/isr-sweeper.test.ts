@@ -157,6 +157,8 @@ describe('the sweeper', () => {
       bucketName: 'bodies',
       queueUrl: 'https://q',
       deadLetterQueueUrl: 'https://d',
+      purgeQueueUrl: 'https://p',
+      purgeDeadLetterQueueUrl: 'https://pd',
     };
     const env = functionEnvironment('sweeper', resolveSettings({}), refs);
     expect(loadSweeperConfig(env)).toMatchObject({ orphanAgeSeconds: 3_600, bucket: 'bodies' });

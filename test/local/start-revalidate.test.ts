@@ -44,6 +44,19 @@ describe('npm start: POST /_isr/revalidate', () => {
     expect((await fetch(`${open.url}/news`)).headers.get('x-isr-cache')).toBe('STALE');
   });
 
+  it('with regenerate: true, defers the purge and prints it once the new generation is published', async () => {
+    const reply = await revalidate(open.url, '{"paths":["/news"],"regenerate":true}', {
+      'idempotency-key': 'e2e-3',
+    });
+    expect(reply.status).toBe(202);
+    const receipt = (await reply.json()) as { cdn: unknown };
+    // npm start's deadline is 30 s (deployed: 300 s); the soft purge comes first.
+    expect(receipt.cdn).toMatchObject({ status: 'deferred', deadline_seconds: 30 });
+    await until(open.output, (text) => /cdn purge local-2: #_\/key:[0-9a-f]{40}/.test(text));
+    // Purged only once published: the edge's next fetch gets the new page.
+    expect((await fetch(`${open.url}/news`)).headers.get('x-isr-cache')).toBe('HIT');
+  });
+
   it('with ISR_REVALIDATE_SECRET: says a signature is required, and requires it', async () => {
     expect(signed.output()).toContain('x-isr-signature required');
     const body = '{"tags":["demo"]}';

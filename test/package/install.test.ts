@@ -25,7 +25,7 @@ import { packageRoot } from '../../lib/isr-function-code.js';
 
 const run = promisify(execFile);
 const ROOT = packageRoot();
-const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper'] as const;
+const FUNCTIONS = ['origin', 'worker', 'revalidate', 'sweeper', 'purger'] as const;
 
 /** The first ts code block under `heading` (a whole line of the document), as printed. */
 function snippetUnder(document: string, heading: string): string {
@@ -147,7 +147,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed package, installed into a fresh CDK app', () => {
-  it('packs only what a consumer needs, the four bundles and the compiled CLI included', () => {
+  it('packs only what a consumer needs, the five bundles and the compiled CLI included', () => {
     const paths = packed.files.map((file) => file.path);
     expect(unexpectedPackageFiles(paths)).toEqual([]);
     expect(paths).toEqual(
@@ -202,21 +202,26 @@ describe('the packed package, installed into a fresh CDK app', () => {
   it('synthesizes the README snippet: the service with its own distribution, props applied', () => {
     const resources = Object.values(synthesized.esm.own.Resources);
     const count = (type: string) => resources.filter((resource) => resource.Type === type).length;
-    expect(count('AWS::Lambda::Function')).toBe(4);
+    expect(count('AWS::Lambda::Function')).toBe(FUNCTIONS.length);
     expect(count('AWS::CloudFront::Distribution')).toBe(1);
     expect(count('AWS::DynamoDB::GlobalTable')).toBe(1);
     expect(count('AWS::S3::Bucket')).toBe(1);
-    expect(count('AWS::SQS::Queue')).toBe(2);
+    expect(count('AWS::SQS::Queue')).toBe(4); // the regeneration queue, the purge queue, their DLQs
     const functions = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function');
+    const variablesOf = (fn: Resource) =>
+      (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
-      expect(fn.Properties.Environment).toMatchObject({
-        Variables: {
-          RENDER_ORIGIN_URL: 'https://ssr.example.com',
-          ISR_ALLOWED_QUERY_PARAMS: JSON.stringify(['page']),
-        },
+      // The purger reads the settings of a CDN purge only, not the page cache's.
+      if (variablesOf(fn).POWERTOOLS_SERVICE_NAME === 'isr-purger') continue;
+      expect(variablesOf(fn)).toMatchObject({
+        RENDER_ORIGIN_URL: 'https://ssr.example.com',
+        ISR_ALLOWED_QUERY_PARAMS: JSON.stringify(['page']),
       });
     }
+    expect(functions.filter((fn) => variablesOf(fn).RENDER_ORIGIN_URL === undefined)).toHaveLength(
+      1,
+    );
     expect(Object.keys(synthesized.esm.own.Outputs ?? {})).toContain('Url');
   });
 
@@ -248,13 +253,13 @@ describe('the packed package, installed into a fresh CDK app', () => {
     ]);
     expect(config.Origins.map((origin) => origin.Id)).toContain('isr-upstream');
     expect(config.CacheTagConfig).toEqual({ HeaderName: 'x-isr-cache-tags' });
-    // The same four packed bundles as the README's stack deploys.
+    // The same five packed bundles as the README's stack deploys.
     const bundles = (template: TemplateJson) =>
       Object.values(template.Resources)
         .filter((resource) => resource.Type === 'AWS::Lambda::Function')
         .map((fn) => (fn.Properties.Code as { S3Key: string }).S3Key)
         .sort();
-    expect(bundles(synthesized.esm.existing)).toHaveLength(4);
+    expect(bundles(synthesized.esm.existing)).toHaveLength(FUNCTIONS.length);
     expect(bundles(synthesized.esm.existing)).toEqual(bundles(synthesized.esm.own));
     expect(Object.keys(Outputs ?? {})).toContain('Revalidate');
   });

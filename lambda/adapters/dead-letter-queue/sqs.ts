@@ -12,6 +12,11 @@ export const DeadLetterAttribute = {
 export interface SqsDeadLetterQueueOptions {
   readonly client: SQSClient;
   readonly queueUrl: string;
+  /**
+   * Whether the DLQ is FIFO (the regeneration queue's); a standard one (the purge queue's) takes
+   * no group or dedupe ID, so a letter sent twice arrives twice. @default true
+   */
+  readonly fifo?: boolean | undefined;
 }
 
 /**
@@ -23,10 +28,12 @@ export interface SqsDeadLetterQueueOptions {
 export class SqsDeadLetterQueue implements DeadLetterQueue {
   readonly #client: SQSClient;
   readonly #queueUrl: string;
+  readonly #fifo: boolean;
 
   constructor(options: SqsDeadLetterQueueOptions) {
     this.#client = options.client;
     this.#queueUrl = options.queueUrl;
+    this.#fifo = options.fifo ?? true;
   }
 
   async send(letter: DeadLetter): Promise<void> {
@@ -35,8 +42,12 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
       new SendMessageCommand({
         QueueUrl: this.#queueUrl,
         MessageBody: letter.body === '' ? '(empty)' : letter.body,
-        MessageGroupId: letter.groupId ?? 'dead-letters',
-        MessageDeduplicationId: letter.messageId,
+        ...(this.#fifo
+          ? {
+              MessageGroupId: letter.groupId ?? 'dead-letters',
+              MessageDeduplicationId: letter.messageId,
+            }
+          : {}),
         MessageAttributes: {
           [DeadLetterAttribute.Code]: text(letter.reason.code),
           [DeadLetterAttribute.Message]: text(letter.reason.message.slice(0, 1024)),

@@ -4,9 +4,9 @@
  */
 import { DEFAULT_FAILURE_POLICY, type FailurePolicy } from '../backoff.js';
 import { Decision } from '../decision.js';
-import { ErrorKind, failureOf } from '../errors.js';
+import { ErrorKind, failureOf, RETRIES_EXHAUSTED } from '../errors.js';
 import { Settlement, type RunOnce } from '../idempotency.js';
-import { reasonOf, RETRIES_EXHAUSTED, type WorkerOutcome } from './settle-intent.js';
+import { reasonOf, type WorkerOutcome } from './settle-intent.js';
 
 /** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
 export type Disposition = {

@@ -10,13 +10,14 @@ import { isAnswered, isHeld, type Need } from '../freshness.js';
 import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
 import { variantHeadersOf } from '../variants.js';
-import type { CacheMeta } from '../ports.js';
+import type { CacheMeta, PurgeQueue } from '../ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
 import type { RegenerateDeps } from './regenerate.js';
 import { settleIntent } from './settle-intent.js';
 import type { FanOutDeps } from '../revalidate/fan-out.js';
 import { isFanOutBody } from '../revalidate/fan-out-message.js';
 import { processFanOut } from '../revalidate/process-fan-out.js';
+import { sendSoftPurge } from '../revalidate/soft-purge.js';
 
 /** One SQS record, as the worker needs it. */
 export interface WorkerMessage {
@@ -37,6 +38,8 @@ export interface WorkerDeps extends RegenerateDeps {
   readonly owner?: string | undefined;
   /** Revalidation fan-out steps, queued beside intents (`revalidate/fan-out.ts`). */
   readonly fanOut?: FanOutDeps | undefined;
+  /** Where a flagged intent's soft purge goes once its page is published (`soft-purge.ts`). */
+  readonly purgeQueue?: PurgeQueue | undefined;
 }
 
 /** The disposition of one message, with what the log line needs to find it. */
@@ -50,7 +53,9 @@ export type MessageReport = Disposition & {
  * corrected in DESIGN.md): an operator holds the page -> done; META answers it -> done; the page is backing off after failures ->
  * done (unless the intent was explicit); REQ# COMPLETED -> recorded result; STARTED and
  * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
- * done (the holder regenerates); render; body; one publish transaction that seals REQ#.
+ * done (the holder regenerates); render; body; one publish transaction that seals REQ#. An
+ * intent a revalidation flagged for a soft purge sends it, once its page is published, before
+ * the message is acknowledged (`revalidate/soft-purge.ts`).
  */
 export async function processMessage(
   deps: WorkerDeps,
@@ -73,8 +78,12 @@ export async function processMessage(
     // Strongly consistent: an eventually consistent read can return META from before a
     // revalidation's mark, still fresh, and the intent would be acknowledged as answered.
     const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
+    const settled = { intent, cacheKey };
     const skip = skipped(deps, intent, meta, need);
-    if (skip !== undefined) return { ...report, ...skip };
+    if (skip !== undefined) {
+      const purge = { ...settled, disposition: skip, decided: skip.decision };
+      return { ...report, ...(await sendSoftPurge(deps, purge)) };
+    }
     const call: IdempotentCall = {
       pk: cacheKey.pk,
       key: message.messageId,
@@ -88,7 +97,11 @@ export async function processMessage(
     const run = await runOnce(deps.idempotency, call, (claimed) =>
       settleIntent(deps, claimed, cacheKey, need, meta, lastReceive),
     );
-    return { ...report, ...dispositionOfRun(deps, run) };
+    // A replay answers with what the first delivery decided: the page may be published since.
+    const decided = run.status === 'replayed' ? run.outcome.decision : undefined;
+    const disposition = dispositionOfRun(deps, run);
+    const purge = { ...settled, disposition, decided: decided ?? disposition.decision };
+    return { ...report, ...(await sendSoftPurge(deps, purge)) };
   } catch (error) {
     return { ...report, ...dispositionOfError(error, message, deps.maxReceiveCount) };
   }

@@ -7,7 +7,13 @@ import type { CacheKey } from '../cache-key.js';
 import { DEFAULT_FAILURE_POLICY, nextFailure } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
 import { Decision } from '../decision.js';
-import { ErrorKind, failureOf, RenderRetryableError, type Failure } from '../errors.js';
+import {
+  ErrorKind,
+  failureOf,
+  RenderRetryableError,
+  RETRIES_EXHAUSTED,
+  type Failure,
+} from '../errors.js';
 import type { Need } from '../freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
 import type { CacheMeta } from '../ports.js';
@@ -90,9 +96,6 @@ export async function settleIntent(
 
 /** A failure's code and message, as a dead letter and a FAILED row carry them. */
 export const reasonOf = (failure: Failure) => ({ code: failure.code, message: failure.message });
-
-/** The code of an intent given up on after its last receive. */
-export const RETRIES_EXHAUSTED = 'retries-exhausted';
 
 /** The reason an intent is given up on after its last receive. */
 const exhausted = (call: { readonly key: string }, failure: Failure) => ({

@@ -8,6 +8,7 @@
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
 import type {
+  CdnPurge,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
@@ -18,6 +19,15 @@ import type {
 import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
 import { inProgressKey } from './in-progress.js';
+import {
+  defersPurge,
+  sendDeadline,
+  sendTagDeadline,
+  softPurgesLeft,
+  statusDeadlineOf,
+  withSoftPurges,
+  type DeferredPurge,
+} from './soft-purge.js';
 import {
   markTargets,
   pagesToMark,
@@ -64,14 +74,16 @@ export async function acceptRevalidation(
   deps: FanOutDeps,
   revalidation: Revalidation,
 ): Promise<AcceptedRevalidation> {
-  const { tenant, tags, effectId } = revalidation;
   const atMs = deps.clock.now();
-  const accepted = acceptedStatus(revalidation, atMs);
+  const accepted = {
+    ...acceptedStatus(revalidation, atMs),
+    ...statusDeadlineOf(deps, revalidation),
+  };
   await deps.statuses.put(accepted);
   const live = await tagsWithPages(deps, revalidation, atMs);
   const paths = await markTargets(
     deps,
-    revalidation,
+    withSoftPurges(deps, revalidation),
     await pagesToMark(deps, revalidation, { tags: false }),
   );
   if (live.length === 0) {
@@ -87,12 +99,8 @@ export async function acceptRevalidation(
     expectedPages(deps, { ...revalidation, tags: live }, paths.pages),
     live.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
   ]);
-  // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
-  const purged = await deps.cdn.invalidateTags(
-    [...tags.map((tag) => cdnTagOf(tenant, tag)), ...revalidation.keys.map(cdnKeyTagOf)],
-    { effectId },
-  );
-  return { ...paths, cdn: purged, marking: { tags: live.length, expected } };
+  const cdn = await purgeAccepted(deps, revalidation, live);
+  return { ...paths, cdn, marking: { tags: live.length, expected } };
 }
 
 /**
@@ -139,6 +147,28 @@ async function expectedPages(
   return expected;
 }
 
+/**
+ * The CDN purge of an accepted revalidation: its tags and paths at once; or, with soft purges
+ * (`soft-purge.ts`), the deadline purge of its paths and of its tags without pages (each tag
+ * with pages has its own, sent by its fan-out's last batch).
+ */
+async function purgeAccepted(
+  deps: FanOutDeps,
+  revalidation: Revalidation,
+  live: readonly string[],
+): Promise<CdnPurge | DeferredPurge> {
+  const { tenant, tags, effectId } = revalidation;
+  const keyTags = revalidation.keys.map(cdnKeyTagOf);
+  if (defersPurge(deps, revalidation)) {
+    const idle = tags.filter((tag) => !live.includes(tag)).map((tag) => cdnTagOf(tenant, tag));
+    return sendDeadline(deps, effectId, [...idle, ...keyTags], { final: live.length === 0 });
+  }
+  // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
+  return deps.cdn.invalidateTags([...tags.map((tag) => cdnTagOf(tenant, tag)), ...keyTags], {
+    effectId,
+  });
+}
+
 /** One tag's entries on every shard, its progress row, then its first step. */
 async function startFanOut(
   deps: FanOutDeps,
@@ -175,21 +205,24 @@ export type FanOutStep =
   | { readonly outcome: 'superseded' | 'duplicate'; readonly marked: 0 };
 
 /**
- * One fan-out step. It reads, at once, the in-progress entry, its progress row and its batch of
- * the tag index (a duplicate wastes that Query page), then stops when the progress row is no
+ * One fan-out step. It reads, at once, the in-progress entry, its progress row, its batch of
+ * the tag index (a duplicate wastes that Query page) and, with soft purges, the status, then stops when the progress row is no
  * longer at this step's cursor (a duplicate: if a copy moved it here and died before queuing the
  * next step, that step is queued again) or another effect took the tag over (superseded). Else
  * it marks the batch, moves the cursor on while it is still the one read, counting the batch on
  * the status in the same transaction (of two copies of a step, one wins, and counts once), and
  * queues the next step; after the last batch it removes its in-progress entries (each only while
  * still its own), then deletes its progress row and counts itself done, again in one transaction.
+ * With soft purges, its intents carry the purge flag up to the effect's bound, and the last
+ * batch queues the tag's deadline purge before anything else (`soft-purge.ts`).
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
-  const [state, progress, found] = await Promise.all([
+  const [state, progress, found, softPurgeLimit] = await Promise.all([
     deps.inProgress.read(tenant, 0),
     deps.progress.get({ tenant, effectId, mode, tag }),
     deps.tagIndex.pages(tenant, tag, cursor || undefined, deps.batchSize),
+    softPurgesLeft(deps, message),
   ]);
   if (progress === undefined) return { outcome: 'duplicate', marked: 0 };
   if (progress.cursor !== cursor) {
@@ -212,6 +245,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     mode,
     regenerate: message.regenerate,
     effectId,
+    softPurgeLimit,
   };
   const targets = found.pks.map((pk) => ({ pk, foundUnder: [tag] }));
   const batch = await markTargets(deps, revalidation, targets);
@@ -226,6 +260,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     await send(deps, fanOutMessage(progress, to));
     return { outcome: 'marked', marked: batch.pages, next: to };
   }
+  await sendTagDeadline(deps, message);
   const key = inProgressKey(mode, tag);
   const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
   await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));

@@ -24,6 +24,7 @@ import {
   type Revalidation,
   type RevalidationEffect,
 } from './revalidation.js';
+import { deferredJson, type DeferredPurge } from './soft-purge.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -261,12 +262,18 @@ export function requestDiff(
 }
 
 /** The CDN part of a receipt, in the receipt's snake_case. */
-const cdnOf = (purge: CdnPurge): JsonValue =>
-  purge.status === 'submitted'
-    ? { status: purge.status, invalidation_ids: [...purge.invalidationIds] }
-    : purge.status === 'pending'
-      ? { status: purge.status, reason: purge.reason }
-      : { status: purge.status };
+const cdnOf = (purge: CdnPurge | DeferredPurge): JsonValue => {
+  switch (purge.status) {
+    case 'submitted':
+      return { status: purge.status, invalidation_ids: [...purge.invalidationIds] };
+    case 'pending':
+      return { status: purge.status, reason: purge.reason };
+    case 'deferred':
+      return deferredJson(purge.deadlineSeconds, purge.deadlineAtMs);
+    default:
+      return { status: purge.status };
+  }
+};
 
 /** Held pages as the receipt lists them (at most `HELD_PAGES_LISTED`). */
 const heldPagesOf = (held: HeldPages): JsonValue =>

@@ -6,6 +6,7 @@
 import type { JsonValue } from '../idempotency.js';
 import type { RevalidationStatus } from '../ports.js';
 import type { Revalidation, RevalidationEffect } from './revalidation.js';
+import { deferredJson } from './soft-purge.js';
 
 const EFFECT_ID = /^rv_[0-9a-f]{32}$/;
 
@@ -86,4 +87,14 @@ export const statusJson = (status: RevalidationStatus): { [field: string]: JsonV
   held_pages: status.heldPages.map((page) => ({ key: page.key, hold_until: page.holdUntil })),
   accepted_at: new Date(status.acceptedAtMs).toISOString(),
   done_at: status.doneAtMs === undefined ? null : new Date(status.doneAtMs).toISOString(),
+  // Soft purges: the last deadline purge is due its deadline after the marking is done.
+  ...(status.purgeDeadlineSeconds === undefined
+    ? {}
+    : { cdn: deferredCdnOf(status.purgeDeadlineSeconds, status.doneAtMs) }),
 });
+
+const deferredCdnOf = (deadlineSeconds: number, doneAtMs: number | undefined) =>
+  deferredJson(
+    deadlineSeconds,
+    doneAtMs === undefined ? undefined : doneAtMs + deadlineSeconds * 1000,
+  );

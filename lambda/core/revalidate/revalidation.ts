@@ -28,6 +28,13 @@ import type {
   RevalidationMarks,
   TagRevalidations,
 } from '../ports.js';
+import {
+  defersPurge,
+  sendDeadline,
+  withSoftPurges,
+  type DeferredPurge,
+  type SoftPurgeDeps,
+} from './soft-purge.js';
 
 export const RevalidationMode = { Stale: 'stale', Expire: 'expire' } as const;
 export type RevalidationMode = (typeof RevalidationMode)[keyof typeof RevalidationMode];
@@ -41,6 +48,8 @@ export interface Revalidation {
   readonly regenerate: boolean;
   /** Stable for one idempotency key, so a retry after a crash repeats the same effect. */
   readonly effectId: string;
+  /** How many of these pages' intents carry a soft purge (`soft-purge.ts`). @default 0 */
+  readonly softPurgeLimit?: number | undefined;
 }
 
 /** What a revalidation did. */
@@ -51,7 +60,7 @@ export interface RevalidationEffect {
   readonly regenerations: number;
   /** Marked pages an operator holds: served as they are until the hold ends (`stale` only). */
   readonly held: HeldPages;
-  readonly cdn: CdnPurge;
+  readonly cdn: CdnPurge | DeferredPurge;
 }
 
 /** Held pages: how many, and the first `HELD_PAGES_LISTED` of them. */
@@ -72,6 +81,8 @@ export interface RevalidationDeps {
   readonly deployId: string;
   /** Pages marked at once (`ISR_FAN_OUT_CONCURRENCY`). @default 32 */
   readonly fanOutConcurrency?: number;
+  /** Soft purges (`regenerate: true`): the purge queue, deadline and bound. @default - none */
+  readonly softPurge?: SoftPurgeDeps | undefined;
 }
 
 /** A page found: where it lives, its key when a path named it, the tags it was found under. */
@@ -100,16 +111,29 @@ export async function revalidate(
     ),
   );
   const targets = await pagesToMark(deps, revalidation);
-  const { pages, regenerations, held } = await markTargets(deps, revalidation, targets);
+  const marking = withSoftPurges(deps, revalidation);
+  const { pages, regenerations, held } = await markTargets(deps, marking, targets);
+  return { pages, regenerations, held, cdn: await purgeMarked(deps, revalidation) };
+}
+
+/**
+ * The CDN purge once every page is marked: its tags and its paths' key tags, at once, or with
+ * soft purges (`soft-purge.ts`) queued for the deadline instead.
+ */
+async function purgeMarked(
+  deps: RevalidationDeps,
+  revalidation: Revalidation,
+): Promise<CdnPurge | DeferredPurge> {
+  const { tenant, tags, effectId } = revalidation;
+  const cdnTags = [
+    ...tags.map((tag) => cdnTagOf(tenant, tag)),
+    ...revalidation.keys.map((key) => cdnKeyTagOf(key)),
+  ];
+  if (defersPurge(deps, revalidation)) {
+    return sendDeadline(deps, effectId, cdnTags, { final: true });
+  }
   // The effect id makes a retried revalidation's purge the same CloudFront invalidation.
-  const cdn = await deps.cdn.invalidateTags(
-    [
-      ...tags.map((tag) => cdnTagOf(tenant, tag)),
-      ...revalidation.keys.map((key) => cdnKeyTagOf(key)),
-    ],
-    { effectId },
-  );
-  return { pages, regenerations, held, cdn };
+  return deps.cdn.invalidateTags(cdnTags, { effectId });
 }
 
 /**
@@ -261,6 +285,8 @@ async function queueRegenerations(
       regenerationIntent(page, deps.deployId, {
         kind: 'revalidation',
         effectId: revalidation.effectId,
+        // The first pages, up to the bound, are purged from the CDN once regenerated.
+        purge: intents.length < (revalidation.softPurgeLimit ?? 0),
       }),
     );
   }

@@ -32,6 +32,7 @@ import {
 import { acceptRevalidation, type FanOutDeps } from './fan-out.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
 import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
+import { statusDeadlineOf } from './soft-purge.js';
 import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
 
 /** What the log line of every call says (`decision` as the seeds name them). */
@@ -299,7 +300,10 @@ async function revalidateNow(
   deps: RevalidateServiceDeps,
   revalidation: ReturnType<typeof revalidationOf>,
 ) {
-  const accepted = acceptedStatus(revalidation, deps.clock.now());
+  const accepted = {
+    ...acceptedStatus(revalidation, deps.clock.now()),
+    ...statusDeadlineOf(deps.revalidation, revalidation),
+  };
   await deps.statuses.put(accepted);
   const effect = await revalidate(deps.revalidation, revalidation);
   await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));

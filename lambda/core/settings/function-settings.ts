@@ -8,7 +8,7 @@ import { DISTRIBUTION_ID, SECRET_ARN, SQS_DEDUP_SECONDS } from './limits.js';
 import { ALL } from './service-settings.js';
 import { verbatimCodec, type Reader } from './spec.js';
 
-const url = (value: string, name: string): string[] => {
+export const url = (value: string, name: string): string[] => {
   try {
     new URL(value);
     return [];
@@ -22,6 +22,9 @@ const secretArn = (value: string, name: string): string[] =>
   SECRET_ARN.test(value) ? [] : [`${name} must be a Secrets Manager secret ARN`];
 
 const RENDERERS: readonly Reader[] = ['origin', 'worker'];
+/** The functions that purge the CDN by cache tag. */
+const PURGERS: readonly Reader[] = ['revalidate', 'sweeper', 'purger'];
+const WITH_PURGER: readonly Reader[] = [...ALL, 'purger'];
 const LOCAL: readonly Reader[] = ['local'];
 
 export const FUNCTION_SETTINGS = {
@@ -29,7 +32,7 @@ export const FUNCTION_SETTINGS = {
    * The cache table (FaceTheory's canonical variable).
    * @bounds at least 3 characters
    */
-  tableName: text('FACETHEORY_CACHE_TABLE_NAME', 'ref', ALL, undefined, {
+  tableName: text('FACETHEORY_CACHE_TABLE_NAME', 'ref', WITH_PURGER, undefined, {
     required: true,
     local: 'isr-cache',
     check: minLength3,
@@ -61,7 +64,7 @@ export const FUNCTION_SETTINGS = {
    * The CloudFront distribution purged by cache tag; unset: receipts say `not-configured`.
    * @bounds upper-case letters and digits
    */
-  cdnDistributionId: text('ISR_CDN_DISTRIBUTION_ID', 'ref', ['revalidate', 'sweeper'], undefined, {
+  cdnDistributionId: text('ISR_CDN_DISTRIBUTION_ID', 'ref', PURGERS, undefined, {
     check: (id, name) =>
       DISTRIBUTION_ID.test(id) ? [] : [`${name} is not a CloudFront distribution id: ${id}`],
   }),
@@ -69,7 +72,7 @@ export const FUNCTION_SETTINGS = {
    * This function's own timeout, so the timeout rule holds at cold start too.
    * @bounds and room for a render and its publish (origin, worker)
    */
-  functionTimeoutMs: int('ISR_FUNCTION_TIMEOUT_MS', 'ref', ALL, undefined, 1_000, 900_000, {
+  functionTimeoutMs: int('ISR_FUNCTION_TIMEOUT_MS', 'ref', WITH_PURGER, undefined, 1_000, 900_000, {
     prop: '<function>Timeout',
   }),
   /**
@@ -109,7 +112,7 @@ export const FUNCTION_SETTINGS = {
    */
   localMode: flag('ISR_LOCAL_MODE', 'env', ALL, false),
   /** Set by the Lambda runtime; names the lease owner in LOCK rows. */
-  functionName: text('AWS_LAMBDA_FUNCTION_NAME', 'env', ALL, undefined),
+  functionName: text('AWS_LAMBDA_FUNCTION_NAME', 'env', WITH_PURGER, undefined),
 
   /**
    * Renders inside viewer requests (MISSes) at once, across every origin instance; past it a
@@ -188,11 +191,19 @@ export const FUNCTION_SETTINGS = {
   staleIfErrorSeconds: int('ISR_STALE_IF_ERROR_SECONDS', 'env', ['origin'], 86_400, 0),
 
   /**
-   * Receives before SQS moves a message to the DLQ (at least 5 deployed); the worker is told
-   * the same, so its last attempt dead-letters with a reason.
+   * Receives before SQS moves a message to the DLQ (at least 5 deployed), on the regeneration
+   * queue and the purge queue; the worker and the purger are told the same, so their last
+   * attempt dead-letters with a reason.
    * @default 5
    */
-  maxReceiveCount: int('ISR_MAX_RECEIVE_COUNT', 'prop', ['worker', 'local', 'deploy'], 5, 1, 1000),
+  maxReceiveCount: int(
+    'ISR_MAX_RECEIVE_COUNT',
+    'prop',
+    ['worker', 'purger', 'local', 'deploy'],
+    5,
+    1,
+    1000,
+  ),
   /** How long a regeneration's REQ# row is remembered. */
   idempotencyTtlSeconds: int('ISR_IDEMPOTENCY_TTL_SECONDS', 'env', ['worker'], 86_400, 1),
 

@@ -11,6 +11,8 @@ export const PUBLISH_MARGIN_MS = 5_000;
 export const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 /** How long SQS remembers a FIFO deduplication ID; a dedupe window must stay below it. */
 export const SQS_DEDUP_SECONDS = 300;
+/** SQS delays a message (`DelaySeconds`) at most 15 minutes. */
+export const MAX_SQS_DELAY_SECONDS = 900;
 /** Most versions of a page META lists (each sk is ~50 bytes, read on every request). */
 export const MAX_KEPT_VERSIONS = 20;
 /** Longest freshness a page may ask for (the renderer's cap too). */

@@ -10,10 +10,13 @@ import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
 import { parseVariantRules, VariantParam, variantRuleProblems } from '../variants.js';
 import { eachEntry, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
-import { FUNCTION_KINDS, type Reader } from './spec.js';
+import { PAGE_FUNCTIONS, type Reader } from './spec.js';
 
-/** What every function reads. */
-export const ALL: readonly Reader[] = FUNCTION_KINDS;
+/**
+ * What every function of the page cache reads: all but the purger, which reads the few settings
+ * of a CDN purge (its queue, the table its pending purges wait in, the distribution).
+ */
+export const ALL: readonly Reader[] = PAGE_FUNCTIONS;
 /** What every function reads, and the construct too (its CloudFront, IAM or queues use it). */
 const ALL_AND_DEPLOY: readonly Reader[] = [...ALL, 'deploy'];
 

@@ -5,13 +5,15 @@
  */
 
 /** The functions, each of which reads its own settings at cold start. */
-export type FunctionKind = 'origin' | 'worker' | 'revalidate' | 'sweeper';
-export const FUNCTION_KINDS: readonly FunctionKind[] = [
+export type FunctionKind = 'origin' | 'worker' | 'revalidate' | 'sweeper' | 'purger';
+/** The functions that serve, render, revalidate or sweep pages: all but the purger. */
+export const PAGE_FUNCTIONS: readonly FunctionKind[] = [
   'origin',
   'worker',
   'revalidate',
   'sweeper',
 ];
+export const FUNCTION_KINDS: readonly FunctionKind[] = [...PAGE_FUNCTIONS, 'purger'];
 /** Who reads a setting: a function at cold start, `npm start` itself, or the construct at synth. */
 export type Reader = FunctionKind | 'local' | 'deploy';
 

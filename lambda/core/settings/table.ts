@@ -9,6 +9,7 @@ import { oneOf } from './define.js';
 import type { SettingsTable, Values } from './engine.js';
 import { FUNCTION_SETTINGS } from './function-settings.js';
 import { NEXTJS_PRESET } from './presets.js';
+import { PURGE_SETTINGS } from './purge-settings.js';
 import { ROUTING_SETTINGS } from './routing-settings.js';
 import { RULES } from './rules.js';
 import { ALL, SERVICE_SETTINGS } from './service-settings.js';
@@ -27,6 +28,7 @@ export const SETTINGS = {
   ...SERVICE_SETTINGS,
   ...ROUTING_SETTINGS,
   ...FUNCTION_SETTINGS,
+  ...PURGE_SETTINGS,
   /**
    * A named bundle of defaults for a kind of upstream; a setting given explicitly still wins.
    * `nextjs`: a Next.js App Router site (RSC variants, draft cookies, `/api/*`, `/_next/static/`;

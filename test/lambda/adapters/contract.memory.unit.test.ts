@@ -5,6 +5,7 @@
  */
 import {
   memoryBucketSubject,
+  memoryPurgeQueueSubject,
   memoryQueueSubject,
   memoryTableSubject,
 } from '../../helpers/contract-subjects.js';
@@ -15,6 +16,7 @@ import { cacheTableContract } from './cache-table/contract.js';
 import { deadLetterQueueContract } from './dead-letter-queue/contract.js';
 import { pageHistoryContract } from './page-history/contract.js';
 import { pendingPurgesContract } from './pending-purges/contract.js';
+import { purgeQueueContract } from './purge-queue/contract.js';
 import { revalidationStatusesContract } from './revalidation-status/contract.js';
 import { regenerationQueueContract } from './regeneration-queue/contract.js';
 import { requestStoreContract } from './request-store/contract.js';
@@ -41,5 +43,6 @@ bodyStoreContract('memory', () => memoryBucketSubject(LISTED_PREFIX));
 bodyListingContract('memory', () => memoryBucketSubject(LISTED_PREFIX));
 regenerationQueueContract('memory', memoryQueueSubject);
 deadLetterQueueContract('memory', memoryQueueSubject);
+purgeQueueContract('memory', memoryPurgeQueueSubject);
 revalidationsInProgressContract('memory', memoryTableSubject);
 fanOutProgressContract('memory', memoryTableSubject);

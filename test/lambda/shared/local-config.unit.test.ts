@@ -44,6 +44,8 @@ describe("npm start's own settings", () => {
       ISR_DEPLOY_ID: 'local',
       ISR_REVALIDATE_SECONDS: '10',
       ISR_DEDUPE_WINDOW_SECONDS: '5',
+      // A deadline purge of `regenerate: true` within half a minute, not five.
+      ISR_PURGE_DEADLINE_SECONDS: '30',
     });
     expect(localDefaults({ ISR_REVALIDATE_SECONDS: '30' })).not.toHaveProperty(
       'ISR_REVALIDATE_SECONDS',
