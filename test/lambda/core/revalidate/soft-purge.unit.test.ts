@@ -137,6 +137,23 @@ describe('a revalidation with soft purges (unit, in-memory ports)', () => {
     expect(ctx.deadlines()).toHaveLength(1);
   });
 
+  it("a tag without pages starts no fan-out: its purge goes in the accept's deadline, with the paths'", async () => {
+    const ctx = await service();
+    const keyA = ctx.keyFor('/a');
+    const effect = await acceptRevalidation(
+      ctx.deps,
+      ctx.revalidation({ keys: [keyA], tags: ['nothing-here'], regenerate: true }),
+    );
+    expect(ctx.queue.fanOuts).toHaveLength(0);
+    expect(effect.cdn).toMatchObject({
+      status: 'deferred',
+      deadlineAtMs: ctx.clock.now() + DEADLINE * 1000, // the last deadline: no fan-out sends one
+    });
+    expect(ctx.deadlines().map((purge) => purge.tags)).toEqual([
+      ['_/nothing-here', cdnKeyTagOf(keyA)],
+    ]);
+  });
+
   it('marked before its answer (no background), defers the whole purge to one deadline', async () => {
     const ctx = await service();
     const keyA = ctx.keyFor('/a');
