@@ -650,7 +650,7 @@ export interface RevalidationStatus {
   /** Epoch ms the revalidation was accepted, and finished marking. */
   readonly acceptedAtMs: number;
   readonly doneAtMs?: number | undefined;
-  /** Tag fan-outs still marking in the background (`finishFanOut` counts them down). */
+  /** Tag fan-outs still marking in the background (`finishFanOut` records each that ends). */
   readonly fanOuts?: number | undefined;
 }
 
@@ -662,8 +662,11 @@ export interface RevalidationStatuses {
   get(effectId: string): Promise<RevalidationStatus | undefined>;
   /** Adds a fan-out batch's counts (`ADD`): batches of one effect run on their own. */
   addMarked(effectId: string, counts: { marked: number; regenerations: number }): Promise<void>;
-  /** One of the effect's tag fan-outs ended; the last one makes the status `done`. */
-  finishFanOut(effectId: string, atMs: number): Promise<void>;
+  /**
+   * Records the effect's tag fan-out `fanOut` (`<mode>#<tag>`) as ended; the last one makes the
+   * status `done`. Idempotent: a last step redelivered after a crash records it again.
+   */
+  finishFanOut(effectId: string, fanOut: string, atMs: number): Promise<void>;
 }
 
 /** A tag revalidation still being marked, as the origin honours it (see `in-progress.ts`). */

@@ -79,19 +79,20 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     );
   }
 
-  /** Counts one fan-out down; the one that reaches 0 records when the effect was done. */
-  async finishFanOut(effectId: string, atMs: number): Promise<void> {
+  /**
+   * Adds the fan-out to the set of those ended (`finished_fan_outs`: adding it twice is adding
+   * it once); the one that completes the set records when the effect was done.
+   */
+  async finishFanOut(effectId: string, fanOut: string, atMs: number): Promise<void> {
     const counted = await conditionalWrite(
       this.#update(effectId, {
-        UpdateExpression: 'ADD fan_outs :minus',
+        UpdateExpression: 'ADD finished_fan_outs :fan_out',
         ConditionExpression: STATUS_EXISTS,
-        ExpressionAttributeValues: { ':minus': { N: '-1' } },
-        ReturnValues: 'UPDATED_NEW',
+        ExpressionAttributeValues: { ':fan_out': { SS: [fanOut] } },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    const left =
-      counted?.Attributes === undefined ? undefined : num(counted.Attributes, 'fan_outs');
-    if (left === undefined || left > 0) return;
+    if (counted?.Attributes === undefined || fanOutsLeft(counted.Attributes) > 0) return;
     await this.#update(effectId, {
       UpdateExpression: 'SET done_at_ms = if_not_exists(done_at_ms, :at)',
       ExpressionAttributeValues: { ':at': { N: String(atMs) } },
@@ -116,14 +117,17 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
 function withCounts(status: RevalidationStatus, item: Item): RevalidationStatus {
   const marked = num(item, 'added_marked') ?? 0;
   const regenerations = num(item, 'added_regenerations') ?? 0;
-  const fanOuts = num(item, 'fan_outs');
   const doneAtMs = num(item, 'done_at_ms');
   return {
     ...status,
     pages: status.pages + marked,
     marked: status.marked + marked,
     regenerations: status.regenerations + regenerations,
-    ...(fanOuts === undefined ? {} : { fanOuts }),
+    ...(item.fan_outs === undefined ? {} : { fanOuts: fanOutsLeft(item) }),
     ...(doneAtMs === undefined ? {} : { state: 'done' as const, doneAtMs }),
   };
 }
+
+/** Fan-outs not ended yet: those the revalidation started (`fan_outs`) less those ended. */
+const fanOutsLeft = (item: Item): number =>
+  (num(item, 'fan_outs') ?? 0) - (item.finished_fan_outs?.SS?.length ?? 0);

@@ -122,18 +122,24 @@ export type FanOutStep =
  * row is no longer at this step's cursor (a duplicate); else marks the next batch, moves the
  * cursor on (conditioned on the one read: of two copies of a step, one wins), counts the batch
  * on the status, and queues the next step; after the last batch it removes its in-progress
- * entries (each only while still its own), deletes its progress row and counts itself done.
+ * entries (each only while still its own), deletes its progress row and counts itself done. A
+ * step that finds no progress row counts the fan-out done again (which counts once): a last step
+ * redelivered after failing past its row's deletion ends its status.
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
-  const entry = (await deps.inProgress.read(tenant, 0)).get(inProgressKey(mode, tag));
+  const key = inProgressKey(mode, tag);
+  const entry = (await deps.inProgress.read(tenant, 0)).get(key);
   const progress = await deps.progress.get({ tenant, effectId, mode, tag });
-  if (progress === undefined || progress.cursor !== cursor)
+  if (progress === undefined) {
+    // Finished: maybe by this very step, redelivered after a crash before it counted itself.
+    await deps.statuses.finishFanOut(effectId, key, deps.clock.now());
     return { outcome: 'duplicate', marked: 0 };
+  }
+  if (progress.cursor !== cursor) return { outcome: 'duplicate', marked: 0 };
   if (entry?.effectId !== effectId) {
-    if (await deps.progress.finish(progress, cursor)) {
-      await deps.statuses.finishFanOut(effectId, deps.clock.now());
-    }
+    await deps.progress.finish(progress, cursor);
+    await deps.statuses.finishFanOut(effectId, key, deps.clock.now());
     return { outcome: 'superseded', marked: 0 };
   }
   const found = await deps.tagIndex.pages(tenant, tag, cursor || undefined, deps.batchSize);
@@ -156,12 +162,11 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     await send(deps, fanOutMessage(progress, found.next));
     return { outcome: 'marked', marked: batch.pages, next: found.next };
   }
-  const key = inProgressKey(mode, tag);
   const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
   await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));
   if (!(await deps.progress.finish(progress, cursor))) return { outcome: 'duplicate', marked: 0 };
   await deps.statuses.addMarked(effectId, counts);
-  await deps.statuses.finishFanOut(effectId, atMs);
+  await deps.statuses.finishFanOut(effectId, key, atMs);
   return { outcome: 'done', marked: batch.pages };
 }
 

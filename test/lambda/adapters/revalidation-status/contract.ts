@@ -43,18 +43,24 @@ export function revalidationStatusesContract(
       await statuses.put({ ...status(id, 'marking'), pages: 0, marked: 0, fanOuts: 2 });
       await statuses.addMarked(id, { marked: 5, regenerations: 1 });
       await statuses.addMarked(id, { marked: 2, regenerations: 0 });
-      await statuses.finishFanOut(id, 1_800_000_009_000);
-      expect(await statuses.get(id)).toMatchObject({ state: 'marking', marked: 7, pages: 7 });
-      await statuses.finishFanOut(id, 1_800_000_010_000);
+      await statuses.finishFanOut(id, 'stale#a', 1_800_000_009_000);
+      expect(await statuses.get(id)).toMatchObject({ state: 'marking', marked: 7, fanOuts: 1 });
+      // The same fan-out ending again (its last step redelivered) is not another one ending.
+      await statuses.finishFanOut(id, 'stale#a', 1_800_000_009_500);
+      expect(await statuses.get(id)).toMatchObject({ state: 'marking', fanOuts: 1 });
+      await statuses.finishFanOut(id, 'stale#b', 1_800_000_010_000);
       expect(await statuses.get(id)).toMatchObject({
         state: 'done',
         marked: 7,
         regenerations: 3,
         doneAtMs: 1_800_000_010_000,
+        fanOuts: 0,
       });
+      await statuses.finishFanOut(id, 'stale#b', 1_800_000_011_000);
+      expect(await statuses.get(id)).toMatchObject({ doneAtMs: 1_800_000_010_000 });
       const unknown = `rv_${'e'.repeat(32)}`;
       await statuses.addMarked(unknown, { marked: 1, regenerations: 0 });
-      await statuses.finishFanOut(unknown, 1);
+      await statuses.finishFanOut(unknown, 'stale#a', 1);
       expect(await statuses.get(unknown)).toBeUndefined();
     });
   });
