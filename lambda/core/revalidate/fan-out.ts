@@ -82,7 +82,7 @@ export async function acceptRevalidation(
   return { ...paths, cdn: purged, marking: { tags: tags.length } };
 }
 
-/** One tag's entries on every shard, its progress row, then its first step. */
+/** One tag's entry on every shard (at once), its progress row, then its first step. */
 async function startFanOut(
   deps: FanOutDeps,
   revalidation: Revalidation,
@@ -91,10 +91,7 @@ async function startFanOut(
 ): Promise<void> {
   const { tenant, effectId, mode, regenerate } = revalidation;
   const key = inProgressKey(mode, tag);
-  const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
-  await Promise.all(
-    shards.map((shard) => deps.inProgress.begin(tenant, shard, { key, atMs, effectId })),
-  );
+  await deps.inProgress.begin(tenant, deps.shards, { key, atMs, effectId });
   const progress = {
     tenant,
     effectId,
@@ -118,13 +115,14 @@ export type FanOutStep =
   | { readonly outcome: 'superseded' | 'duplicate'; readonly marked: 0 };
 
 /**
- * One fan-out step: stops when another effect took the tag over (superseded) or the progress
+ * One fan-out step: stops when another effect took the tag over (superseded: it wrote the entry
+ * after this one did, so its fan-out marks every page after this one began) or the progress
  * row is no longer at this step's cursor (a duplicate); else marks the next batch, moves the
  * cursor on (conditioned on the one read: of two copies of a step, one wins), counts the batch
  * on the status, and queues the next step; after the last batch it removes its in-progress
- * entries (each only while still its own), deletes its progress row and counts itself done. A
- * step that finds no progress row counts the fan-out done again (which counts once): a last step
- * redelivered after failing past its row's deletion ends its status.
+ * entries (from every shard at once, only while still its own), deletes its progress row and
+ * counts itself done. A step that finds no progress row counts the fan-out done again (which
+ * counts once): a last step redelivered after failing past its row's deletion ends its status.
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
@@ -162,8 +160,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     await send(deps, fanOutMessage(progress, found.next));
     return { outcome: 'marked', marked: batch.pages, next: found.next };
   }
-  const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
-  await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));
+  await deps.inProgress.end(tenant, deps.shards, key, effectId);
   if (!(await deps.progress.finish(progress, cursor))) return { outcome: 'duplicate', marked: 0 };
   await deps.statuses.addMarked(effectId, counts);
   await deps.statuses.finishFanOut(effectId, key, atMs);
