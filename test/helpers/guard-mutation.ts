@@ -23,11 +23,21 @@ interface ExpressionHolder {
 
 let counter = 0;
 
-/** Removes `fragment` from the conditions `client` sends until the returned function is called. */
-export function removeGuard(client: DynamoDBClient, fragment: string): () => void {
+/**
+ * Removes `fragment` from the conditions `client` sends (in `commands` only, when given, e.g.
+ * `['UpdateItemCommand']`) until the returned function is called.
+ */
+export function removeGuard(
+  client: DynamoDBClient,
+  fragment: string,
+  commands?: readonly string[],
+): () => void {
   const name = `remove-guard-${++counter}`;
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
+      if (commands !== undefined && !commands.includes(context.commandName ?? '')) {
+        return next(args);
+      }
       const input = args.input as ExpressionHolder & {
         TransactItems?: Record<string, ExpressionHolder | undefined>[];
       };
