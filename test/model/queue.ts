@@ -31,6 +31,7 @@ export class FakeSqs {
   readonly fanOuts: QueuedStep[] = [];
   /** Deduplication id -> model time it was last accepted. */
   readonly #seen = new Map<string, number>();
+  readonly #clients: SQSClient[] = [];
   #ids = 0;
 
   constructor(
@@ -65,7 +66,13 @@ export class FakeSqs {
       },
       { step: 'initialize', name: 'model-sqs' },
     );
+    this.#clients.push(client);
     return client;
+  }
+
+  /** Tears down every client made, with the run. */
+  destroy(): void {
+    for (const client of this.#clients.splice(0)) client.destroy();
   }
 
   #accept(actor: string, command: string, input: object): object {

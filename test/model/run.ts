@@ -306,6 +306,7 @@ export async function runPlan(
       mutation === 'no-render-lease-check' ? { clockSkewMarginSeconds: -Infinity } : {};
     const queued: RegenerationIntent[] = [];
     const sqs = new FakeSqs(world, interleaver, queued);
+    destroyers.push(() => sqs.destroy());
     /** Every revalidation's effect id, and the pages each found with META when marking. */
     const effectIds = new Set<string>();
     const found = new Map<string, Set<string>>();
