@@ -11,8 +11,13 @@ export interface Generation {
   readonly holdUntil?: number | undefined;
 }
 
-/** A generation is fresh while `now < generated_at + revalidate_seconds`. */
+/**
+ * A generation is fresh while `now < generated_at + revalidate_seconds`. A revalidation's stale
+ * mark (`revalidate_seconds = 0`; a published page has at least 1) is stale on every clock, even
+ * one behind the clock that rendered the page (its `generated_at` still ahead of `now`).
+ */
 export const isFresh = (generation: Generation, nowSeconds: number): boolean =>
+  generation.revalidateSeconds > 0 &&
   nowSeconds < generation.generatedAt + generation.revalidateSeconds;
 
 /** A held page is served as is and not regenerated, stale or not, until `hold_until`. */

@@ -721,14 +721,18 @@ export interface InProgressEntry {
  * `<mode>#<tag>`, written to every shard before the 202, read by the origin on one shard.
  */
 export interface RevalidationsInProgress {
-  /** Sets the entry unless the shard holds a later one for it (the later time wins). */
+  /**
+   * Makes `entry.effectId` the owner of the entry on all `shards` at once, at the later of its
+   * time and the entry's: the revalidation that writes last owns it (whatever the clocks say),
+   * and its time never goes back.
+   */
   begin(
     tenant: string | undefined,
-    shard: number,
+    shards: number,
     entry: InProgressEntry & { readonly key: string },
   ): Promise<void>;
-  /** Removes the entry while it is still `effectId`'s. @returns whether it went */
-  end(tenant: string | undefined, shard: number, key: string, effectId: string): Promise<boolean>;
+  /** Removes the entry from all `shards` at once while it is `effectId`'s. @returns whether it went */
+  end(tenant: string | undefined, shards: number, key: string, effectId: string): Promise<boolean>;
   /** The shard's entries, strongly consistent, by `<mode>#<tag>`. */
   read(tenant: string | undefined, shard: number): Promise<ReadonlyMap<string, InProgressEntry>>;
 }

@@ -23,18 +23,27 @@ interface ExpressionHolder {
 
 let counter = 0;
 
-/** Removes `fragment` from the conditions `client` sends until the returned function is called. */
-export function removeGuard(client: DynamoDBClient, fragment: string): () => void {
+/**
+ * Removes `fragment` from the conditions `client` sends until the returned function is called;
+ * with `only`, from those commands (e.g. `'UpdateItemCommand'`) and those kinds of transaction
+ * item (e.g. `'Update'`) alone.
+ */
+export function removeGuard(
+  client: DynamoDBClient,
+  fragment: string,
+  only?: readonly string[],
+): () => void {
   const name = `remove-guard-${++counter}`;
+  const applies = (kind: string) => only === undefined || only.includes(kind);
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       const input = args.input as ExpressionHolder & {
         TransactItems?: Record<string, ExpressionHolder | undefined>[];
       };
-      stripGuard(input, fragment);
+      if (applies(context.commandName ?? '')) stripGuard(input, fragment);
       for (const item of input.TransactItems ?? []) {
-        for (const action of Object.values(item))
-          if (action !== undefined) stripGuard(action, fragment);
+        for (const [kind, action] of Object.entries(item))
+          if (action !== undefined && applies(kind)) stripGuard(action, fragment);
       }
       return next(args);
     },

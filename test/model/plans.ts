@@ -5,9 +5,12 @@
  * - a publish that drops a tag racing one that re-adds it (the tag index's guard);
  * - a revalidation landing between a render's start and its publish (the revalidation mark);
  * - the sweeper between a render's writes, or after a revalidation whose purge was throttled;
- * - a hold, then an `expire` of the held page, then a viewer.
+ * - a hold, then an `expire` of the held page, then a viewer;
+ * - a tag revalidation marking in the background, step by step, among renders and viewers, with
+ *   a second revalidation of the tag while it marks, and its steps duplicated, crashed, dropped.
  */
 import fc from 'fast-check';
+import { fanOutArbitrary } from './fan-out.js';
 import type { MessagePlan, OriginPlan, Plan, Step } from './run.js';
 import type { HoldPlan, RevalidationPlan } from './writers.js';
 import type { CdnOutcome, SweepPlan } from './sweeper.js';
@@ -41,6 +44,7 @@ const base: Omit<Plan, 'schedule'> = {
   holds: [],
   sweeps: [],
   cdn: [],
+  fanOut: { batchSize: 1, deliveries: [] },
 };
 
 /**
@@ -79,7 +83,15 @@ const revalidationRace = fc
       ...base,
       messages: prelude ? [forcedMessage(), forcedMessage(forced)] : [forcedMessage(forced)],
       revalidations: [revalidation],
-      schedule: [...(prelude ? [run('w0.0'), STALE] : []), run(racer, k), run('v0'), ...tail],
+      // A tag's pages are marked by fan-out steps: the first two, in full, right after the 202.
+      schedule: [
+        ...(prelude ? [run('w0.0'), STALE] : []),
+        run(racer, k),
+        run('v0'),
+        run('f0.0'),
+        run('f1.0'),
+        ...tail,
+      ],
     };
   });
 
@@ -134,7 +146,7 @@ const holdThenExpire = fc
       mode: 'expire',
       regenerate: false,
     };
-    const viewer: OriginPlan = { skew: 0, key: 0 };
+    const viewer: OriginPlan = { skew: 0, key: 0, container: 0 };
     return {
       ...base,
       messages: [forcedMessage(false)],
@@ -145,10 +157,94 @@ const holdThenExpire = fc
     };
   });
 
+const skew = fc.integer({
+  min: -Math.floor(LEASE_SECONDS / 4),
+  max: Math.floor(LEASE_SECONDS / 4),
+});
+
+/**
+ * Background marking: two pages published with the tag `all`, then (maybe between a viewer
+ * whose container caches its read of the in-progress rows and that container's next request
+ * for the page) a tag revalidation; then its fan-out steps
+ * (one or two pages each; duplicated, crashed, dropped as planned), renders of both pages,
+ * viewers in two containers and maybe a second revalidation of the tag (two stales, or a stale
+ * then an expire) in any order; time jumps, maybe past the stall threshold, and maybe a
+ * sweeper that resends a stalled step.
+ */
+export const backgroundRace = fc
+  .record({
+    first: fc.constantFrom('stale' as const, 'expire' as const),
+    second: fc.option(fc.constantFrom('stale' as const, 'expire' as const), { nil: undefined }),
+    skews: fc.tuple(skew, skew),
+    viewers: fc.array(fc.record({ key: fc.nat(), container: fc.integer({ min: 0, max: 1 }) }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+    viewerFirst: fc.boolean(),
+    fanOut: fanOutArbitrary(fc.constant(0)),
+    middle: fc.array(
+      fc.oneof(
+        { weight: 6, arbitrary: fc.record({ pick: fc.nat() }) },
+        {
+          weight: 2,
+          arbitrary: fc.record({ run: fc.nat(), writes: fc.integer({ min: 1, max: 3 }) }),
+        },
+        { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: 1, max: 40 }) }) },
+      ),
+      { maxLength: 16 },
+    ),
+    sweep: fc.boolean(),
+    tail,
+  })
+  .map(({ first, second, skews, viewers, viewerFirst, fanOut, middle, sweep, tail }): Plan => {
+    const revalidation = (mode: 'stale' | 'expire', at: number): RevalidationPlan => ({
+      skew: skews[at],
+      by: 'tag',
+      tag: 'all',
+      mode,
+      regenerate: false,
+    });
+    // Two stales, or a stale then an expire: the first is always `stale` when there are two.
+    const revalidations =
+      second === undefined
+        ? [revalidation(first, 0)]
+        : [revalidation('stale', 0), revalidation(second, 1)];
+    const page = (key: number): MessagePlan => ({ key, forced: true, deliveries: [calm] });
+    // A viewer first: it and the next request of its container ask for one page, around the
+    // revalidation, so the second can only be honoured by a read newer than the first's.
+    const origins = viewers.map((viewer, index) =>
+      viewerFirst && index < 2
+        ? { key: 0, container: 0, skew: 0 }
+        : { ...viewer, key: viewer.key % 2, skew: 0 },
+    );
+    return {
+      ...base,
+      keys: 2,
+      // Both pages published first, then rendered again by the two later deliveries.
+      messages: [page(0), page(1), page(0), page(1)],
+      origins,
+      revalidations,
+      sweeps: sweep ? [{ skew: 0, laps: 2 }] : [],
+      fanOut,
+      schedule: [
+        run('w0.0'),
+        run('w1.0'),
+        ...(viewerFirst ? [run('o0')] : []),
+        run('v0'),
+        ...(viewerFirst ? [run('o1')] : []),
+        ...middle,
+        ...(second === undefined ? [] : [run('v1')]),
+        { advance: REVALIDATE_SECONDS + 1 },
+        ...tail,
+      ],
+    };
+  });
+
 /** One of the targeted races, each as likely as the others. */
 export const targetedPlanArbitrary: fc.Arbitrary<Plan> = fc.oneof(
   tagRace,
   revalidationRace,
   sweeperRace,
   holdThenExpire,
+  backgroundRace,
 );

@@ -1,7 +1,9 @@
 /**
- * One model-check run: a generated plan of deliveries (with duplicates, skew and faults) and
- * origin requests, interleaved by a generated schedule against the real code; then the faults
- * stop and every unfinished intent is redelivered; then the invariants are checked.
+ * One model-check run: a generated plan of deliveries (with duplicates, skew and faults), origin
+ * requests, revalidations and the fan-out steps they queue, interleaved by a generated schedule
+ * against the real code; then the faults stop, every fan-out step still queued is delivered (a
+ * stalled fan-out resent by the sweeper) and every unfinished intent is redelivered; then the
+ * invariants are checked.
  */
 import { createHash } from 'node:crypto';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
@@ -11,19 +13,27 @@ import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js'
 import { Guard } from '../../lambda/adapters/shared/dynamodb/conditions.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
+import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
 import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
+import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { IsrError } from '../../lambda/core/errors.js';
 import { needsNoRegeneration } from '../../lambda/core/freshness.js';
 import { rollback } from '../../lambda/core/operate/rollback.js';
 import { versionSortKey } from '../../lambda/core/rows.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
+import type { RevalidationMarks } from '../../lambda/core/ports.js';
+import { resumeStalledFanOuts } from '../../lambda/core/revalidate/fan-out.js';
+import type { FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
+import type { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
 import { createOriginDeps } from '../../lambda/origin/build.js';
-import type { PageResponse } from '../../lambda/core/serve/responses.js';
 import { servePage } from '../../lambda/core/serve/serve.js';
 import {
   loadOriginConfig,
+  loadRevalidateConfig,
   loadWorkerConfig,
   type OriginConfig,
+  type RevalidateConfig,
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
@@ -34,13 +44,26 @@ import {
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import { removeGuard } from '../helpers/guard-mutation.js';
+import {
+  checkFanOutsDone,
+  fanOutArbitrary,
+  FanOutDeliveries,
+  observedMarks,
+  progressRowsOf,
+  type FanOutPlan,
+} from './fan-out.js';
 import { Interleaver } from './interleaver.js';
 import { targetedPlanArbitrary } from './plans.js';
+import { FakeSqs } from './queue.js';
+import { checkRows, checkViewers } from './revalidation-checks.js';
+import { getOf, servedEvent, startViewers } from './viewers.js';
 import {
   checkPurges,
   checkRetired,
-  clearPendingPurges,
+  clearRunRows,
   FakeCdn,
+  FAN_OUT_STALLED_SECONDS,
+  fanOutSweepDeps,
   startSweepers,
   sweeperArbitraries,
   type CdnOutcome,
@@ -48,9 +71,8 @@ import {
   type SweepPlan,
 } from './sweeper.js';
 import {
-  checkExpired,
-  checkRevalidated,
   checkTagIndex,
+  holdBeatsExpire,
   startWriters,
   writerArbitraries,
   type HoldPlan,
@@ -63,6 +85,7 @@ import {
   sharedKeyBodies,
   uniqueRunId,
   World,
+  WRITES,
   type ActorFaults,
   type ModelEvent,
 } from './world.js';
@@ -80,8 +103,14 @@ export interface MessagePlan {
   readonly forced: boolean;
   readonly deliveries: readonly DeliveryPlan[];
 }
+/**
+ * A viewer request for a key, arriving when the schedule says, served by one of two origin
+ * containers: a container's requests share its clock and its cached read of the in-progress
+ * rows (`InProgressReader`), as one Lambda execution environment's do.
+ */
 export interface OriginPlan extends ActorFaults {
   readonly key: number;
+  readonly container: number;
 }
 /** An operator rolls the first key back (to the version before the live one), maybe holding it. */
 export interface RollbackPlan {
@@ -106,6 +135,8 @@ export interface Plan {
   readonly sweeps: readonly SweepPlan[];
   /** What the CDN does with each purge, in order (it accepts once these run out). */
   readonly cdn: readonly CdnOutcome[];
+  /** How fan-out steps are marked and delivered. */
+  readonly fanOut: FanOutPlan;
   readonly schedule: readonly Step[];
 }
 
@@ -146,12 +177,16 @@ const randomPlanArbitrary: fc.Arbitrary<Plan> = fc.record({
     }),
     { minLength: 1, maxLength: 3 },
   ),
-  origins: fc.array(fc.record({ ...faultsArbitrary, key: fc.nat() }), { maxLength: 2 }),
+  origins: fc.array(
+    fc.record({ ...faultsArbitrary, key: fc.nat(), container: fc.integer({ min: 0, max: 1 }) }),
+    { maxLength: 3 },
+  ),
   rollbacks: fc.array(fc.record({ skew: faultsArbitrary.skew, hold: fc.boolean() }), {
     maxLength: 1,
   }),
   ...writerArbitraries(faultsArbitrary.skew),
   ...sweeperArbitraries(faultsArbitrary.skew),
+  fanOut: fanOutArbitrary(faultsArbitrary.skew),
   schedule: fc.array(
     fc.oneof(
       {
@@ -188,12 +223,17 @@ export type Mutation =
   | 'no-revalidated-condition'
   | 'shared-body-key'
   | 'expire-spares-held'
+  | 'no-in-progress-entries'
+  | 'no-in-progress-wait'
+  | 'no-cursor-condition'
+  | 'origin-ignores-in-progress'
   | SweeperMutation;
 
 export interface ModelContext {
   readonly endpoints: { readonly dynamodb: string; readonly s3: string };
   readonly workerConfig: WorkerConfig;
   readonly originConfig: OriginConfig;
+  readonly revalidateConfig: RevalidateConfig;
 }
 
 /** The configuration every model run uses: the lease, freshness and skew margin the plans assume. */
@@ -214,8 +254,17 @@ export function modelContext(
     ISR_DEPLOY_ID: 'model',
     // The fewest kept versions: publishes drop versions (row and body) as often as possible.
     ISR_KEEP_VERSIONS: '2',
+    // Two shards, so the keys spread over both; an origin reuses a read for a whole second of
+    // model time (time moves in whole seconds), and the 202 waits as long (`sleepingClockFor`).
+    ISR_REVALIDATION_SHARDS: '2',
+    ISR_IN_PROGRESS_CACHE_MS: '1000',
   };
-  return { endpoints, workerConfig: loadWorkerConfig(env), originConfig: loadOriginConfig(env) };
+  return {
+    endpoints,
+    workerConfig: loadWorkerConfig(env),
+    originConfig: loadOriginConfig(env),
+    revalidateConfig: loadRevalidateConfig(env),
+  };
 }
 
 export class InvariantViolation extends Error {
@@ -231,13 +280,10 @@ export async function runPlan(
   plan: Plan,
   mutation: Mutation = 'none',
 ): Promise<{ readonly digest: string; readonly log: string }> {
-  const runId = uniqueRunId();
+  const { runId, keys } = runKeys(plan.keys, context);
   const world = new World(context.endpoints, START);
   world.tagPrefix = `model-${runId}-`; // `model-<run id>` is normalised in the digest
   const interleaver = new Interleaver();
-  const keys: CacheKey[] = Array.from({ length: plan.keys }, (_, index) =>
-    normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
-  );
   const observer = observerFor(context);
   const destroyers: (() => void)[] = [observer.destroy];
   const guard = (client: DynamoDBClient) => {
@@ -252,15 +298,27 @@ export async function runPlan(
       }
       removeGuard(client, Guard.notRevalidated);
     }
+    // A step's advance ignores the cursor it read (its finish, a Delete, keeps the condition).
+    if (mutation === 'no-cursor-condition') removeGuard(client, '#cursor = :from', ['Update']);
   };
 
   try {
-    await clearPendingPurges(observer.dynamodb, observer.tableName);
+    const shards = context.originConfig.revalidationShards;
+    await clearRunRows(observer.dynamodb, observer.tableName, shards);
     const cdn = new FakeCdn(plan.cdn, world.log, interleaver);
     const seeded = await seed(world, interleaver, context, keys[0]);
     const renderCheck =
       mutation === 'no-render-lease-check' ? { clockSkewMarginSeconds: -Infinity } : {};
     const queued: RegenerationIntent[] = [];
+    const sqs = new FakeSqs(world, interleaver, queued);
+    destroyers.push(() => sqs.destroy());
+    /** Every revalidation's effect id, and the pages each found with META when marking. */
+    const effectIds = new Set<string>();
+    const found = new Map<string, Set<string>>();
+    const marksOf = (marks: RevalidationMarks, effectId: string, clock: Clock) => {
+      const observed = observedMarks(marks, effectId, found);
+      return mutation === 'expire-spares-held' ? holdBeatsExpire(observed, clock) : observed;
+    };
 
     /** One actor's gated clients, torn down with the run. */
     const clientsOf = (actor: string, faults: ActorFaults) => {
@@ -297,7 +355,7 @@ export async function runPlan(
         bodies: mutation === 'shared-body-key' ? sharedKeyBodies(deps.bodies) : deps.bodies,
       };
     };
-    const origin = (actor: string, faults: ActorFaults) => {
+    const origin = (actor: string, faults: ActorFaults, reader?: InProgressReader) => {
       const clients = clientsOf(actor, faults);
       const deps = createOriginDeps(
         context.originConfig,
@@ -322,8 +380,26 @@ export async function runPlan(
           },
         },
         bodies: mutation === 'shared-body-key' ? sharedKeyBodies(deps.bodies) : deps.bodies,
+        inProgress:
+          mutation === 'origin-ignores-in-progress' ? undefined : (reader ?? deps.inProgress),
       };
     };
+    /** A fan-out step's delivery: the worker as wired, with the model's queue and batch size. */
+    const fanOutWorker = (actor: string, faults: ActorFaults, step: FanOutMessage) => {
+      const deps = worker(actor, faults, 60_000, `fan-out:${actor}`);
+      if (deps.fanOut === undefined) throw new Error('the worker is wired without fan-out steps');
+      const queue = sqs.queueFor(actor, faults);
+      const marks = marksOf(deps.fanOut.marks, step.effectId, deps.fanOut.clock);
+      const batchSize = plan.fanOut.batchSize;
+      return { ...deps, fanOut: { ...deps.fanOut, queue, fanOutQueue: queue, batchSize, marks } };
+    };
+    const deliveries = new FanOutDeliveries({
+      world,
+      interleaver,
+      sqs,
+      plan: plan.fanOut,
+      workerFor: fanOutWorker,
+    });
 
     // Messages and their deliveries (duplicates run side by side, in any order).
     const messages = plan.messages.map((message, index) => {
@@ -356,21 +432,18 @@ export async function runPlan(
           .then((report) => record(id, report as MessageReport | undefined));
       });
     });
-    plan.origins.forEach((plan, index) => {
-      const actor = `o${index}`;
-      const deps = origin(actor, plan);
-      const key = keys[plan.key % keys.length];
-      void interleaver.start(actor, async () => {
-        const response = await servePage(deps, {
-          method: 'GET',
-          rawPath: key.path,
-          rawQueryString: '',
-          tenant: undefined,
-          ifNoneMatch: undefined,
-        });
-        world.log.push(servedEvent(actor, key, world.firstCall.get(actor) ?? 0, response));
-      });
-    });
+    const viewers = startViewers(
+      {
+        world,
+        interleaver,
+        keys,
+        originConfig: context.originConfig,
+        tableName: context.workerConfig.tableName,
+        clientsOf,
+        origin,
+      },
+      plan.origins,
+    );
 
     plan.rollbacks.forEach((rollbackPlan, index) => {
       const actor = `r${index}`;
@@ -405,7 +478,11 @@ export async function runPlan(
         bucket: context.workerConfig.bucket,
         deployId: context.workerConfig.deployId,
         clientsOf,
-        queued,
+        runId,
+        revalidateConfig: context.revalidateConfig,
+        sqs,
+        effectIds,
+        marksOf,
         cdn,
         mutation,
       },
@@ -421,6 +498,7 @@ export async function runPlan(
         cdn,
         clientsOf,
         clockFor: (skew) => world.clockFor(skew),
+        sqs,
         mutation,
       },
       plan.sweeps,
@@ -441,6 +519,10 @@ export async function runPlan(
       }
       await checkRevalidations();
       await checkLiveBody(world.log, fresh, observer);
+      // A step sent is delivered as the plan says (a crashed one again), and a container whose
+      // request crashed serves its next: new actors, let run to their first gate.
+      const started = [deliveries.start(), viewers.poke()];
+      if (started.some(Boolean)) await interleaver.settle();
       // The tag index covers META's tags at every moment, not just at the end (a later render
       // may change the tags back and hide a lost row).
       if (TAG_WRITES.has(label)) {
@@ -452,10 +534,16 @@ export async function runPlan(
         if (untagged !== undefined) throw new InvariantViolation(untagged);
       }
     };
-    /** The revalidation invariant, now: read only once a revalidation has answered. */
+    /** The 202 invariant on the rows, now: read only once a revalidation has answered. */
     const checkRevalidations = async () => {
       if (!world.log.some((event) => event.kind === 'revalidated')) return;
-      const violation = checkRevalidated(world.log, await metasOf(observer, keys), world.trueTime);
+      const states = await Promise.all(
+        Array.from({ length: shards }, (_, shard) => observer.inProgress.read(undefined, shard)),
+      );
+      const violation = checkRows(world.log, await metasOf(observer, keys), states, {
+        nowSeconds: world.trueTime,
+        marginSeconds: context.originConfig.clockSkewMarginSeconds,
+      });
       if (violation !== undefined) throw new InvariantViolation(violation);
     };
 
@@ -485,6 +573,7 @@ export async function runPlan(
       ...plan.origins.map((_, i) => `o${i}`),
       ...plan.rollbacks.map((_, i) => `r${i}`),
       ...writers,
+      ...deliveries.actors(),
     ]) {
       const error = interleaver.errorOf(actor);
       if (error !== undefined)
@@ -499,9 +588,31 @@ export async function runPlan(
     // claim has run out too. Then unfinished intents are redelivered until done.
     world.trueTime +=
       Math.max(LEASE_SECONDS, Math.ceil(MAX_REMAINING_MS / 1000)) + MAX_SKEW_SECONDS + 1;
+    let quiet = 0;
+    // Every fan-out step still queued is delivered; a fan-out still unfinished has stalled (a
+    // step dropped, or crashed after moving the cursor): the sweeper resends it once it is.
+    for (let round = 0; ; round++) {
+      await deliveries.deliverQuietly(() => `q${quiet++}`);
+      const left = await progressRowsOf(observer.dynamodb, observer.tableName, effectIds);
+      if (left.length === 0) break;
+      if (round >= 3) {
+        throw new InvariantViolation(
+          `a fan-out never finished, resent by the sweeper ${round} times: ${left.join('; ')}`,
+        );
+      }
+      world.trueTime += FAN_OUT_STALLED_SECONDS + 2 * MAX_SKEW_SECONDS + 1;
+      const actor = `q${quiet++}`;
+      const sweep = { tableName: observer.tableName, sqs, mutation };
+      const resume = fanOutSweepDeps(
+        sweep,
+        actor,
+        clientsOf(actor, { skew: 0 }),
+        world.clockFor(0),
+      );
+      await resumeStalledFanOuts(resume, resume);
+    }
     const done = (id: string) =>
       (reports.get(id) ?? []).some((report) => report.action !== 'retry');
-    let quiet = 0;
     for (let round = 0; ; round++) {
       const pending = messages.filter((message) => !done(message.id));
       for (const message of pending) {
@@ -524,14 +635,9 @@ export async function runPlan(
         const actor = `q${quiet++}`;
         const deps = origin(actor, { skew: 0 });
         const from = world.log.length;
-        const response = await servePage(deps, {
-          method: 'GET',
-          rawPath: key.path,
-          rawQueryString: '',
-          tenant: undefined,
-          ifNoneMatch: undefined,
-        });
-        world.log.push(servedEvent(actor, key, from, response));
+        const now = epochSeconds(deps.clock);
+        const response = await servePage(deps, getOf(key));
+        world.log.push(servedEvent(actor, key, { from, now }, response));
       }
       for (const intent of queued.splice(0)) {
         messages.push({ id: `queued${messages.length}-${runId}`, body: encodeIntent(intent) });
@@ -551,9 +657,18 @@ export async function runPlan(
       }
     }
 
-    if (process.env.ISR_MODEL_DUMP === '1') console.error(JSON.stringify(world.log, null, 1));
     checkLog(world.log);
     await checkRevalidations();
+    const viewed = checkViewers(world.log);
+    if (viewed !== undefined) throw new InvariantViolation(viewed);
+    const finished = await checkFanOutsDone(observer.statuses, observer.inProgress, {
+      effectIds,
+      found,
+      shards,
+      tagPrefix: world.tagPrefix,
+    });
+    if (finished !== undefined) throw new InvariantViolation(finished);
+    if (deliveries.problems.length > 0) throw new InvariantViolation(deliveries.problems[0]);
     const tagged = await checkTagIndex(
       observer.dynamodb,
       observer.tableName,
@@ -562,8 +677,6 @@ export async function runPlan(
     if (tagged !== undefined) throw new InvariantViolation(tagged);
     const lost = await checkPurges(observer.dynamodb, observer.tableName, world.log, cdn);
     if (lost !== undefined) throw new InvariantViolation(lost);
-    const expired = checkExpired(world.log);
-    if (expired !== undefined) throw new InvariantViolation(expired);
     for (const [id, list] of reports) {
       const dead = list.find((report) => report.action === 'dead-letter');
       if (dead !== undefined)
@@ -586,22 +699,15 @@ export async function runPlan(
       observer,
     );
     return { digest: logDigest(world.log), log: normalisedLog(world.log) };
+  } catch (error) {
+    // ISR_MODEL_DUMP=1: the failing run's event log, to read what led to the violation.
+    if (process.env.ISR_MODEL_DUMP === '1') console.error(normalisedLog(world.log));
+    throw error;
   } finally {
     for (const destroy of destroyers) destroy();
   }
 }
 
-/** Calls that write: a `run` step counts these. */
-const WRITES = new Set([
-  'dynamodb:PutItemCommand',
-  'dynamodb:UpdateItemCommand',
-  'dynamodb:DeleteItemCommand',
-  'dynamodb:TransactWriteItemsCommand',
-  'dynamodb:BatchWriteItemCommand',
-  's3:PutObjectCommand',
-  's3:DeleteObjectCommand',
-  'cloudfront:CreateInvalidationCommand',
-]);
 /** Calls after which the tag index is checked: they publish, expire or (un)index a page. */
 const TAG_WRITES = new Set([
   'dynamodb:DeleteItemCommand',
@@ -631,13 +737,21 @@ function* runOf(
   }
 }
 
-/** A viewer's answer as the log keeps it: the body it got (a 200's), from where it began. */
-function servedEvent(actor: string, key: CacheKey, from: number, response: PageResponse) {
-  const content =
-    response.status === 200 && response.body !== undefined
-      ? new TextDecoder().decode(response.body)
-      : undefined;
-  return { kind: 'served' as const, actor, pk: key.pk, from, content };
+/**
+ * The run's id and keys. Keys are named after the id (runs share one table), but their hashes
+ * decide where they sort in a tag's index (the order a fan-out marks them): an id is drawn until
+ * key n sorts n-th, so a plan replays the same way whatever the id.
+ */
+function runKeys(count: number, context: ModelContext): { runId: string; keys: CacheKey[] } {
+  for (;;) {
+    const runId = uniqueRunId();
+    const keys = Array.from({ length: count }, (_, index) =>
+      normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
+    );
+    if (keys.every((key, index) => index === 0 || keys[index - 1].pk < key.pk)) {
+      return { runId, keys };
+    }
+  }
 }
 
 /** Random names in a log: lease tokens, the run's id, keys, key tags and purge ids made from it. */
@@ -731,15 +845,18 @@ function observerFor(context: ModelContext) {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  const tableName = context.workerConfig.tableName;
   return {
     dynamodb,
-    tableName: context.workerConfig.tableName,
+    tableName,
     table: new DynamoCacheTable({ client: dynamodb, tableName: context.workerConfig.tableName }),
     history: new DynamoPageHistory({
       client: dynamodb,
       tableName: context.workerConfig.tableName,
     }),
     bodies: new S3BodyStore({ client: s3, bucket: context.workerConfig.bucket }),
+    inProgress: new DynamoRevalidationsInProgress({ client: dynamodb, tableName }),
+    statuses: new DynamoRevalidationStatuses({ client: dynamodb, tableName }),
     destroy: () => {
       dynamodb.destroy();
       s3.destroy();
@@ -955,6 +1072,9 @@ export function checkLog(log: readonly ModelEvent[]): void {
       case 'retire':
       case 'cdn':
       case 'served':
+      case 'sent':
+      case 'step':
+      case 'crash':
         break;
     }
   }

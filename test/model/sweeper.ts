@@ -11,6 +11,9 @@ import { BatchWriteItemCommand, QueryCommand, type DynamoDBClient } from '@aws-s
 import fc from 'fast-check';
 import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { DynamoBodyReferences } from '../../lambda/adapters/body-references/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
+import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import { inProgressPartition } from '../../lambda/adapters/revalidations-in-progress/keys.js';
 import { S3BodyListing } from '../../lambda/adapters/body-listing/s3.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import {
@@ -23,12 +26,13 @@ import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dyna
 import type { CacheKey } from '../../lambda/core/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { retryPendingPurges } from '../../lambda/core/operate/pending-purges.js';
-import { runSweep, type SweepDeps } from '../../lambda/core/operate/sweep.js';
+import { runSweep, type FanOutSweepDeps, type SweepDeps } from '../../lambda/core/operate/sweep.js';
 import type { BodyListing, BodyReferences, PendingPurges } from '../../lambda/core/ports.js';
 import { BODY_KEY_PREFIX } from '../../lambda/core/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';
+import type { FakeSqs } from './queue.js';
 import { LEASE_SECONDS, type ModelEvent } from './world.js';
 
 export interface SweepPlan {
@@ -51,12 +55,19 @@ export const sweeperArbitraries = (skew: fc.Arbitrary<number>) => ({
  */
 export const ORPHAN_AGE_SECONDS = LEASE_SECONDS + LEASE_SECONDS / 2 + 1;
 
+/**
+ * A fan-out not advanced for this long is resent (`ISR_FAN_OUT_STALLED_SECONDS` at its floor): a
+ * few jumps of the schedule's time pass it.
+ */
+export const FAN_OUT_STALLED_SECONDS = 60;
+
 /** A guard of the sweeper or of the purge path removed, for a negative control. */
 export type SweeperMutation =
   | 'sweep-ignores-references'
   | 'sweep-ignores-age-and-leases'
   | 'pending-purge-dropped'
-  | 'no-pending-record';
+  | 'no-pending-record'
+  | 'no-stall-resend';
 
 /** CloudFront as the model's CDN: gated, scripted, remembering every invalidation it accepted. */
 export class FakeCdn {
@@ -150,6 +161,8 @@ export interface SweeperContext {
   readonly cdn: FakeCdn;
   readonly clientsOf: (actor: string, faults: { skew: number }) => AwsClients;
   readonly clockFor: (skew: number) => Clock;
+  /** Where a resent fan-out step goes. */
+  readonly sqs: FakeSqs;
   readonly mutation: string;
 }
 
@@ -201,6 +214,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
       orphanAgeSeconds: ignoresAge ? -Infinity : ORPHAN_AGE_SECONDS,
       listLimit: 1_000,
     },
+    fanOuts: fanOutSweepDeps(ctx, actor, clients, clock),
     flushPendingPurges: async () =>
       (
         await retryPendingPurges({
@@ -209,6 +223,33 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
           clock,
         })
       ).submitted.length,
+  };
+}
+
+/**
+ * The sweeper's fan-out part as `createSweeperDeps` wires it, over the run's clients and the
+ * model's queue (the run's table holds only this run's progress rows: `clearRunRows`). The
+ * `no-stall-resend` control finds nothing stalled.
+ */
+export function fanOutSweepDeps(
+  ctx: Pick<SweeperContext, 'tableName' | 'sqs' | 'mutation'>,
+  actor: string,
+  clients: AwsClients,
+  clock: Clock,
+): FanOutSweepDeps {
+  const progress = new DynamoFanOutProgressRows({
+    client: clients.dynamodb,
+    tableName: ctx.tableName,
+  });
+  return {
+    progress:
+      ctx.mutation === 'no-stall-resend'
+        ? Object.assign(progress, { stalled: () => Promise.resolve([]) })
+        : progress,
+    fanOutQueue: ctx.sqs.queueFor(actor),
+    clock,
+    stalledAfterMs: FAN_OUT_STALLED_SECONDS * 1000,
+    limit: 1_000,
   };
 }
 
@@ -254,27 +295,37 @@ function references(real: BodyReferences, mutation: string): BodyReferences {
   };
 }
 
-/** Forgets every pending purge left by earlier runs: each run's sweeper sees only its own. */
-export async function clearPendingPurges(client: DynamoDBClient, tableName: string) {
-  const { Items } = await client.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': { S: PENDING_PURGES_PK } },
-      ConsistentRead: true,
-    }),
-  );
-  for (let i = 0; i < (Items ?? []).length; i += 25) {
-    const chunk = (Items ?? []).slice(i, i + 25);
-    await client.send(
-      new BatchWriteItemCommand({
-        RequestItems: {
-          [tableName]: chunk.map((item) => ({
-            DeleteRequest: { Key: { pk: item.pk, sk: item.sk } },
-          })),
-        },
+/**
+ * Forgets the rows of earlier runs that a sweeper or an origin reads whole (pending purges,
+ * fan-out progress, in-progress entries): runs share one table, each sees only its own.
+ */
+export async function clearRunRows(client: DynamoDBClient, tableName: string, shards: number) {
+  const partitions = [
+    PENDING_PURGES_PK,
+    FAN_OUT_PK,
+    ...Array.from({ length: shards }, (_, shard) => inProgressPartition(undefined, shard)),
+  ];
+  for (const pk of partitions) {
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: pk } },
+        ConsistentRead: true,
       }),
     );
+    for (let i = 0; i < (Items ?? []).length; i += 25) {
+      const chunk = (Items ?? []).slice(i, i + 25);
+      await client.send(
+        new BatchWriteItemCommand({
+          RequestItems: {
+            [tableName]: chunk.map((item) => ({
+              DeleteRequest: { Key: { pk: item.pk, sk: item.sk } },
+            })),
+          },
+        }),
+      );
+    }
   }
 }
 

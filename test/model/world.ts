@@ -37,7 +37,23 @@ export interface ActorFaults {
   readonly conflictOnPublish?: boolean;
   /** Its first publish commits, but the answer is lost (a network error comes back instead). */
   readonly loseAnswer?: boolean;
+  /** It dies right after its n-th write that took effect (a fan-out step's crash point). */
+  readonly crashAfterWrites?: number | undefined;
 }
+
+/** Calls that write: a `run` step counts these, and so does `crashAfterWrites`. */
+export const WRITES = new Set([
+  'dynamodb:PutItemCommand',
+  'dynamodb:UpdateItemCommand',
+  'dynamodb:DeleteItemCommand',
+  'dynamodb:TransactWriteItemsCommand',
+  'dynamodb:BatchWriteItemCommand',
+  's3:PutObjectCommand',
+  's3:DeleteObjectCommand',
+  'cloudfront:CreateInvalidationCommand',
+  'sqs:SendMessageCommand',
+  'sqs:SendMessageBatchCommand',
+]);
 
 export type ModelEvent =
   | {
@@ -80,8 +96,25 @@ export type ModelEvent =
   | { kind: 'retire'; actor: string; pk: string; s3Key: string; at: number }
   /** A CreateInvalidation the fake CloudFront got, and what it did with it. */
   | { kind: 'cdn'; actor: string; purgeId: string; items: string[]; outcome: string }
-  /** A viewer's answer: the body it got, and where in the log its request began. */
-  | { kind: 'served'; actor: string; pk: string; from: number; content: string | undefined }
+  /**
+   * A viewer's answer: the body it got, how (HIT, STALE, MISS), where in the log its request
+   * began, and its clock then (seconds).
+   */
+  | {
+      kind: 'served';
+      actor: string;
+      pk: string;
+      from: number;
+      now: number;
+      content: string | undefined;
+      cache: string | undefined;
+    }
+  /** A message sent to the model's queue (a fan-out step or an intent), or collapsed by SQS. */
+  | { kind: 'sent'; actor: string; body: string; collapsed: boolean }
+  /** The actor died as planned, right after this write (`crashAfterWrites`). */
+  | { kind: 'crash'; actor: string; after: string }
+  /** A fan-out step's delivery ended: what the worker reported (or `dropped`, never delivered). */
+  | { kind: 'step'; actor: string; body: string; outcome: string }
   /** An operator's hold: `hold_until` alone, under its seized lease. */
   | { kind: 'hold'; actor: string; pk: string; token: string; holdUntil: number; at: number }
   /** A hold lifted (`release`). */
@@ -102,7 +135,15 @@ export type ModelEvent =
       /** The CDN purge it asked for (CloudFront's CallerReference). */
       purgeId: string | undefined;
     }
-  | { kind: 'render'; actor: string; intent: string; pk: string; content: string; at: number };
+  | {
+      kind: 'render';
+      actor: string;
+      intent: string;
+      pk: string;
+      content: string;
+      tags: string[];
+      at: number;
+    };
 
 /** Shared state of one run: true time (epoch seconds) and the event log. */
 /** A wall-clock sleep whose timer never holds the process open. */
@@ -128,6 +169,7 @@ export class World {
   tagPrefix = '';
   /** Where in the log each actor's first call went through: when its request began. */
   readonly firstCall = new Map<string, number>();
+  readonly #writes = new Map<string, number>();
   readonly #endpoints: { dynamodb: string; s3: string };
 
   /** The actors' random choices (render-slot probes), seeded alike in every run: replayable. */
@@ -147,6 +189,35 @@ export class World {
    */
   clockFor(skew: number): Clock {
     return { now: () => (this.trueTime + skew) * 1000, sleep: unrefSleep };
+  }
+
+  /**
+   * A clock whose sleep is model time: the sleeper parks at a gate (`clock:sleep`), and when the
+   * schedule releases it, time has passed its wake-up (jumped there if nothing else moved it).
+   * For the revalidate function's wait before its 202, which the guarantee rests on.
+   */
+  sleepingClockFor(actor: string, skew: number, interleaver: Interleaver): Clock {
+    return {
+      now: () => (this.trueTime + skew) * 1000,
+      sleep: async (ms) => {
+        const wakeAt = this.trueTime + Math.ceil(ms / 1000);
+        await interleaver.gate(actor, 'clock:sleep');
+        this.trueTime = Math.max(this.trueTime, wakeAt);
+      },
+    };
+  }
+
+  /**
+   * Counts a call of `actor` that took effect; @returns whether it was the write after which
+   * the actor's plan crashes it (`crashAfterWrites`).
+   */
+  wrote(actor: string, faults: ActorFaults, command: string): boolean {
+    if (!WRITES.has(command)) return false;
+    const writes = (this.#writes.get(actor) ?? 0) + 1;
+    this.#writes.set(actor, writes);
+    if (writes !== faults.crashAfterWrites) return false;
+    this.log.push({ kind: 'crash', actor, after: command });
+    return true;
   }
 
   /** SDK clients for one actor: gated, faulty as planned, recording what commits. */
@@ -184,6 +255,7 @@ export class World {
         const crashPoint = this.#record(actor, faults, command, input);
         if (crashPoint !== undefined && crashPoint === faults.crashAfter)
           await interleaver.die(actor);
+        if (this.wrote(actor, faults, command)) await interleaver.die(actor);
         if (
           command === 'dynamodb:TransactWriteItemsCommand' &&
           faults.loseAnswer === true &&
@@ -210,16 +282,17 @@ export class World {
       calls += 1;
       this.renders += 1;
       const content = `page ${request.cacheKey.key} by ${actor} #${calls}`;
+      // Tags change between generations: `all` always, then `p0` or `p1` by turns.
+      const tags = [`${this.tagPrefix}all`, `${this.tagPrefix}p${this.renders % 2}`];
       this.log.push({
         kind: 'render',
         actor,
         intent,
         pk: request.cacheKey.pk,
         content,
+        tags,
         at: this.trueTime,
       });
-      // Tags change between generations: `all` always, then `p0` or `p1` by turns.
-      const tags = [`${this.tagPrefix}all`, `${this.tagPrefix}p${this.renders % 2}`];
       return { ...htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS }), tags };
     });
   }

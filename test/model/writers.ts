@@ -1,35 +1,35 @@
 /**
- * The table's other writers as model-check actors (issue 19): revalidations (by path or by tag,
- * `stale` or `expire`, with or without `regenerate`) and an operator's hold, maybe released; and
- * the invariants they must keep: the tag index covers every tag of every META, and after a
- * revalidation's 202 no page it covers is fresh with a generation rendered before it began
- * (a held or rolled-back page aside). Revalidations go through the use case's public entry,
- * `revalidate`, so its implementation can change underneath.
+ * The table's other writers as model-check actors (issues 19, 23): revalidations (by path or by
+ * tag, `stale` or `expire`, with or without `regenerate`) through `acceptRevalidation`, the
+ * revalidate function's own entry (tags then marked by fan-out steps, `fan-out.ts`), and an
+ * operator's hold, maybe released; and the invariant that the tag index covers every tag of
+ * every META. What a 202 promises is checked in `revalidation-checks.ts`.
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
-import { DynamoRevalidationMarks } from '../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { PAGE, tagPartition } from '../../lambda/adapters/tag-index/dynamodb.js';
-import { DynamoTagRevalidations } from '../../lambda/adapters/tag-revalidations/dynamodb.js';
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey } from '../../lambda/core/cache-key.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
-import { isFresh, isHeld } from '../../lambda/core/freshness.js';
-import type { RegenerationIntent } from '../../lambda/core/intent.js';
+import { isHeld } from '../../lambda/core/freshness.js';
 import { hold, release } from '../../lambda/core/operate/rollback.js';
-import type { CacheMeta, CdnInvalidator, RevalidationMarks } from '../../lambda/core/ports.js';
-import {
-  revalidate,
-  type Revalidation,
-  type RevalidationDeps,
-} from '../../lambda/core/revalidate/revalidation.js';
+import type {
+  CacheMeta,
+  CdnInvalidator,
+  RevalidationMarks,
+  RevalidationsInProgress,
+} from '../../lambda/core/ports.js';
+import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
+import type { RevalidateConfig } from '../../lambda/shared/config.js';
+import { createRevalidateDeps } from '../../lambda/revalidate/build.js';
 import type { Interleaver } from './interleaver.js';
+import type { FakeSqs } from './queue.js';
 import { purgerFor, type FakeCdn } from './sweeper.js';
 import { LEASE_SECONDS, type ModelEvent } from './world.js';
 
@@ -54,7 +54,7 @@ export const writerArbitraries = (skew: fc.Arbitrary<number>) => ({
       mode: fc.constantFrom('stale' as const, 'expire' as const),
       regenerate: fc.boolean(),
     }),
-    { maxLength: 1 },
+    { maxLength: 2 },
   ),
   holds: fc.array(fc.record({ skew, release: fc.boolean() }), { maxLength: 1 }),
 });
@@ -62,8 +62,10 @@ export const writerArbitraries = (skew: fc.Arbitrary<number>) => ({
 interface WriterWorld {
   readonly log: ModelEvent[];
   readonly tagPrefix: string;
+  readonly firstCall: Map<string, number>;
   trueTime: number;
   clockFor(skew: number): Clock;
+  sleepingClockFor(actor: string, skew: number, interleaver: Interleaver): Clock;
 }
 
 export interface WriterContext {
@@ -74,8 +76,14 @@ export interface WriterContext {
   readonly bucket: string;
   readonly deployId: string;
   readonly clientsOf: (actor: string, faults: { skew: number }) => AwsClients;
-  /** Intents a revalidation queued: delivered once the faults stop. */
-  readonly queued: RegenerationIntent[];
+  readonly runId: string;
+  readonly revalidateConfig: RevalidateConfig;
+  /** The queue fan-out steps and intents go to. */
+  readonly sqs: FakeSqs;
+  /** Every revalidation's effect id, as it starts. */
+  readonly effectIds: Set<string>;
+  /** The marks port of `effectId`, observed (and mutated by a control). */
+  readonly marksOf: (marks: RevalidationMarks, effectId: string, clock: Clock) => RevalidationMarks;
   /** The CDN every purge goes to. */
   readonly cdn: FakeCdn;
   /** A guard removed for a negative control (`none` otherwise). */
@@ -120,19 +128,21 @@ export function startWriters(
 }
 
 /**
- * The one place the model calls the revalidation core: a revalidation's effect, as the endpoint
- * applies it before its 202. Swap this when the core's entry changes (a background fan-out).
+ * A revalidation as the revalidate function applies it before its 202 (`acceptRevalidation`:
+ * the pages named by path marked, each tag's in-progress entries, progress row and first
+ * fan-out step written, the wait for origins' cached reads, the CDN purge), wired as
+ * `createRevalidateDeps` wires it: DynamoDB rows, the model's queue and CDN, and a clock whose
+ * wait is model time. Its request arrives when the schedule says (`revalidate:request`).
  */
-export const applyRevalidation = (deps: RevalidationDeps, input: Revalidation) =>
-  revalidate(deps, input);
-
 async function runRevalidation(ctx: WriterContext, actor: string, plan: RevalidationPlan) {
-  const clients = ctx.clientsOf(actor, { skew: plan.skew });
-  const tables = { client: clients.dynamodb, tableName: ctx.tableName };
+  await ctx.interleaver.gate(actor, 'revalidate:request');
   const from = ctx.world.log.length;
+  ctx.world.firstCall.set(actor, from);
+  const clients = ctx.clientsOf(actor, { skew: plan.skew });
   const tags = plan.by === 'tag' ? [`${ctx.world.tagPrefix}${plan.tag}`] : [];
-  const clock = ctx.world.clockFor(plan.skew);
-  const effectId = `rv_${actor}`;
+  const clock = ctx.world.sleepingClockFor(actor, plan.skew, ctx.interleaver);
+  const effectId = `rv_${actor}-${ctx.runId}`;
+  ctx.effectIds.add(effectId);
   const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
   let purgeId: string | undefined;
   const cdn: CdnInvalidator = {
@@ -141,24 +151,19 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
       return purger.invalidateTags(cdnTags, options);
     },
   };
-  const marks = new DynamoRevalidationMarks(tables);
-  const answered = await applyRevalidation(
+  const deps = createRevalidateDeps(ctx.revalidateConfig, { clients, clock, cdn });
+  const queue = ctx.sqs.queueFor(actor);
+  const marks = ctx.marksOf(deps.revalidation.marks, effectId, clock);
+  const background = deps.background ?? ({} as never);
+  const answered = await acceptRevalidation(
     {
-      marks: ctx.mutation === 'expire-spares-held' ? holdBeatsExpire(marks, clock) : marks,
-      tagIndex: new DynamoTagRevalidations(tables),
-      queue: {
-        enqueue: (intent) => {
-          ctx.queued.push(intent);
-          return Promise.resolve();
-        },
-        enqueueBatch: (queued) => {
-          ctx.queued.push(...queued.map((one) => one.intent));
-          return Promise.resolve();
-        },
-      },
-      cdn,
-      clock,
-      deployId: ctx.deployId,
+      ...deps.revalidation,
+      ...background,
+      marks,
+      queue,
+      fanOutQueue: queue,
+      statuses: deps.statuses,
+      ...mutated(ctx.mutation, background),
     },
     {
       tenant: undefined,
@@ -178,81 +183,44 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
   ctx.world.log.push({ kind: 'revalidated', actor, from, pks, tags, mode: plan.mode, purgeId });
 }
 
-/** Negative control of the `expire` decision: a held page is only marked stale, and stays. */
-function holdBeatsExpire(marks: RevalidationMarks, clock: Clock): RevalidationMarks {
-  return {
-    markLock: (pk, effectId) => marks.markLock(pk, effectId),
-    markStale: (pk, input) => marks.markStale(pk, input),
-    clearPass: (pk) => marks.clearPass(pk),
-    expire: async (pk) => {
-      const now = epochSeconds(clock);
-      const meta = await marks.markStale(pk, { effectId: 'hold-beats-expire', now });
-      return meta !== undefined && isHeld(meta, now) ? meta : marks.expire(pk);
+/** The revalidate function's guards a negative control removes. */
+function mutated(
+  mutation: string,
+  background: { readonly inProgress: RevalidationsInProgress },
+): { inProgress?: RevalidationsInProgress; inProgressCacheMs?: number } {
+  const rows = background.inProgress;
+  if (mutation === 'no-in-progress-entries') {
+    return {
+      inProgress: {
+        begin: () => Promise.resolve(),
+        end: (tenant, shard, key, effectId) => rows.end(tenant, shard, key, effectId),
+        read: (tenant, shard) => rows.read(tenant, shard),
+      },
+    };
+  }
+  // The 202 does not wait for origins' cached reads of the rows to run out.
+  if (mutation === 'no-in-progress-wait') return { inProgressCacheMs: 0 };
+  return {};
+}
+
+/**
+ * Negative control of the `expire` decision: a held page is only marked stale, and stays. The
+ * marks port otherwise as it is.
+ */
+export function holdBeatsExpire(marks: RevalidationMarks, clock: Clock): RevalidationMarks {
+  return new Proxy(marks, {
+    get(target, property, receiver) {
+      if (property === 'expire') {
+        return async (pk: string) => {
+          const now = epochSeconds(clock);
+          const meta = await target.markStale(pk, { effectId: 'hold-beats-expire', now });
+          return meta !== undefined && isHeld(meta, now) ? meta : target.expire(pk);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
     },
-  };
-}
-
-/** Where in the log the generation whose body is `s3Key` was rendered (its body, for a seed). */
-function renderedAt(log: readonly ModelEvent[], s3Key: string): number {
-  const body = log.findIndex((event) => event.kind === 'body' && event.s3Key === s3Key);
-  const content = body < 0 ? undefined : (log[body] as { content: string }).content;
-  const render = log.findIndex((event) => event.kind === 'render' && event.content === content);
-  return render >= 0 ? render : body;
-}
-
-/**
- * After a revalidation's 202, no page it covers is fresh with a generation rendered before it
- * began: a page under the path, or one whose META carries the tag. A held page, or one rolled
- * back since, is the exception.
- */
-export function checkRevalidated(
-  log: readonly ModelEvent[],
-  metas: ReadonlyMap<string, CacheMeta | undefined>,
-  nowSeconds: number,
-): string | undefined {
-  for (const [index, event] of log.entries()) {
-    if (event.kind !== 'revalidated') continue;
-    for (const pk of event.pks) {
-      const meta = metas.get(pk);
-      if (meta === undefined || !isFresh(meta, nowSeconds) || isHeld(meta, nowSeconds)) continue;
-      if (event.tags.length > 0 && !event.tags.some((tag) => meta.tags?.includes(tag))) continue;
-      const restored = log
-        .slice(event.from)
-        .some((later) => later.kind === 'restore' && later.pk === pk);
-      const rendered = renderedAt(log, meta.s3Key);
-      if (!restored && rendered >= 0 && rendered < event.from) {
-        return `after ${event.actor}'s 202 (log ${index}), ${pk} is fresh with ${meta.s3Key}, rendered at log ${rendered} before it began (log ${event.from})`;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** Where in the log `content` was rendered (a seed's: where its body was written), or -1. */
-function contentRenderedAt(log: readonly ModelEvent[], content: string): number {
-  const render = log.findIndex((event) => event.kind === 'render' && event.content === content);
-  if (render >= 0) return render;
-  return log.findIndex((event) => event.kind === 'body' && event.content === content);
-}
-
-/**
- * An `expire` is a takedown and beats a hold: once it answered, no viewer request that began
- * after it gets a body rendered before it, held or not (path revalidations: a tag's pages are
- * those that carried it). @returns the first violation
- */
-export function checkExpired(log: readonly ModelEvent[]): string | undefined {
-  for (const [index, event] of log.entries()) {
-    if (event.kind !== 'revalidated' || event.mode !== 'expire' || event.tags.length > 0) continue;
-    for (const served of log.slice(index)) {
-      if (served.kind !== 'served' || served.content === undefined) continue;
-      if (!event.pks.includes(served.pk) || served.from <= index) continue;
-      const rendered = contentRenderedAt(log, served.content);
-      if (rendered >= 0 && rendered < event.from) {
-        return `${served.actor} was served ${JSON.stringify(served.content)} (rendered at log ${rendered}) after ${event.actor}'s expire answered (log ${index})`;
-      }
-    }
-  }
-  return undefined;
+  });
 }
 
 /** The tag index covers every tag of every META: @returns the first tag whose row is missing */

@@ -11,24 +11,26 @@ export class InMemoryRevalidationsInProgress implements RevalidationsInProgress 
 
   begin(
     tenant: string | undefined,
-    shard: number,
+    shards: number,
     entry: InProgressEntry & { readonly key: string },
   ): Promise<void> {
-    const id = inProgressPartition(tenant, shard);
-    const entries = this.state.inProgress.get(id) ?? new Map<string, InProgressEntry>();
-    const held = entries.get(entry.key);
-    // The later time wins: an older revalidation never replaces a newer one's entry.
-    if (held === undefined || held.atMs < entry.atMs) {
-      entries.set(entry.key, { atMs: entry.atMs, effectId: entry.effectId });
-    }
-    this.state.inProgress.set(id, entries);
+    const rows = rowsOf(this.state, tenant, shards);
+    // The last writer owns the entry, and its time never goes back.
+    const later = rows.map((entries) => {
+      const held = entries.get(entry.key)?.atMs;
+      return held !== undefined && held > entry.atMs ? held + 1 : entry.atMs;
+    });
+    const atMs = Math.max(entry.atMs, ...later);
+    for (const entries of rows) entries.set(entry.key, { atMs, effectId: entry.effectId });
     return Promise.resolve();
   }
 
-  end(tenant: string | undefined, shard: number, key: string, effectId: string): Promise<boolean> {
-    const entries = this.state.inProgress.get(inProgressPartition(tenant, shard));
-    if (entries?.get(key)?.effectId !== effectId) return Promise.resolve(false);
-    entries.delete(key);
+  end(tenant: string | undefined, shards: number, key: string, effectId: string): Promise<boolean> {
+    const rows = rowsOf(this.state, tenant, shards);
+    if (rows.some((entries) => entries.get(key)?.effectId !== effectId)) {
+      return Promise.resolve(false);
+    }
+    for (const entries of rows) entries.delete(key);
     return Promise.resolve(true);
   }
 
@@ -37,4 +39,18 @@ export class InMemoryRevalidationsInProgress implements RevalidationsInProgress 
     const entries = this.state.inProgress.get(inProgressPartition(tenant, shard));
     return Promise.resolve(new Map(entries ?? []));
   }
+}
+
+/** The entries of every shard, each row made when absent. */
+function rowsOf(
+  state: MemoryTable,
+  tenant: string | undefined,
+  shards: number,
+): Map<string, InProgressEntry>[] {
+  return Array.from({ length: shards }, (_, shard) => {
+    const id = inProgressPartition(tenant, shard);
+    const entries = state.inProgress.get(id) ?? new Map<string, InProgressEntry>();
+    state.inProgress.set(id, entries);
+    return entries;
+  });
 }

@@ -169,7 +169,7 @@ async function purgeAccepted(
   });
 }
 
-/** One tag's entries on every shard, its progress row, then its first step. */
+/** One tag's entry on every shard (at once), its progress row, then its first step. */
 async function startFanOut(
   deps: FanOutDeps,
   revalidation: Revalidation,
@@ -178,10 +178,7 @@ async function startFanOut(
 ): Promise<void> {
   const { tenant, effectId, mode, regenerate } = revalidation;
   const key = inProgressKey(mode, tag);
-  const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
-  await Promise.all(
-    shards.map((shard) => deps.inProgress.begin(tenant, shard, { key, atMs, effectId })),
-  );
+  await deps.inProgress.begin(tenant, deps.shards, { key, atMs, effectId });
   const progress = {
     tenant,
     effectId,
@@ -205,16 +202,18 @@ export type FanOutStep =
   | { readonly outcome: 'superseded' | 'duplicate'; readonly marked: 0 };
 
 /**
- * One fan-out step. It reads, at once, the in-progress entry, its progress row, its batch of
- * the tag index (a duplicate wastes that Query page) and, with soft purges, the status, then stops when the progress row is no
- * longer at this step's cursor (a duplicate: if a copy moved it here and died before queuing the
- * next step, that step is queued again) or another effect took the tag over (superseded). Else
- * it marks the batch, moves the cursor on while it is still the one read, counting the batch on
- * the status in the same transaction (of two copies of a step, one wins, and counts once), and
- * queues the next step; after the last batch it removes its in-progress entries (each only while
- * still its own), then deletes its progress row and counts itself done, again in one transaction.
- * With soft purges, its intents carry the purge flag up to the effect's bound, and the last
- * batch queues the tag's deadline purge before anything else (`soft-purge.ts`).
+ * One fan-out step. It reads, at once, the in-progress entry, its progress row, its batch of the
+ * tag index (a duplicate wastes that Query page) and, with soft purges, the status, then stops
+ * when the progress row is no longer at this step's cursor (a duplicate: if a copy moved it here
+ * and died before queuing the next step, that step is queued again) or another effect took the
+ * tag over (superseded). Else it marks the batch, moves the cursor on while it is still the one
+ * read, counting the batch on the status in the same transaction (of two copies of a step, one
+ * wins, and counts once), and queues the next step. After the last batch it deletes its progress
+ * row and counts itself done, again in one transaction, then removes its in-progress entries
+ * (from every shard at once, only while still its own). A copy that finds the progress row gone
+ * while the entries are still its own removes them: the last step, redelivered after a crash
+ * between the two. With soft purges, its intents carry the purge flag up to the effect's bound,
+ * and the last batch queues the tag's deadline purge before anything else (`soft-purge.ts`).
  */
 export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promise<FanOutStep> {
   const { tenant, effectId, mode, tag, cursor } = message;
@@ -224,14 +223,20 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     deps.tagIndex.pages(tenant, tag, cursor || undefined, deps.batchSize),
     softPurgesLeft(deps, message),
   ]);
-  if (progress === undefined) return { outcome: 'duplicate', marked: 0 };
+  const key = inProgressKey(mode, tag);
+  const ours = state.get(key)?.effectId === effectId;
+  if (progress === undefined) {
+    // Finished: maybe by this very step, redelivered after a crash before it removed its entries.
+    if (ours) await deps.inProgress.end(tenant, deps.shards, key, effectId);
+    return { outcome: 'duplicate', marked: 0 };
+  }
   if (progress.cursor !== cursor) {
     if (found.next !== undefined && progress.cursor === found.next) {
       await send(deps, fanOutMessage(progress, found.next));
     }
     return { outcome: 'duplicate', marked: 0 };
   }
-  if (state.get(inProgressKey(mode, tag))?.effectId !== effectId) {
+  if (!ours) {
     const counts = { marked: 0, regenerations: 0 };
     await retried(deps, () =>
       deps.progress.finish(progress, { from: cursor, counts, atMs: deps.clock.now() }),
@@ -261,13 +266,11 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     return { outcome: 'marked', marked: batch.pages, next: to };
   }
   await sendTagDeadline(deps, message);
-  const key = inProgressKey(mode, tag);
-  const shards = Array.from({ length: deps.shards }, (_, shard) => shard);
-  await Promise.all(shards.map((shard) => deps.inProgress.end(tenant, shard, key, effectId)));
   const last = { from: cursor, counts, atMs };
   if (!(await retried(deps, () => deps.progress.finish(progress, last)))) {
     return { outcome: 'duplicate', marked: 0 };
   }
+  await deps.inProgress.end(tenant, deps.shards, key, effectId);
   return { outcome: 'done', marked: batch.pages };
 }
 

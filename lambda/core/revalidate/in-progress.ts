@@ -1,7 +1,7 @@
 /**
  * Revalidations still being marked in the background, as the origin honours them. Before the
  * 202, each tag's entry (`<mode>#<tag>` -> its time and effect) is written to every shard of the
- * in-progress rows; the origin reads one shard beside META and treats an older page carrying the
+ * in-progress rows; the origin reads one shard (before META) and treats an older page carrying the
  * tag as marked already. A page's `generated_at` is its render START in whole seconds (floored),
  * so a render started in the revalidation's second (or within the clock skew margin) counts as
  * older: at most one extra regeneration, never a fresh page rendered before the revalidation.

@@ -196,12 +196,12 @@ async function serveKey(
   const now = epochSeconds(deps.clock);
   // Strongly consistent: once a revalidation has answered 202, no read may still see the page
   // fresh (an eventually consistent read can lag, usually under a second). One Query reads META
-  // and the hit-for-pass mark: 1 RCU while both fit in 4 KB, no second round trip. The
-  // in-progress revalidations are read beside it (or reused, `InProgressReader`), not after.
-  const [{ meta, pass }, inProgress] = await Promise.all([
-    deps.cacheTable.readPage(cacheKey.pk),
-    deps.inProgress?.read(cacheKey) ?? NOTHING_IN_PROGRESS,
-  ]);
+  // and the hit-for-pass mark: 1 RCU while both fit in 4 KB. The in-progress revalidations are
+  // read (or reused, `InProgressReader`) BEFORE it: read after META, they could miss the entry
+  // of a fan-out that marked this page and ended in between, and pair that with META from
+  // before the mark (a HIT older than a 202). A reused read costs no round trip.
+  const inProgress = await (deps.inProgress?.read(cacheKey) ?? NOTHING_IN_PROGRESS);
+  const { meta, pass } = await deps.cacheTable.readPage(cacheKey.pk);
   if (meta === undefined) {
     // A key remembered as pass goes to the upstream at once: no lease, render slot or write.
     if (pass !== undefined && now < pass.until && deps.passThrough !== undefined) {
