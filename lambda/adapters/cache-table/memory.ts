@@ -19,7 +19,7 @@ import type {
   RecordFailureInput,
 } from '../../core/ports.js';
 import { RequestStatus } from '../../core/rows.js';
-import { sealedEnding } from '../request-store/base.js';
+import { sealedEnding } from '../request-store/rows.js';
 import { MemoryTable, type LockRow } from '../shared/memory-table.js';
 
 const holderOf = (lock: LockRow | undefined) =>

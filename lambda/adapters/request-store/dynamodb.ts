@@ -9,7 +9,8 @@ import {
 import type { Clock } from '../../core/clock.js';
 import type { RecordedOutcome } from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';
-import { ClaimRefused, RequestStoreBase, type NewClaim, type RequestRow } from './base.js';
+import { ClaimRefused, RequestStoreBase } from './base.js';
+import type { NewClaim, RequestRow } from './rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Claim, namesOf } from '../shared/dynamodb/conditions.js';
 import { claimItem, requestKey, rowOf, settleUpdate } from '../shared/dynamodb/request-row.js';

@@ -1,11 +1,5 @@
-import {
-  ClaimRefused,
-  recordedOutcomeOf,
-  RequestStoreBase,
-  settledEnding,
-  type NewClaim,
-  type RequestRow,
-} from './base.js';
+import { ClaimRefused, RequestStoreBase } from './base.js';
+import { recordedOutcomeOf, settledEnding, type NewClaim, type RequestRow } from './rows.js';
 import type { Clock } from '../../core/clock.js';
 import type { JsonValue, RecordedOutcome } from '../../core/idempotency.js';
 import { RequestStatus } from '../../core/rows.js';

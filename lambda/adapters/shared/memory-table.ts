@@ -11,7 +11,7 @@ import type {
   PassMark,
 } from '../../core/ports.js';
 import type { RequestStatus } from '../../core/rows.js';
-import type { RowEnding } from '../request-store/base.js';
+import type { RowEnding } from '../request-store/rows.js';
 
 export interface LockRow {
   readonly token: string;

@@ -7,7 +7,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { IndexedStatus, RequestStatus, requestSortKey, statusShardOf } from '../../../core/rows.js';
-import { Settlement, type JsonValue, type RecordedOutcome } from '../../../core/idempotency.js';
+import { Settlement, type JsonValue, type RecordedOutcome } from '../../../core/request-outcome.js';
 import {
   recordedOutcomeOf,
   sealedEnding,
@@ -15,7 +15,7 @@ import {
   type NewClaim,
   type RequestRow,
   type RowEnding,
-} from '../../request-store/base.js';
+} from '../../request-store/rows.js';
 import { keyOf, num, str, type Item } from './items.js';
 
 /** An update of the row: expression, names and values, ready for UpdateItem or a transaction. */

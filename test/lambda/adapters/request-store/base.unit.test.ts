@@ -9,7 +9,7 @@ import {
   BasePersistenceLayer,
   type IdempotencyRecord,
 } from '@aws-lambda-powertools/idempotency/persistence';
-import type { NewClaim } from '../../../../lambda/adapters/request-store/base.js';
+import type { NewClaim } from '../../../../lambda/adapters/request-store/rows.js';
 import { InMemoryRequestStore } from '../../../../lambda/adapters/request-store/memory.js';
 import { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import {
