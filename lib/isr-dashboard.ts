@@ -2,7 +2,7 @@
  * One CloudWatch dashboard an on-call engineer opens first: what viewers get (requests by cache
  * status, passed through included, hit ratio, and CloudFront's own view, which also counts what
  * the edge routes to the upstream), what regeneration does (renders, latency, queue age, dead
- * letters), and the work the sweeper found stuck or failed. Metric names are the ones the
+ * letters, the CDN purges' queue beside the intents'), and the work the sweeper found stuck or failed. Metric names are the ones the
  * functions emit.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -31,6 +31,9 @@ const PERIOD = Duration.minutes(5);
 export interface DashboardInput {
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** The CDN purges' queue (soft and deadline purges) and its DLQ. */
+  readonly purgeQueue: IQueue;
+  readonly purgeDeadLetterQueue: IQueue;
   readonly distribution: IDistribution;
 }
 
@@ -44,6 +47,11 @@ const cloudFront = (distribution: IDistribution, metricName: string, statistic: 
     statistic,
     period: PERIOD,
   });
+
+const oldest = (queue: IQueue, label: string) =>
+  queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum', label });
+const depth = (queue: IQueue, label: string) =>
+  queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label });
 
 const graph = (title: string, left: IMetric[], unit?: string): GraphWidget =>
   new GraphWidget({ title, left, width: 8, height: 6, leftYAxis: { min: 0, label: unit } });
@@ -95,15 +103,16 @@ export function createIsrDashboard(scope: Construct, input: DashboardInput): Das
       worker('RenderFailures', 'Sum', 'Render failures'),
     ]),
     graph(
-      'Queue age (oldest intent)',
-      [input.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' })],
+      'Queue age (oldest message)',
+      [
+        oldest(input.queue, 'Regeneration queue (intents, fan-out steps)'),
+        oldest(input.purgeQueue, 'Purge queue (CDN purges)'),
+      ],
       's',
     ),
     graph('DLQ depth', [
-      input.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: PERIOD,
-        statistic: 'Maximum',
-      }),
+      depth(input.deadLetterQueue, 'Regeneration DLQ'),
+      depth(input.purgeDeadLetterQueue, 'Purge DLQ'),
     ]),
     graph('Stuck and failed work', [
       sweeper(SweeperMetric.MissingTasks, 'Missing tasks'),

@@ -250,7 +250,11 @@ export class IsrService extends Construct {
       routesToUpstream: edge.upstreamOrigin !== undefined,
       actions: props.alarmTopic ? [new SnsAction(props.alarmTopic)] : [],
     });
-    this.dashboard = createIsrDashboard(this, { ...queues, distribution: this.distribution });
+    this.dashboard = createIsrDashboard(this, {
+      ...queues,
+      ...purges,
+      distribution: this.distribution,
+    });
     const functionsAndRoles = [
       { fn: this.originFunction, role: this.originRole },
       { fn: this.workerFunction, role: this.workerRole },

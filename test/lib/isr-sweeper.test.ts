@@ -267,5 +267,9 @@ describe('the sweeper', () => {
       'UnlistedVersionsDeleted',
     ])
       expect(body).toContain(`\\"${metric}\\"`);
+    // Every queue and DLQ, the CDN purges' included, by the queue's name in the metric.
+    const queues = Object.keys(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(4);
+    for (const queue of queues) expect(body).toContain(`"${queue}"`);
   });
 });
