@@ -59,6 +59,13 @@ export interface ViewerContext {
 }
 
 /**
+ * Which viewer request is reading the in-progress rows (its own gated client). One for the
+ * process, never one per run: Node keeps every AsyncLocalStorage ever created on each new
+ * promise's path, so one per run made every later run slower (a 1,000-run check never ended).
+ */
+const caller = new AsyncLocalStorage<RevalidationsInProgress>();
+
+/**
  * The plan's viewers: each request arrives when the schedule releases its `viewer:request` gate
  * (where it begins, for the invariants), in one of two containers. A container serves one
  * request at a time, so its requests start one after another (and a request that crashed takes
@@ -71,7 +78,6 @@ export function startViewers(
   ctx: ViewerContext,
   origins: readonly OriginPlan[],
 ): { poke(): boolean } {
-  const caller = new AsyncLocalStorage<RevalidationsInProgress>();
   const rows: RevalidationsInProgress = {
     begin: () => Promise.reject(new Error('an origin only reads the in-progress rows')),
     end: () => Promise.reject(new Error('an origin only reads the in-progress rows')),
