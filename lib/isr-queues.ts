@@ -26,6 +26,13 @@ export interface RegenerationQueueOptions {
   readonly maxReceiveCount: number;
 }
 
+/** Every queue: SSE-SQS and TLS only. */
+const SECURED = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+/** A DLQ keeps letters 14 days, SQS's maximum, for a replay. */
+const DEAD_LETTER_RETENTION = Duration.days(14);
+/** A queue keeps messages 4 days: a stale hit re-enqueues anyway. */
+const RETENTION = Duration.days(4);
+
 /**
  * Both queues SSE-SQS and TLS only. The DLQ keeps letters 14 days (the maximum) for a replay;
  * the queue keeps intents 4 days, since a stale hit re-enqueues anyway.
@@ -36,9 +43,8 @@ export function createRegenerationQueues(
 ): RegenerationQueues {
   const deadLetterQueue = new Queue(scope, 'DeadLetterQueue', {
     fifo: true,
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(14),
+    ...SECURED,
+    retentionPeriod: DEAD_LETTER_RETENTION,
   });
   const queue = new Queue(scope, 'RegenerationQueue', {
     fifo: true,
@@ -47,9 +53,8 @@ export function createRegenerationQueues(
     contentBasedDeduplication: false,
     deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
     fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(4),
+    ...SECURED,
+    retentionPeriod: RETENTION,
     visibilityTimeout: Duration.seconds(
       options.workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR,
     ),
@@ -92,14 +97,12 @@ export function createPurgeQueues(
   options: { readonly purgerTimeout: Duration; readonly maxReceiveCount: number },
 ): PurgeQueues {
   const purgeDeadLetterQueue = new Queue(scope, 'PurgeDeadLetterQueue', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(14),
+    ...SECURED,
+    retentionPeriod: DEAD_LETTER_RETENTION,
   });
   const purgeQueue = new Queue(scope, 'PurgeQueue', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(4),
+    ...SECURED,
+    retentionPeriod: RETENTION,
     visibilityTimeout: Duration.seconds(
       options.purgerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR,
     ),

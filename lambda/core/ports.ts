@@ -701,11 +701,6 @@ export interface RevalidationStatuses {
   put(status: RevalidationStatus): Promise<void>;
   /** The status, read strongly consistent; undefined for an unknown effect id. */
   get(effectId: string): Promise<RevalidationStatus | undefined>;
-  /**
-   * Adds the counts of the pages marked before the 202 (`ADD`, beside fan-out batches' own,
-   * which `FanOutProgressRows` adds with each move of their cursor).
-   */
-  addMarked(effectId: string, counts: StepCounts): Promise<void>;
   /** Records the pages the tags' index held at the 202, for progress against it. */
   expect(effectId: string, expected: TagPageCount): Promise<void>;
 }

@@ -11,6 +11,7 @@ import {
   type PurgerMessage,
 } from '../core/revalidate/process-purges.js';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
+import { queuedMessageOf } from '../shared/sqs-record.js';
 
 export interface PurgerHandlerOptions {
   readonly deps: PurgerDeps;
@@ -20,11 +21,7 @@ export interface PurgerHandlerOptions {
 }
 
 /** SQS record -> the purger's message. */
-export const toPurgerMessage = (record: SQSRecord): PurgerMessage => ({
-  messageId: record.messageId,
-  body: record.body,
-  receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-});
+export const toPurgerMessage = (record: SQSRecord): PurgerMessage => queuedMessageOf(record);
 
 /** The metric each outcome counts towards. */
 const METRICS: Record<PurgeReport['outcome'], string> = {

@@ -6,6 +6,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { DeadLetterQueue } from '../core/ports.js';
 import { Decision } from '../core/decision.js';
 import { countDecision, MetricUnit, publishMetrics } from '../shared/observability.js';
+import { queuedMessageOf } from '../shared/sqs-record.js';
 import {
   processMessage,
   type WorkerDeps,
@@ -21,9 +22,7 @@ export interface WorkerHandlerOptions {
 
 /** SQS record -> the worker's message. */
 export const toWorkerMessage = (record: SQSRecord): WorkerMessage => ({
-  messageId: record.messageId,
-  body: record.body,
-  receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+  ...queuedMessageOf(record),
   groupId: record.attributes.MessageGroupId,
 });
 

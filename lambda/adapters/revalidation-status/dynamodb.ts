@@ -14,12 +14,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type {
-  RevalidationStatus,
-  RevalidationStatuses,
-  StepCounts,
-  TagPageCount,
-} from '../../core/ports.js';
+import type { RevalidationStatus, RevalidationStatuses, TagPageCount } from '../../core/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
@@ -71,19 +66,6 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     return detail === undefined
       ? undefined
       : withCounts(JSON.parse(detail) as RevalidationStatus, Item ?? {});
-  }
-
-  async addMarked(effectId: string, counts: StepCounts) {
-    await conditionalWrite(
-      this.#update(effectId, {
-        UpdateExpression: 'ADD added_marked :marked, added_regenerations :regenerations',
-        ConditionExpression: STATUS_EXISTS,
-        ExpressionAttributeValues: {
-          ':marked': { N: String(counts.marked) },
-          ':regenerations': { N: String(counts.regenerations) },
-        },
-      }),
-    );
   }
 
   async expect(effectId: string, expected: TagPageCount): Promise<void> {

@@ -18,11 +18,6 @@ export class InMemoryRevalidationStatuses implements RevalidationStatuses {
     return Promise.resolve(this.rows.get(effectId));
   }
 
-  addMarked(effectId: string, counts: StepCounts): Promise<void> {
-    this.count(effectId, counts);
-    return Promise.resolve();
-  }
-
   expect(effectId: string, expected: TagPageCount): Promise<void> {
     const row = this.rows.get(effectId);
     if (row !== undefined) this.rows.set(effectId, { ...row, expected });

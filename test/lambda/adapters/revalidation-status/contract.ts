@@ -36,17 +36,5 @@ export function revalidationStatusesContract(
       expect(await s.revalidationStatuses.get(id)).toEqual(status(id, 'done'));
       expect(await s.revalidationStatuses.get(`rv_${'f'.repeat(32)}`)).toBeUndefined();
     });
-
-    it('adds the counts of the pages marked before the 202; a late count never makes a row', async () => {
-      const id = `rv_${'b'.repeat(32)}`;
-      const statuses = s.revalidationStatuses;
-      await statuses.put({ ...status(id, 'marking'), pages: 0, marked: 0, fanOuts: 2 });
-      await statuses.addMarked(id, { marked: 5, regenerations: 1 });
-      await statuses.addMarked(id, { marked: 2, regenerations: 0 });
-      expect(await statuses.get(id)).toMatchObject({ state: 'marking', marked: 7, pages: 7 });
-      const unknown = `rv_${'e'.repeat(32)}`;
-      await statuses.addMarked(unknown, { marked: 1, regenerations: 0 });
-      expect(await statuses.get(unknown)).toBeUndefined();
-    });
   });
 }

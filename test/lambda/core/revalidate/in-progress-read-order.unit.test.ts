@@ -52,4 +52,35 @@ describe('a request racing the end of a fan-out', () => {
     expect(ctx.state.fanOuts.size).toBe(0); // the fan-out did end during the request
     expect(answer.cacheStatus).toBe('STALE');
   });
+
+  it('a failed read of the rows is a 503, never a HIT without them, and is not kept', async () => {
+    const ctx = backgroundService();
+    await ctx.get('/blog/a');
+    await acceptRevalidation(ctx.deps, ctx.revalidation());
+    ctx.clock.advance(1);
+    let failing = true;
+    const rows: RevalidationsInProgress = {
+      begin: (...args) => ctx.inProgress.begin(...args),
+      end: (...args) => ctx.inProgress.end(...args),
+      read: (tenant, shard) =>
+        failing
+          ? Promise.reject(new Error('ProvisionedThroughputExceededException (injected)'))
+          : ctx.inProgress.read(tenant, shard),
+    };
+    const reader = new InProgressReader({ rows, shards: 4, cacheMs: 250 }, ctx.clock);
+    const request = {
+      method: 'GET',
+      rawPath: '/blog/a',
+      rawQueryString: '',
+      tenant: undefined,
+      ifNoneMatch: undefined,
+    } as const;
+    const deps = { ...ctx.originDeps, inProgress: reader };
+    const failed = await servePage(deps, request);
+    expect(failed).toMatchObject({ status: 503, decision: 'unavailable' });
+    expect(failed.headers['cache-control']).toBe('no-store');
+    // Not kept: the next request reads again, and honours the entry.
+    failing = false;
+    expect((await servePage(deps, request)).cacheStatus).toBe('STALE');
+  });
 });

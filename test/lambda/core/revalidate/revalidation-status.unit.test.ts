@@ -66,7 +66,6 @@ describe('revalidation status', () => {
         return deps.statuses.put(status);
       },
       get: (id: string) => deps.statuses.get(id),
-      addMarked: deps.statuses.addMarked.bind(deps.statuses),
       expect: deps.statuses.expect.bind(deps.statuses),
     };
     await serveRevalidation({ ...deps, statuses }, post({ paths: ['/a'] }, { key: 'k1' }));
