@@ -10,8 +10,8 @@ import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
 import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { loadOriginConfig, type OriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';
-import { localEdge } from '../../local/edge.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
+import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService, type MemoryService } from '../helpers/memory-service.js';
 import { startNextApp, type NextApp } from '../helpers/next-app.js';
 import { BYPASS_COOKIE, DRAFT_SECRET } from '../helpers/next-baseline-flows.js';
@@ -59,18 +59,19 @@ beforeAll(async () => {
     keyPolicy: config.keyPolicy,
     hitForPassSeconds: config.hitForPassSeconds,
   });
+  const handler = createOriginHandler({
+    deps: service.originDeps,
+    tenantHeader: undefined,
+    ...createObservability('origin'),
+  });
   front = await startHttpFront({
-    handler: createOriginHandler({
-      deps: service.originDeps,
-      tenantHeader: undefined,
-      ...createObservability('origin'),
-    }),
+    handler,
     port: 0,
     tenantHeader: undefined,
     variantHeaders: config.settings.variantHeaders.map((rule) => rule.name),
     functionTimeoutMs: 30_000,
     onError: () => undefined,
-    edge: localEdge(config.settings, undefined),
+    cloudfront: await testCloudFront(config.settings, handler),
   });
 }, BUILD_TIMEOUT_MS);
 
