@@ -7,7 +7,7 @@
  * - routing (with an upstream): privileged headers are stripped, the viewer's Host is copied
  *   into X-Forwarded-Host (Next.js Server Actions compare it with Origin), and every request the
  *   rules of `lambda/core/traffic-rules.ts` do not class as cached goes to the upstream origin
- *   with `cf.selectRequestOriginById`. The rules are embedded by their own source text, so the
+ *   with `cf.selectRequestOriginById`, a pass one with a cache key of its own (`PASS_KEY_HEADER`). The rules are embedded by their own source text, so the
  *   edge, `npm start` (which runs this source, `cloudfront-functions-runtime.ts`) and the origin
  *   classify alike.
  * It runs before the cache lookup, so the cache key sees the headers and query it leaves.
@@ -29,6 +29,14 @@ import {
 export const MAX_FUNCTION_CODE_BYTES = 10 * 1024;
 /** The distribution's origin id of the upstream, the one the function selects. */
 export const UPSTREAM_ORIGIN_ID = 'isr-upstream';
+/**
+ * The header a pass-classed request carries to the upstream, set by the function to the request's
+ * own id (`event.context.requestId`) and keyed on by every cache policy the function routes
+ * under: a pass request's cache key is its own, so CloudFront can neither serve it a shared
+ * entry nor make one from it (its answer is made with the viewer's cookies). Privileged
+ * (`x-isr-`): a viewer's copy is stripped first.
+ */
+export const PASS_KEY_HEADER = 'x-isr-pass-key';
 const HOST =
   /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -185,6 +193,7 @@ export function viewerRequestFunctionSource(options: ViewerRequestFunctionOption
     `var TENANT_HEADER = ${JSON.stringify(options.tenantHeader ?? null)};`,
     `var RULES = ${routing === undefined ? 'null' : JSON.stringify(routing.rules)};`,
     `var UPSTREAM = ${JSON.stringify(UPSTREAM_ORIGIN_ID)};`,
+    `var PASS_KEY = ${JSON.stringify(PASS_KEY_HEADER)};`,
     `var STRIP = ${JSON.stringify(strip)};`,
     `var STRIP_PREFIXES = ${JSON.stringify(routing === undefined ? [] : PRIVILEGED_HEADER_PREFIXES)};`,
     `var REFUSAL = ${refusal};`,
@@ -230,11 +239,12 @@ const HANDLER = `function handler(event) {
   else delete request.headers['x-forwarded-host'];
   var decision = classifyRequest(factsOfCloudFrontRequest(request), RULES);
   if (decision.class !== 'cached') {
+    if (decision.class === 'pass') request.headers[PASS_KEY] = { value: event.context.requestId };
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }
   var rule = keyRuleOf(RULES.keyRules || [], request.uri);
-  if (rule !== null) return keyRuleRequest(request, rule);
+  if (rule !== null) return keyRuleRequest(request, rule, event.context.requestId);
   if (RULES.unknownQuery === 'drop') {
     var params = Object.keys(request.querystring);
     for (var j = 0; j < params.length; j++) {
@@ -254,7 +264,7 @@ function badQuery(message) {
     body: { encoding: 'text', data: JSON.stringify({ error: 'query-out-of-bounds', message: message }) }
   };
 }
-function keyRuleRequest(request, rule) {
+function keyRuleRequest(request, rule, requestId) {
   var values = {};
   var names = Object.keys(request.querystring);
   for (var i = 0; i < names.length; i++) {
@@ -268,6 +278,7 @@ function keyRuleRequest(request, rule) {
   }
   var verdict = keyParamsVerdict(rule, values);
   if (verdict === 'pass') {
+    request.headers[PASS_KEY] = { value: requestId };
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }

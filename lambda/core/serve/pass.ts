@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.js';
 import { PassFailure, PassThroughError } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
+import { privateCacheControl } from '../pass-privacy.js';
 import type { PassAnswer, PassThrough } from '../ports.js';
 import { cacheStatusHeader, errorResponse, PASS, type PageResponse } from './responses.js';
 
@@ -113,6 +114,9 @@ function passResponse(
     if (name === 'set-cookie') cookies.push(value);
     else headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
+  // Made with this viewer's request: no shared cache on the way may keep it (pass-privacy.ts).
+  headers['cache-control'] = privateCacheControl(headers['cache-control'], answer.status);
+  if (answer.status >= 400) delete headers.expires;
   headers['x-isr-cache'] = PASS;
   headers['cache-status'] = cacheStatusHeader({ fwd: why.fwd, detail: why.detail });
   return {
