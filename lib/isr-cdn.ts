@@ -93,12 +93,12 @@ export function createPageCachePolicy(scope: Construct, id: string, shape: Cache
     minTtl: Duration.seconds(0),
     defaultTtl: Duration.seconds(0),
     maxTtl: Duration.days(365),
+    // The allow-listed parameters only, whatever `unknownQuery`: a request with another one is
+    // passed with a pass key of its own, and an ignored one (`_rsc`) is no key of a page.
     queryStringBehavior:
-      routing?.unknownQuery === 'pass'
-        ? CacheQueryStringBehavior.all()
-        : shape.allowedQueryParams.length === 0
-          ? CacheQueryStringBehavior.none()
-          : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
+      shape.allowedQueryParams.length === 0
+        ? CacheQueryStringBehavior.none()
+        : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
     headerBehavior:
       headers.length === 0 ? CacheHeaderBehavior.none() : CacheHeaderBehavior.allowList(...headers),
     cookieBehavior:

@@ -138,7 +138,7 @@ describe('IsrService routing to the upstream', () => {
     });
   });
 
-  it('keys pages on the pass key a passed request gets (never a bypass cookie or header) and, with unknown parameters passing, on every parameter; an answer without Cache-Control is never cached', () => {
+  it('keys pages on the pass key a passed request gets (never a bypass cookie or header) and on the allow-listed parameters only, unknown ones passing; an answer without Cache-Control is never cached', () => {
     template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
       CachePolicyConfig: Match.objectLike({
         MinTTL: 0,
@@ -146,7 +146,7 @@ describe('IsrService routing to the upstream', () => {
         ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({
           CookiesConfig: { CookieBehavior: 'none' },
           HeadersConfig: { HeaderBehavior: 'whitelist', Headers: [PASS_KEY_HEADER] },
-          QueryStringsConfig: { QueryStringBehavior: 'all' },
+          QueryStringsConfig: { QueryStringBehavior: 'whitelist', QueryStrings: ['page'] },
         }),
       }),
     });

@@ -80,21 +80,16 @@ const behavioursWithinQuota: SettingRule = {
   },
 };
 
-/**
- * The cache key lists the allowed parameters by name unless unknown ones pass through to the
- * upstream (then it takes every parameter): CloudFront lists at most 10.
- */
+/** The cache key lists the allowed parameters by name: CloudFront lists at most 10. */
 const allowedParamsFitTheKey: SettingRule = {
-  keys: ['allowedQueryParams', 'unknownQuery', 'renderOriginUrl'],
+  keys: ['allowedQueryParams'],
   readers: ['origin'],
   check: (values, nameOf) => {
-    const listed = values.renderOriginUrl === undefined || values.unknownQuery === 'drop';
     const count = listOf(values, 'allowedQueryParams').length;
-    if (!listed || count <= MAX_CACHE_KEY_QUERY_STRINGS) return [];
+    if (count <= MAX_CACHE_KEY_QUERY_STRINGS) return [];
     return [
       `${nameOf('allowedQueryParams')} names ${count} parameters, at most ` +
-        `${MAX_CACHE_KEY_QUERY_STRINGS} in CloudFront's cache key (with ${nameOf('unknownQuery')} ` +
-        "'pass' and an upstream the key takes every parameter instead)",
+        `${MAX_CACHE_KEY_QUERY_STRINGS} in CloudFront's cache key`,
     ];
   },
 };
