@@ -17,35 +17,31 @@
  */
 export function normalisedPathOf(path: string): string {
   if (path.charAt(0) !== '/') return path;
-  const unreserved = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~';
   const hex = '0123456789ABCDEF';
-  let decoded = '';
+  let text = '';
   for (let i = 0; i < path.length; i++) {
-    const c = path.charAt(i);
-    if (c === '%' && i + 2 < path.length) {
-      const hi = hex.indexOf(path.charAt(i + 1).toUpperCase());
-      const lo = hex.indexOf(path.charAt(i + 2).toUpperCase());
-      if (hi >= 0 && lo >= 0) {
-        const ch = String.fromCharCode(hi * 16 + lo);
-        decoded += unreserved.indexOf(ch) >= 0 ? ch : '%' + hex.charAt(hi) + hex.charAt(lo);
-        i += 2;
-        continue;
-      }
-    }
-    decoded += c;
-  }
-  const segments = decoded.split('/');
-  const kept = [];
-  for (let i = 1; i < segments.length; i++) {
-    const segment = segments[i];
-    const last = i === segments.length - 1;
-    if (segment === '.' || segment === '..') {
-      if (segment === '..' && kept.length > 0) kept.pop();
-      if (last) kept.push('');
+    const hi = hex.indexOf(path.charAt(i + 1).toUpperCase());
+    const lo = hex.indexOf(path.charAt(i + 2).toUpperCase());
+    if (path.charAt(i) !== '%' || i + 2 >= path.length || hi < 0 || lo < 0) {
+      text += path.charAt(i);
       continue;
     }
-    if (segment === '' && !last) continue;
-    kept.push(segment);
+    const c = String.fromCharCode(hi * 16 + lo);
+    const kept =
+      hi < 8 && (c.toLowerCase() !== c.toUpperCase() || '0123456789-._~'.indexOf(c) >= 0);
+    text += kept ? c : '%' + hex.charAt(hi) + hex.charAt(lo);
+    i += 2;
   }
-  return '/' + kept.join('/');
+  const parts = text.split('/');
+  const out = [];
+  for (let i = 1; i < parts.length; i++) {
+    const last = i === parts.length - 1;
+    if (parts[i] === '..') out.pop();
+    if (parts[i] === '.' || parts[i] === '..' || (parts[i] === '' && !last)) {
+      if (last) out.push('');
+      continue;
+    }
+    out.push(parts[i]);
+  }
+  return '/' + out.join('/');
 }

@@ -44,6 +44,13 @@ export function createOriginDeps(
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     missWaitMs: config.missWaitMs,
     maxVariantsPerPage: config.settings.maxVariantsPerPage,
+    routing:
+      config.renderOriginUrl === undefined
+        ? undefined
+        : {
+            bypassPaths: config.settings.bypassPaths,
+            staticPrefixes: config.settings.staticPrefixes,
+          },
     // With an upstream, what the cache does not answer is passed to it; the demo has none (405).
     passThrough:
       config.renderOriginUrl === undefined

@@ -121,6 +121,7 @@ const PROBES: readonly RequestFacts[] = [
   { method: 'POST', path: '/a', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/s/a.js', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/api/x/y', queryNames: [], headerNames: [], cookieNames: [] },
+  { method: 'GET', path: '//%61pi/./x', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: [], headerNames: [], cookieNames: ['draft'] },
   { method: 'HEAD', path: '/a', queryNames: [], headerNames: ['x-preview'], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['page', 'q'], headerNames: [], cookieNames: [] },
@@ -172,10 +173,23 @@ export function embeddedRuleProblems(functions: readonly AnyFunction[] = EDGE_FU
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- only its text is read
 type AnyFunction = Function;
 
+/**
+ * Source text without its indentation, blank lines and whole-line comments: the same program
+ * (the embedded functions hold no template literal, so no line break is inside a literal) in
+ * fewer of CloudFront's 10 KB, whichever compiler wrote it (tsc keeps the formatting, esbuild
+ * does not).
+ */
+export const compactSource = (source: string): string =>
+  source
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('//'))
+    .join('\n');
+
 /** The rule functions' own source text, one after the other (the key rules' after them). */
 const embeddedSource = (functions: readonly AnyFunction[] = EDGE_FUNCTIONS): string =>
   [...functions, ...(functions === EDGE_FUNCTIONS ? KEY_RULE_FUNCTIONS : [])]
-    .map((fn) => fn.toString())
+    .map((fn) => compactSource(fn.toString()))
     .join('\n');
 
 /** The function's source: the tables as JSON, the embedded rules, and the handler. */
@@ -198,7 +212,7 @@ export function viewerRequestFunctionSource(options: ViewerRequestFunctionOption
     `var STRIP_PREFIXES = ${JSON.stringify(routing === undefined ? [] : PRIVILEGED_HEADER_PREFIXES)};`,
     `var REFUSAL = ${refusal};`,
     ...(routing === undefined ? [] : [embeddedSource()]),
-    HANDLER,
+    compactSource(HANDLER),
   ].join('\n');
 }
 
@@ -243,7 +257,7 @@ const HANDLER = `function handler(event) {
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }
-  var rule = keyRuleOf(RULES.keyRules || [], request.uri);
+  var rule = keyRuleOf(RULES.keyRules || [], normalisedPathOf(request.uri));
   if (rule !== null) return keyRuleRequest(request, rule, event.context.requestId);
   if (RULES.unknownQuery === 'drop') {
     var params = Object.keys(request.querystring);

@@ -17,6 +17,7 @@ import type { HeaderPairs } from '../forwarding.js';
 import { isFresh, isHeld } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
 import type { CacheMeta, RegenerationQueue } from '../ports.js';
+import { routedPathReason, type TrafficRules } from '../traffic-rules.js';
 import { variantTagOf } from '../variants.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
 import {
@@ -63,6 +64,11 @@ export interface OriginDeps extends RegenerateDeps, PassDeps {
   readonly inProgress?: InProgressReader | undefined;
   /** Most variants a page keeps; a new one past it passes (`variantLimited`). @default none */
   readonly maxVariantsPerPage?: number | undefined;
+  /**
+   * The paths the edge routes past the cache (with an upstream): a key whose decoded path is one
+   * of them is passed, never rendered (`routedPathReason`). @default none
+   */
+  readonly routing?: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'> | undefined;
 }
 
 const NOTHING_IN_PROGRESS: InProgressState = new Map();
@@ -116,6 +122,10 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
       });
     }
     return errorResponse(400, error.reason, error.message);
+  }
+  const routed = deps.routing && routedPathReason(deps.routing, cacheKey.path);
+  if (routed !== undefined && deps.passThrough !== undefined) {
+    return servePass(deps, deps.passThrough, request, { fwd: 'request', detail: routed });
   }
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
