@@ -4,6 +4,8 @@
  * - tenancy (`tenantsByHost`): the tenant is a fact of the edge, not a claim of the viewer. Host
  *   maps to its tenant through a table fixed at deploy time and overwrites any tenant header the
  *   viewer sent; a host not in the table gets 421 and never reaches an origin;
+ * - the service's own paths (`/_isr/`) take GET and HEAD only: another method is answered 405 at
+ *   the edge (through origin access control, Lambda would refuse a body the viewer did not hash);
  * - routing (with an upstream): privileged headers are stripped, the viewer's Host is copied
  *   into X-Forwarded-Host (Next.js Server Actions compare it with Origin), and every request the
  *   rules of `lambda/core/traffic-rules.ts` do not class as cached goes to the upstream origin
@@ -252,6 +254,9 @@ const HANDLER = `function handler(event) {
   if (sent !== '') request.headers['x-forwarded-host'] = { value: sent };
   else delete request.headers['x-forwarded-host'];
   var decision = classifyRequest(factsOfCloudFrontRequest(request), RULES);
+  if (decision.reason === 'internal' && request.method !== 'GET' && request.method !== 'HEAD') {
+    return refusal(405, 'Method Not Allowed', 'method-not-allowed', 'only GET and HEAD are served here', 'GET, HEAD');
+  }
   if (decision.class !== 'cached') {
     if (decision.class === 'pass') request.headers[PASS_KEY] = { value: event.context.requestId };
     cf.selectRequestOriginById(UPSTREAM);
@@ -267,16 +272,21 @@ const HANDLER = `function handler(event) {
   }
   return request;
 }
-function badQuery(message) {
-  return {
-    statusCode: 400,
-    statusDescription: 'Bad Request',
-    headers: {
-      'content-type': { value: 'application/json' },
-      'cache-control': { value: 'no-store' }
-    },
-    body: { encoding: 'text', data: JSON.stringify({ error: 'query-out-of-bounds', message: message }) }
+function refusal(status, description, error, message, allow) {
+  var headers = {
+    'content-type': { value: 'application/json' },
+    'cache-control': { value: 'no-store' }
   };
+  if (allow) headers.allow = { value: allow };
+  return {
+    statusCode: status,
+    statusDescription: description,
+    headers: headers,
+    body: { encoding: 'text', data: JSON.stringify({ error: error, message: message }) }
+  };
+}
+function badQuery(message) {
+  return refusal(400, 'Bad Request', 'query-out-of-bounds', message);
 }
 function keyRuleRequest(request, rule, requestId) {
   var values = {};
