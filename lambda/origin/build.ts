@@ -51,16 +51,7 @@ export function createOriginDeps(
             bypassPaths: config.settings.bypassPaths,
             staticPrefixes: config.settings.staticPrefixes,
           },
-    // With an upstream, what the cache does not answer is passed to it; the demo has none (405).
-    passThrough:
-      config.renderOriginUrl === undefined
-        ? undefined
-        : new HttpPassThrough({
-            originUrl: config.renderOriginUrl,
-            maxBodyBytes: config.passBodyMaxBytes,
-            secretHeader: upstreamSecretHeader(config, runtime),
-            internalHeaders: config.tenantHeader === undefined ? [] : [config.tenantHeader],
-          }),
+    passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
@@ -82,6 +73,22 @@ export function createOriginDeps(
       runtime.clock ?? systemClock,
     ),
   };
+}
+
+/**
+ * With an upstream, what the cache does not answer is passed to it; the demo has none (405).
+ * The tenant header is not dropped here: the pass sets the validated tenant (`servePass`).
+ */
+export function createOriginPassThrough(
+  config: OriginConfig,
+  secretHeader: ReturnType<typeof upstreamSecretHeader>,
+): HttpPassThrough | undefined {
+  if (config.renderOriginUrl === undefined) return undefined;
+  return new HttpPassThrough({
+    originUrl: config.renderOriginUrl,
+    maxBodyBytes: config.passBodyMaxBytes,
+    secretHeader,
+  });
 }
 
 export function buildOriginHandler(

@@ -3,8 +3,9 @@
  * Set-Cookie, Location, Content-Encoding, body bytes), nothing stored. For what the cache must not
  * answer: other methods, and answers the upstream marks per viewer (`traffic.ts`).
  */
+import { tenantFor, type Tenancy } from '../cache-key.js';
 import type { Clock } from '../clock.js';
-import { PassFailure, PassThroughError } from '../errors.js';
+import { InvalidCacheKeyError, PassFailure, PassThroughError } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
 import { privateCacheControl } from '../pass-privacy.js';
 import type { PassAnswer, PassThrough } from '../ports.js';
@@ -15,6 +16,11 @@ export const MAX_PASS_ANSWER_BYTES = 4_400_000;
 
 export interface PassDeps {
   readonly passThrough?: PassThrough | undefined;
+  /**
+   * Multi-tenant mode: the tenant header, and the tenants served. A pass carries the tenant as
+   * validated (a request without a valid one is refused, as for a page), never the viewer's copy.
+   */
+  readonly tenancy?: ({ readonly header: string } & Tenancy) | undefined;
   /** How long the upstream has to answer a pass-through, body included. */
   readonly passTimeoutMs: number;
   readonly clock: Clock;
@@ -23,6 +29,8 @@ export interface PassDeps {
 /** The viewer's request as a pass-through needs it: only ever used for pass, never a render. */
 export interface ViewerRequest {
   readonly method: string;
+  /** The tenant header's value as received; read in multi-tenant mode only. */
+  readonly tenant?: string | undefined;
   readonly rawPath: string;
   readonly rawQueryString: string;
   /** As received (lower-case names, repeated as several entries); filtered on the way out. */
@@ -46,6 +54,10 @@ export async function servePass(
   request: ViewerRequest,
   why: PassWhy,
 ): Promise<PageResponse> {
+  const headers = passHeaders(deps, request);
+  if (headers instanceof InvalidCacheKeyError) {
+    return errorResponse(400, headers.reason, headers.message);
+  }
   const timeout = new AbortController();
   const done = new AbortController();
   void deps.clock.sleep(deps.passTimeoutMs, done.signal).then(() => {
@@ -56,7 +68,7 @@ export async function servePass(
       method: request.method,
       path: request.rawPath,
       query: request.rawQueryString,
-      headers: request.headers ?? [],
+      headers,
       body: request.body,
       signal: timeout.signal,
     });
@@ -72,6 +84,24 @@ export async function servePass(
     };
   } finally {
     done.abort();
+  }
+}
+
+/**
+ * The viewer's headers as the pass sends them: in multi-tenant mode the tenant header is the
+ * validated tenant, set by the service (a viewer's copy never goes on as it came).
+ */
+function passHeaders(deps: PassDeps, request: ViewerRequest): HeaderPairs | InvalidCacheKeyError {
+  const headers = request.headers ?? [];
+  const tenancy = deps.tenancy;
+  if (tenancy === undefined) return headers;
+  try {
+    const tenant = tenantFor(tenancy, request.tenant) ?? '';
+    const name = tenancy.header.toLowerCase();
+    return [...headers.filter(([header]) => header.toLowerCase() !== name), [name, tenant]];
+  } catch (error) {
+    if (error instanceof InvalidCacheKeyError) return error;
+    throw error;
   }
 }
 
