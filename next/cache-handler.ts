@@ -18,6 +18,7 @@ import { loadAdapterConfig, tagHeaderOf } from './config.js';
 import { revalidationBodiesOf, type Durations } from './revalidations.js';
 import { sigV4Signer, type CredentialSource } from './sigv4.js';
 import { pageTagsOf } from './tags.js';
+import { nextVersionCheck } from './version.js';
 
 /** The header Next puts a page's tags in, on the value it hands `set()`. */
 const NEXT_CACHE_TAGS_HEADER = 'x-next-cache-tags';
@@ -110,9 +111,11 @@ function createAdapter(options: AdapterOptions) {
 export function createCacheHandler(options: AdapterOptions = {}) {
   let adapter: ReturnType<typeof createAdapter> | undefined;
   const adapterOf = () => (adapter ??= createAdapter(options));
+  const checkNext = nextVersionCheck(options.log ?? consoleLog);
 
   return class FaceTheoryCacheHandler {
-    constructor(_context?: unknown) {
+    constructor(context?: unknown) {
+      checkNext(context);
       adapterOf();
     }
 
