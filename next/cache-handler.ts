@@ -15,6 +15,7 @@ import {
   type RetryPolicy,
 } from './client.js';
 import { loadAdapterConfig, tagHeaderOf } from './config.js';
+import { hasNodeBuiltins } from './node-builtins.js';
 import { revalidationBodiesOf, type Durations } from './revalidations.js';
 import { sigV4Signer, type CredentialSource } from './sigv4.js';
 import { pageTagsOf } from './tags.js';
@@ -92,8 +93,9 @@ function createAdapter(options: AdapterOptions) {
     return client;
   };
   // Checked at once, so a bad setting fails the first request with its name, not a later
-  // revalidation; `next build` renders through the handler but never revalidates.
-  if (env.NEXT_PHASE !== BUILD_PHASE) clientDeps();
+  // revalidation; `next build` renders through the handler but never revalidates, nor does
+  // edge middleware (Next bundles the handler into it too).
+  if (env.NEXT_PHASE !== BUILD_PHASE && hasNodeBuiltins()) clientDeps();
   return {
     tagHeader,
     async revalidate(tags: string | readonly string[], durations: Durations | undefined) {

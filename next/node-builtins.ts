@@ -12,13 +12,17 @@ import type * as TimersPromises from 'node:timers/promises';
 /** The built-ins this file stands in for: next/build.ts refuses any other `node:` import. */
 export const MAPPED_BUILTINS = ['node:crypto', 'node:module', 'node:timers/promises'] as const;
 
-/** The edge runtime's `process` is a partial stand-in: no getBuiltinModule. */
-const nodeProcess = (): { getBuiltinModule?: (id: string) => object | undefined } | undefined =>
-  globalThis.process;
-
-/** Whether this is Node.js (the edge runtime has no `process.getBuiltinModule`). */
+/**
+ * Whether this is Node.js, not the edge runtime. The edge sandbox of `next start` stands in for
+ * every `process` member with a function that throws, so it is told by the `NEXT_RUNTIME=edge`
+ * it sets (https://nextjs.org/docs/api-reference/edge-runtime, "Environment Variables") or the
+ * `EdgeRuntime` global its VM defines.
+ */
 export function hasNodeBuiltins(): boolean {
-  return typeof nodeProcess()?.getBuiltinModule === 'function';
+  const edge =
+    typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime === 'string' ||
+    globalThis.process?.env?.NEXT_RUNTIME === 'edge';
+  return !edge && typeof globalThis.process?.getBuiltinModule === 'function';
 }
 
 /** A built-in of the running Node. @throws Error on the edge runtime, naming the module */
