@@ -5,7 +5,6 @@
  * installed copies: the same bytes, no download, and no symlink (Turbopack refuses a
  * node_modules that leads out of the app's root: "Could not find the Next.js package").
  */
-import { spawn } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -19,7 +18,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NEXT_APP_DIR, nextEnv } from './next-build.js';
+import { NEXT_APP_DIR, runNext } from './next-build.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ROOT_MODULES = join(ROOT, 'node_modules');
@@ -127,27 +126,9 @@ export function createOutsideApp(dir: string, options: OutsideAppOptions): void 
 }
 
 /** Runs `next <args>` of the app's own next in `dir`; rejects with its output when it fails. */
-export function runAppNext(
+export const runAppNext = (
   dir: string,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const bin = join(dir, 'node_modules', 'next', 'dist', 'bin', 'next');
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: dir,
-      env: nextEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(output)
-        : reject(new Error(`next ${args.join(' ')}: ${code}\n${output}`)),
-    );
-  });
-}
+): Promise<string> =>
+  runNext(join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), dir, args, env);
