@@ -4,7 +4,7 @@
  * construct's own reading alike.
  */
 import { describe, expect, it } from '@jest/globals';
-import { matchesPathPattern } from '../../../../lambda/core/traffic-rules.js';
+import { matchesPathPattern } from '../../../../lambda/core/path-patterns.js';
 import {
   readSettings,
   TABLE,
