@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { normaliseCacheKey, type CacheKey } from '../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../lambda/core/cache-key.js';
+import type { CacheKey } from '../lambda/core/page/model.js';
 import { encodeIntent } from '../lambda/core/intent.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { createWorkerDeps } from '../lambda/worker/build.js';

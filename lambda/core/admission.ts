@@ -10,7 +10,8 @@
  */
 import { tryTakeLease } from './lease.js';
 import { systemRandom, type Random } from './random.js';
-import type { CacheTable, Lease } from './ports.js';
+import type { CacheTable } from './ports.js';
+import type { Lease } from './page/model.js';
 
 export interface AdmissionPolicy {
   /** Renders allowed at once, across every origin instance. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
+import type { CacheKey } from './page/model.js';
 import type { PathMatcher } from './path-patterns.js';
 import { keyParamsVerdict, keyRuleOf, normalisedAcceptOf, type KeyRule } from './key-rules.js';
 import { partitionKey, TENANT_PATTERN } from './rows.js';
@@ -48,25 +49,6 @@ export interface CacheKeyInput {
   readonly rawQueryString?: string | undefined;
   /** The request's headers (lower-case names); only the policy's variant headers are read. */
   readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
-}
-
-/** One cache entry's identity: what the renderer is asked for and where its rows live. */
-export interface CacheKey {
-  readonly tenant: string | undefined;
-  /** Canonical, percent-encoded path: `/blog/caf%C3%A9`. */
-  readonly path: string;
-  /** Canonical query: allow-listed params sorted by name then value, encoded; '' when none. */
-  readonly query: string;
-  /** `path` plus `?query` when there is one, plus `#variant` for a variant: what is hashed. */
-  readonly key: string;
-  /** sha256 hex of `key`. */
-  readonly hash: string;
-  /** The canonical variant (`rsc=1&…`), '' or absent for the page itself. */
-  readonly variant?: string | undefined;
-  /** sha256 hex of the page's key without its variant (its variants' tag and CDN key tag). */
-  readonly pageHash?: string | undefined;
-  /** `TENANT#<tenant>#CACHE#<hash>` or `CACHE#<hash>`. */
-  readonly pk: string;
 }
 
 const reject = (reason: InvalidKeyReason, message: string): never => {

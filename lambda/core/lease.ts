@@ -6,11 +6,11 @@
  * through a long render. Render slots (`admission.ts`) and an operator's seizure
  * (`operate/rollback.ts`) are leases too, taken through here.
  */
-import type { CacheKey } from './cache-key.js';
+import type { CacheKey, AcquiredLease, Lease } from './page/model.js';
 import { epochSeconds, type Clock } from './clock.js';
 import { LeaseHeldError, LeaseLostError, type LeaseHolder } from './errors.js';
 import type { LogSink } from './log.js';
-import type { AcquiredLease, AcquireLeaseInput, CacheTable, Lease } from './ports.js';
+import type { AcquireLeaseInput, CacheTable } from './ports.js';
 import { bodyKeyOf } from './rows.js';
 
 /** A lease is held iff `lease_expires_at > now`, on the caller's clock. */

@@ -13,7 +13,7 @@
  */
 import { pageTags } from './cache-tags.js';
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
-import type { RenderResult } from './ports.js';
+import type { RenderResult } from './page/model.js';
 import {
   classifyAnswer,
   DEFAULT_CACHEABLE_CONTENT_TYPES,

@@ -26,7 +26,10 @@ import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';
 import { InMemoryDeadLetterQueue } from '../../lambda/adapters/dead-letter-queue/memory.js';
-import { SqsDeadLetterQueue } from '../../lambda/adapters/dead-letter-queue/sqs.js';
+import {
+  SqsDeadLetterQueue,
+  DeadLetterAttribute,
+} from '../../lambda/adapters/dead-letter-queue/sqs.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
 import { InMemoryPageHistory } from '../../lambda/adapters/page-history/memory.js';
 import { DynamoPendingPurges } from '../../lambda/adapters/pending-purges/dynamodb.js';
@@ -53,26 +56,29 @@ import type { RequestStore } from '../../lambda/core/idempotency.js';
 import type {
   BodyListing,
   BodyReferences,
+  PageHistory,
+  PendingPurges,
+  StatusIndexReader,
+  StatusRow,
+  SweepCursor,
+} from '../../lambda/core/operate/ports.js';
+import type {
   BodyStore,
   CacheTable,
   DeadLetter,
   DeadLetterQueue,
-  FanOutProgressRows,
-  PageHistory,
   RevalidationsInProgress,
-  PendingPurges,
+  TagIndex,
+} from '../../lambda/core/ports.js';
+import type {
+  FanOutProgressRows,
   PurgeQueue,
   RevalidationStatuses,
   BatchRegenerationQueue,
   RevalidationMarks,
-  StatusIndexReader,
-  StatusRow,
-  SweepCursor,
-  TagIndex,
   TagRevalidations,
-} from '../../lambda/core/ports.js';
+} from '../../lambda/core/revalidate/ports.js';
 import { StatusIndex } from '../../lambda/core/rows.js';
-import { DeadLetterAttribute } from '../../lambda/adapters/dead-letter-queue/sqs.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import {
   createTestBucket,

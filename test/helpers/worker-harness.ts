@@ -13,7 +13,7 @@ import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadWorkerConfig } from '../../lambda/shared/config.js';
 import { buildWorkerHandler, createWorkerDeps } from '../../lambda/worker/build.js';

@@ -9,12 +9,12 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import type { CacheMeta } from '../../lambda/core/page/model.js';
 import type {
-  CacheMeta,
   RevalidationMarks,
-  RevalidationsInProgress,
   RevalidationStatuses,
-} from '../../lambda/core/ports.js';
+} from '../../lambda/core/revalidate/ports.js';
+import type { RevalidationsInProgress } from '../../lambda/core/ports.js';
 import { parseFanOut, type FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
 import {
   processMessage,

@@ -6,7 +6,7 @@
  * is older when its render began in the log before the revalidation's request did.
  */
 import { isFresh, isHeld } from '../../lambda/core/freshness.js';
-import type { CacheMeta } from '../../lambda/core/ports.js';
+import type { CacheMeta } from '../../lambda/core/page/model.js';
 import {
   inProgressVerdict,
   InProgressVerdict,

@@ -15,14 +15,15 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
-import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { IsrError } from '../../lambda/core/errors.js';
 import { needsNoRegeneration } from '../../lambda/core/freshness.js';
 import { rollback } from '../../lambda/core/operate/rollback.js';
 import { versionSortKey } from '../../lambda/core/rows.js';
 import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
-import type { RevalidationMarks } from '../../lambda/core/ports.js';
+import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { resumeStalledFanOuts } from '../../lambda/core/revalidate/fan-out.js';
 import type { FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
 import type { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';

@@ -23,11 +23,15 @@ import {
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
 import { DynamoTagRows } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dynamodb.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { retryPendingPurges } from '../../lambda/core/operate/pending-purges.js';
 import { runSweep, type FanOutSweepDeps, type SweepDeps } from '../../lambda/core/operate/sweep.js';
-import type { BodyListing, BodyReferences, PendingPurges } from '../../lambda/core/ports.js';
+import type {
+  BodyListing,
+  BodyReferences,
+  PendingPurges,
+} from '../../lambda/core/operate/ports.js';
 import { BODY_KEY_PREFIX } from '../../lambda/core/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';

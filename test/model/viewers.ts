@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import { epochSeconds } from '../../lambda/core/clock.js';
 import type { RevalidationsInProgress } from '../../lambda/core/ports.js';
 import { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';

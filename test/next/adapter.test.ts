@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StaticSecretSource } from '../../lambda/adapters/secret-source/static.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { bundleNextAdapter } from '../../next/build.js';
 import { TestClock } from '../helpers/clock.js';

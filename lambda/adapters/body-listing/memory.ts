@@ -1,4 +1,4 @@
-import type { BodyListing, ListedBody } from '../../core/ports.js';
+import type { BodyListing, ListedBody } from '../../core/operate/ports.js';
 import { BODY_KEY_PREFIX } from '../../core/rows.js';
 
 /**

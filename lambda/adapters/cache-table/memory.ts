@@ -9,15 +9,12 @@ import {
 import { isLeaseLive } from '../../core/lease.js';
 import type {
   AcquireLeaseInput,
-  AcquiredLease,
-  CacheMeta,
   CacheTable,
-  Lease,
   MarkPassInput,
-  PageRows,
   PublishInput,
   RecordFailureInput,
 } from '../../core/ports.js';
+import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { RequestStatus } from '../../core/rows.js';
 import { sealedEnding } from '../request-store/rows.js';
 import { MemoryTable, type LockRow } from '../shared/memory-table.js';

@@ -13,7 +13,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+import type { PendingPurge, PendingPurges } from '../../core/operate/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';

@@ -4,7 +4,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { encodeIntent, type QueuedIntent, type RegenerationIntent } from '../../core/intent.js';
-import type { BatchRegenerationQueue, FanOutQueue } from '../../core/ports.js';
+import type { BatchRegenerationQueue, FanOutQueue } from '../../core/revalidate/ports.js';
 import { sendInBatches } from '../shared/sqs/send-batches.js';
 
 export interface SqsRegenerationQueueOptions {

@@ -1,5 +1,7 @@
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
-import type { RenderRequest, RenderResult, Renderer, SecretSource } from '../../core/ports.js';
+import type { RenderRequest, Renderer } from '../../core/regenerate/ports.js';
+import type { RenderResult } from '../../core/page/model.js';
+import type { SecretSource } from '../../core/ports.js';
 import { variantHeadersOf, variantQueryOf, type VariantParam } from '../../core/variants.js';
 
 export interface HttpRendererOptions {

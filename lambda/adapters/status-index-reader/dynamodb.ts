@@ -1,5 +1,5 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { StatusIndexReader, StatusRow } from '../../core/ports.js';
+import type { StatusIndexReader, StatusRow } from '../../core/operate/ports.js';
 import { StatusIndex } from '../../core/rows.js';
 import { num, str, type Item } from '../shared/dynamodb/items.js';
 

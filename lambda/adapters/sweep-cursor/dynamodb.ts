@@ -1,5 +1,5 @@
 import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SweepCursor } from '../../core/ports.js';
+import type { SweepCursor } from '../../core/operate/ports.js';
 import { SweepCursorKey } from '../../core/rows.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
 

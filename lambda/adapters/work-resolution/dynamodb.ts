@@ -1,5 +1,5 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { ResolveInput, StatusRow, WorkResolution } from '../../core/ports.js';
+import type { ResolveInput, StatusRow, WorkResolution } from '../../core/operate/ports.js';
 import { SortKey } from '../../core/rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { allOf, Guard, namesOf } from '../shared/dynamodb/conditions.js';

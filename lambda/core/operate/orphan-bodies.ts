@@ -28,12 +28,11 @@ import { epochSeconds, type Clock } from '../clock.js';
 import type {
   BodyListing,
   BodyReferences,
-  BodyStore,
   ListedBody,
   PageReferences,
   SweepCursor,
-  TagRowRemoval,
-} from '../ports.js';
+} from './ports.js';
+import type { BodyStore, TagRowRemoval } from '../ports.js';
 import { isBodyLeased } from '../lease.js';
 import { bodyOwnerOf } from '../rows.js';
 

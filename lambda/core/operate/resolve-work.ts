@@ -9,7 +9,7 @@
  * in the status index, which are rare.
  */
 import { RequestStatus } from '../rows.js';
-import type { StatusRow, WorkResolution } from '../ports.js';
+import type { StatusRow, WorkResolution } from './ports.js';
 
 /** When the work began to need a person: a FAILED row's failure, a STARTED row's claim. */
 const sinceOf = (row: StatusRow, status: RequestStatus): number =>

@@ -12,7 +12,7 @@
 import { resumeStalledFanOuts, type FanOutDeps } from '../revalidate/fan-out.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
-import type { StatusIndexReader, StatusRow, WorkResolution } from '../ports.js';
+import type { StatusIndexReader, StatusRow, WorkResolution } from './ports.js';
 import { IndexedStatus, RequestStatus, statusShards } from '../rows.js';
 import { resolveSuperseded } from './resolve-work.js';
 

@@ -3,9 +3,8 @@
  * and a taken-over lease's body can be found) and the META that will point at it, with the kept
  * versions and the retention it gets.
  */
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { isHeld } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
 import type { AdmittedPage } from '../render-policy.js';
 import { DEFAULT_RETENTION, metaTtl } from '../retention.js';
 import { bodyKeyOf, versionSortKey } from '../rows.js';

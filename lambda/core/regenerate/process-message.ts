@@ -2,7 +2,8 @@
  * The worker's use case: one regeneration intent off the queue, turned into at most one
  * published generation and a disposition for the message (see `processMessage`).
  */
-import { normaliseCacheKey, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { normaliseCacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
 import { Decision } from '../decision.js';
@@ -10,7 +11,7 @@ import { isAnswered, isHeld, type Need } from '../freshness.js';
 import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
 import { variantHeadersOf } from '../variants.js';
-import type { CacheMeta, PurgeQueue } from '../ports.js';
+import type { PurgeQueue } from '../revalidate/ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
 import type { RegenerateDeps } from './regenerate.js';
 import { settleIntent } from './settle-intent.js';

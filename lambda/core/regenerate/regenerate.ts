@@ -8,7 +8,8 @@
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
 import type { RenderAdmission } from '../admission.js';
-import { isOwnKeyOf, type CacheKey } from '../cache-key.js';
+import { isOwnKeyOf } from '../cache-key.js';
+import type { CacheKey, AcquiredLease, CacheMeta, RenderResult } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { RenderRefusedError, RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
@@ -20,17 +21,8 @@ import {
   tryTakeLease,
 } from '../lease.js';
 import type { LogSink } from '../log.js';
-import type {
-  AcquiredLease,
-  BodyStore,
-  CacheMeta,
-  CacheTable,
-  IdempotencySeal,
-  Renderer,
-  RenderResult,
-  TagIndex,
-  VersionRows,
-} from '../ports.js';
+import type { BodyStore, CacheTable, IdempotencySeal, TagIndex, VersionRows } from '../ports.js';
+import type { Renderer } from './ports.js';
 import type { Random } from '../random.js';
 import {
   admitPage,

@@ -3,10 +3,9 @@
  * with a timeout, stopped early when the lease is lost, whatever the renderer does; and what the
  * cache policy dropped from the page, logged.
  */
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, RenderResult } from '../page/model.js';
 import { epochSeconds } from '../clock.js';
 import { IsrError, RenderOverloadedError, RenderRetryableError } from '../errors.js';
-import type { RenderResult } from '../ports.js';
 import type { AdmittedPage } from '../render-policy.js';
 import type { RegenerateDeps } from './regenerate.js';
 

@@ -3,7 +3,7 @@
  * `runOnce` records). A failed render of a page with a last good generation is recorded on its
  * META (the backoff), and the intent ends there.
  */
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { DEFAULT_FAILURE_POLICY, nextFailure } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
 import { Decision } from '../decision.js';
@@ -16,7 +16,6 @@ import {
 } from '../errors.js';
 import type { Need } from '../freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
-import type { CacheMeta } from '../ports.js';
 import { attemptTtl, DEFAULT_RETENTION } from '../retention.js';
 import type { WorkerDeps } from './process-message.js';
 import { regenerate, type RegenerateOutcome } from './regenerate.js';

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { sha256Hex } from '../cache-key.js';
 import { InvalidMessageError } from '../errors.js';
-import type { FanOutProgress } from '../ports.js';
+import type { FanOutProgress } from './ports.js';
 
 export const FAN_OUT_KIND = 'fan-out';
 

@@ -7,15 +7,13 @@
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
+import type { CdnPurge, RevalidationsInProgress, TagPageCount } from '../ports.js';
 import type {
-  CdnPurge,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
-  RevalidationsInProgress,
   RevalidationStatuses,
-  TagPageCount,
-} from '../ports.js';
+} from './ports.js';
 import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
 import { inProgressKey } from './in-progress.js';

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { cdnKeyTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey } from '../page/model.js';
 import { cdnTagProblem, chunksOf } from '../cdn-purge.js';
 import { InvalidMessageError } from '../errors.js';
 

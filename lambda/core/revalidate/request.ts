@@ -8,10 +8,10 @@ import {
   normaliseCacheKey,
   sha256Hex,
   tenantFor,
-  type CacheKey,
   type CacheKeyPolicy,
   type Tenancy,
 } from '../cache-key.js';
+import type { CacheKey } from '../page/model.js';
 import { normaliseTag, tagProblem } from '../cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';

@@ -4,7 +4,7 @@
  * status reads no other) and what `isr revalidate status` prints. Unknown effect id: 404.
  */
 import type { JsonValue } from '../idempotency.js';
-import type { RevalidationStatus } from '../ports.js';
+import type { RevalidationStatus } from './ports.js';
 import type { Revalidation, RevalidationEffect } from './revalidation.js';
 import { deferredJson } from './soft-purge.js';
 

@@ -15,19 +15,13 @@
  * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
 import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { isHeld } from '../freshness.js';
 import { regenerationIntent, type QueuedIntent } from '../intent.js';
 import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
-import type {
-  CacheMeta,
-  CdnInvalidator,
-  CdnPurge,
-  BatchRegenerationQueue,
-  RevalidationMarks,
-  TagRevalidations,
-} from '../ports.js';
+import type { CdnInvalidator, CdnPurge } from '../ports.js';
+import type { BatchRegenerationQueue, RevalidationMarks, TagRevalidations } from './ports.js';
 import {
   defersPurge,
   sendDeadline,

@@ -15,7 +15,8 @@ import {
   type RecordedOutcome,
   type RunOnce,
 } from '../idempotency.js';
-import type { RevalidationStatuses, SecretSource } from '../ports.js';
+import type { RevalidationStatuses } from './ports.js';
+import type { SecretSource } from '../ports.js';
 import {
   effectIdOf,
   idempotencyKeyOf,

@@ -13,12 +13,12 @@
  *   came past the bound is purged anyway. An `expire` (a takedown) is never deferred.
  */
 import { cdnTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey } from '../page/model.js';
 import type { Clock } from '../clock.js';
 import { Decision } from '../decision.js';
 import { SoftPurgeNotQueuedError } from '../errors.js';
 import type { RegenerationIntent } from '../intent.js';
-import type { PurgeQueue, RevalidationStatuses } from '../ports.js';
+import type { PurgeQueue, RevalidationStatuses } from './ports.js';
 import type { Disposition } from '../regenerate/disposition.js';
 import { deadlinePurgesOf, softPurgeOf } from './purge-message.js';
 import type { Revalidation } from './revalidation.js';

@@ -3,11 +3,11 @@
  * with its body; and the configured fallback page a MISS is given when every render slot is taken.
  */
 import { varyOf } from '../variants.js';
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { BodyNotFoundError } from '../errors.js';
-import type { CacheMeta, StoredBody } from '../ports.js';
+import type { StoredBody } from '../ports.js';
 import {
   CacheStatus,
   generationHeaders,

@@ -3,11 +3,10 @@
  * worker, or, while another holder renders it, that holder's publish waited for (bounded).
  */
 import { varyOf } from '../variants.js';
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { isAnswered, type Need } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
 import { regenerate } from '../regenerate/regenerate.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.js';
 import { PassFailure, PassThroughError } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
-import type { PassAnswer, PassThrough } from '../ports.js';
+import type { PassAnswer, PassThrough } from './ports.js';
 import { cacheStatusHeader, errorResponse, PASS, type PageResponse } from './responses.js';
 
 /** The largest answer a buffered function URL returns (6 MB), less base64's growth. */

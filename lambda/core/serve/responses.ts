@@ -1,5 +1,5 @@
 import { secondsUntilStale } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
+import type { CacheMeta } from '../page/model.js';
 import { formatHttpDate, parseHttpDate } from '../http-date.js';
 import { headersFor304 } from '../response-headers.js';
 

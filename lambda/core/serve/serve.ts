@@ -3,7 +3,8 @@
  * regeneration is queued (STALE), or rendered in the request (MISS, `miss.ts`).
  */
 import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
-import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { cacheKeyFor, type CacheKeyPolicy } from '../cache-key.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { epochSeconds } from '../clock.js';
 import {
   ErrorKind,
@@ -16,7 +17,7 @@ import {
 import type { HeaderPairs } from '../forwarding.js';
 import { isFresh, isHeld } from '../freshness.js';
 import { regenerationIntent } from '../intent.js';
-import type { CacheMeta, RegenerationQueue } from '../ports.js';
+import type { RegenerationQueue } from '../ports.js';
 import { variantTagOf } from '../variants.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
 import {

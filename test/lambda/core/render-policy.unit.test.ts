@@ -6,7 +6,7 @@ import {
   RenderRefusedError,
   RenderRetryableError,
 } from '../../../lambda/core/errors.js';
-import type { RenderResult } from '../../../lambda/core/ports.js';
+import type { RenderResult } from '../../../lambda/core/page/model.js';
 import { admitPage, statusDisposition } from '../../../lambda/core/render-policy.js';
 
 const policy = { maxBodyBytes: 1024, defaultRevalidateSeconds: 60 };

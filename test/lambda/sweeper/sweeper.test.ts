@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { RequestRowStore } from '../../../lambda/adapters/request-store/dynamodb.js';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
-import type { BodyReferences } from '../../../lambda/core/ports.js';
+import type { BodyReferences } from '../../../lambda/core/operate/ports.js';
 import { SweepCursorKey, bodyKeyOf } from '../../../lambda/core/rows.js';
 import { runSweep, type SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';

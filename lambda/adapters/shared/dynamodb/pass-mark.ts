@@ -7,7 +7,8 @@ import {
   TransactWriteItemsCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { MarkPassInput, PageRows, PassMark } from '../../../core/ports.js';
+import type { MarkPassInput } from '../../../core/ports.js';
+import type { PageRows, PassMark } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/rows.js';
 import { classifyPublishFailure, PublishAction } from './cancellation.js';
 import { allOf, Guard, namesOf } from './conditions.js';

@@ -9,7 +9,7 @@ import {
   NewerGenerationError,
   RequestAlreadyCompletedError,
 } from '../../../../lambda/core/errors.js';
-import type { CacheMeta, Lease } from '../../../../lambda/core/ports.js';
+import type { CacheMeta, Lease } from '../../../../lambda/core/page/model.js';
 import { IndexedStatus, requestSortKey, statusShardOf } from '../../../../lambda/core/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { cdnKeyTagOf } from '../../../../lambda/core/cache-tags.js';
 import { PageChangedError, VersionRequestError } from '../../../../lambda/core/errors.js';
-import type { CacheMeta, CdnPurge } from '../../../../lambda/core/ports.js';
+import type { CacheMeta } from '../../../../lambda/core/page/model.js';
+import type { CdnPurge } from '../../../../lambda/core/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   hold,

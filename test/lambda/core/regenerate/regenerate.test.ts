@@ -10,7 +10,7 @@ import {
   RenderRefusedError,
   RenderRetryableError,
 } from '../../../../lambda/core/errors.js';
-import type { RenderRequest } from '../../../../lambda/core/ports.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';

@@ -7,7 +7,7 @@ import {
   TransactionConflictError,
 } from '../../../../lambda/core/errors.js';
 import type { Need } from '../../../../lambda/core/freshness.js';
-import type { RenderRequest } from '../../../../lambda/core/ports.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
 import { bodyKeyOf } from '../../../../lambda/core/rows.js';
 import { memoryService } from '../../../helpers/memory-service.js';

@@ -3,7 +3,7 @@ import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress/keys
 import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
 import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
 import type { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
-import type { FanOutProgressRows } from '../../../../lambda/core/ports.js';
+import type { FanOutProgressRows } from '../../../../lambda/core/revalidate/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
 import {
   acceptRevalidation,

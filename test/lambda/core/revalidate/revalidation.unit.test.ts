@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { encodeIntent } from '../../../../lambda/core/intent.js';
-import type { CdnPurge, RenderRequest } from '../../../../lambda/core/ports.js';
+import type { CdnPurge } from '../../../../lambda/core/ports.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   HELD_PAGES_LISTED,

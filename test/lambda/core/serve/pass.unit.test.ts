@@ -3,7 +3,8 @@ import {
   InProcessPassThrough,
   type InProcessUpstream,
 } from '../../../../lambda/adapters/pass-through/in-process.js';
-import type { PassThrough, RenderResult } from '../../../../lambda/core/ports.js';
+import type { PassThrough } from '../../../../lambda/core/serve/ports.js';
+import type { RenderResult } from '../../../../lambda/core/page/model.js';
 import { servePage, type PageRequest } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';
