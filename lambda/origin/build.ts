@@ -13,7 +13,7 @@ import {
   type ServiceRuntime,
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
-import type { OriginDeps } from '../core/serve/serve.js';
+import type { OriginDeps } from '../core/serve/request.js';
 
 /** The origin's use-case dependencies, from validated configuration and injected clients. */
 export function createOriginDeps(

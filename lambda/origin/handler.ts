@@ -5,7 +5,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
-import { servePage, type OriginDeps, type PageRequest } from '../core/serve/serve.js';
+import { servePage } from '../core/serve/serve.js';
+import type { OriginDeps, PageRequest } from '../core/serve/request.js';
 
 export interface OriginHandlerOptions {
   readonly deps: OriginDeps;

@@ -8,7 +8,7 @@ import type { PassThrough } from '../../lambda/core/serve/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
 import type { LogSink } from '../../lambda/core/log.js';
-import type { OriginDeps } from '../../lambda/core/serve/serve.js';
+import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
 import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';
 import { TestClock } from './clock.js';

@@ -6,7 +6,7 @@ import type { Clock } from '../../lambda/core/clock.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { buildOriginHandler, createOriginDeps } from '../../lambda/origin/build.js';
 import { createOriginHandler, type FunctionUrlResult } from '../../lambda/origin/handler.js';
-import type { OriginDeps } from '../../lambda/core/serve/serve.js';
+import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadOriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';

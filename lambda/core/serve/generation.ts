@@ -15,7 +15,7 @@ import {
   type AnswerShape,
   type PageResponse,
 } from './responses.js';
-import type { OriginDeps, PageRequest } from './serve.js';
+import type { OriginDeps, PageRequest } from './request.js';
 
 /**
  * A published generation as a response; undefined when its body is missing from the bucket.

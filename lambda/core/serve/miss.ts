@@ -11,7 +11,7 @@ import { regenerate } from '../regenerate/regenerate.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';
 import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
-import type { OriginDeps, PageRequest } from './serve.js';
+import type { OriginDeps, PageRequest } from './request.js';
 
 /**
  * Renders in the request. When another holder is already rendering, waits (bounded) for its
