@@ -10,7 +10,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { CdnInvalidator, SecretSource } from '../core/ports.js';
 import type { Renderer } from '../core/regenerate/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings.js';
-import type { RegenerateDeps } from '../core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../core/regenerate/deps.js';
 import type { LogSink } from '../core/log.js';
 import type { AwsClients } from './aws-clients.js';
 import type { ServiceConfig } from './config.js';

@@ -6,7 +6,7 @@ import type { Context } from 'aws-lambda';
 import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
 import type { PassThrough } from '../../lambda/core/serve/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
-import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../lambda/core/regenerate/deps.js';
 import type { LogSink } from '../../lambda/core/log.js';
 import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';

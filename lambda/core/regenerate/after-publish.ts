@@ -5,7 +5,7 @@
  */
 import type { CacheKey, CacheMeta } from '../page/model.js';
 import type { AdmittedPage } from '../render-policy.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 import { retireBody } from './retire.js';
 
 /**

@@ -9,7 +9,7 @@ import type { AdmittedPage } from '../render-policy.js';
 import { DEFAULT_RETENTION, metaTtl } from '../retention.js';
 import { bodyKeyOf, versionSortKey } from '../rows.js';
 import { SETTING_DEFAULTS } from '../settings.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 
 /** Where a render's body goes, and the META to publish once S3 answered with its ETag. */
 export interface GenerationToPublish {

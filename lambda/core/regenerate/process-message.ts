@@ -13,7 +13,7 @@ import { parseIntent, type RegenerationIntent } from '../intent.js';
 import { variantHeadersOf } from '../variants.js';
 import type { PurgeQueue } from '../revalidate/ports.js';
 import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 import { settleIntent } from './settle-intent.js';
 import type { FanOutDeps } from '../revalidate/fan-out.js';
 import { isFanOutBody } from '../revalidate/fan-out-message.js';

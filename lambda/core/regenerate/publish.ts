@@ -13,7 +13,7 @@ import {
 } from '../errors.js';
 import type { PublishInput } from '../ports.js';
 import { systemRandom } from '../random.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 
 /** How a publish ended, when it ended in an answer rather than an error. */
 export type PublishResult =

@@ -18,7 +18,8 @@ import type { Need } from '../freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
 import { attemptTtl, DEFAULT_RETENTION } from '../retention.js';
 import type { WorkerDeps } from './process-message.js';
-import { regenerate, type RegenerateOutcome } from './regenerate.js';
+import { regenerate } from './regenerate.js';
+import type { RegenerateOutcome } from '../page/regeneration.js';
 
 /** What the worker records for an intent: a decision it logs, with the REQ# settlement. */
 export type WorkerOutcome = RecordedOutcome & { readonly decision: Decision };

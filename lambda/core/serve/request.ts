@@ -8,7 +8,7 @@ import { cacheKeyFor, type CacheKeyPolicy } from '../cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
 import type { RegenerationQueue } from '../ports.js';
-import type { RegenerateDeps } from '../regenerate/regenerate.js';
+import type { RegenerateDeps } from '../regenerate/deps.js';
 import type { InProgressReader } from '../revalidate/in-progress.js';
 import type { PassDeps } from './pass.js';
 import type { CachingPolicy } from './responses.js';

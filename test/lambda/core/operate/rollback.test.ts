@@ -17,7 +17,8 @@ import { PageChangedError } from '../../../../lambda/core/errors.js';
 import { isFresh } from '../../../../lambda/core/freshness.js';
 import { seizeLease } from '../../../../lambda/core/lease.js';
 import type { Renderer } from '../../../../lambda/core/regenerate/ports.js';
-import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
+import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
 import {
   hold,
   release,

@@ -11,7 +11,8 @@ import {
   RenderRetryableError,
 } from '../../../../lambda/core/errors.js';
 import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
-import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
+import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 import { TestClock } from '../../../helpers/clock.js';
