@@ -7,11 +7,8 @@ import type { DeadLetterQueue } from '../core/ports.js';
 import { Decision } from '../core/decision.js';
 import { countDecision, MetricUnit, publishMetrics } from '../shared/observability.js';
 import { queuedMessageOf } from '../shared/sqs-record.js';
-import {
-  processMessage,
-  type WorkerDeps,
-  type WorkerMessage,
-} from '../core/regenerate/process-message.js';
+import { processMessage } from '../core/regenerate/process-message.js';
+import type { WorkerDeps, WorkerMessage } from '../core/worker/deps.js';
 
 export interface WorkerHandlerOptions {
   readonly deps: WorkerDeps;

@@ -10,7 +10,7 @@ import type { RegenerateDeps } from '../../lambda/core/regenerate/deps.js';
 import type { LogSink } from '../../lambda/core/log.js';
 import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
-import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';
+import type { WorkerDeps } from '../../lambda/core/worker/deps.js';
 import { TestClock } from './clock.js';
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
 import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';

@@ -17,7 +17,7 @@ import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadWorkerConfig } from '../../lambda/shared/config.js';
 import { buildWorkerHandler, createWorkerDeps } from '../../lambda/worker/build.js';
-import type { WorkerMessage } from '../../lambda/core/regenerate/process-message.js';
+import type { WorkerMessage } from '../../lambda/core/worker/deps.js';
 import { lambdaContext, pollOnce } from '../../local/worker-poller.js';
 import type { RegenerationQueues } from '../../local/provision.js';
 import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';

@@ -38,10 +38,8 @@ import {
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
-import {
-  processMessage,
-  type MessageReport,
-} from '../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../lambda/core/regenerate/process-message.js';
+import type { MessageReport } from '../../lambda/core/worker/deps.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import { removeGuard } from '../helpers/guard-mutation.js';

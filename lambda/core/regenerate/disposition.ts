@@ -3,20 +3,10 @@
  * with its reason, from how its call under the message ID ended or from the error that ended it.
  */
 import { DEFAULT_FAILURE_POLICY, type FailurePolicy } from '../backoff.js';
-import { Decision } from '../decision.js';
+import { Decision, type Disposition } from '../decision.js';
 import { ErrorKind, failureOf, RETRIES_EXHAUSTED } from '../errors.js';
 import { Settlement, type RunOnce } from '../idempotency.js';
 import { reasonOf, type WorkerOutcome } from './settle-intent.js';
-
-/** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
-export type Disposition = {
-  readonly decision: Decision;
-  readonly detail?: Record<string, unknown>;
-} & (
-  | { readonly action: 'ack' }
-  | { readonly action: 'retry'; readonly error: unknown }
-  | { readonly action: 'dead-letter'; readonly reason: { code: string; message: string } }
-);
 
 /** What the message becomes, however its call under the message ID ended. */
 export function dispositionOfRun(

@@ -2,52 +2,21 @@
  * The worker's use case: one regeneration intent off the queue, turned into at most one
  * published generation and a disposition for the message (see `processMessage`).
  */
-import { normaliseCacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { normaliseCacheKey } from '../cache-key.js';
 import type { CacheKey, CacheMeta } from '../page/model.js';
-import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
-import { Decision } from '../decision.js';
+import { Decision, type Disposition } from '../decision.js';
 import { isAnswered, isHeld, type Need } from '../freshness.js';
-import { runOnce, type Idempotency, type IdempotentCall } from '../idempotency.js';
+import { runOnce, type IdempotentCall } from '../idempotency.js';
 import { parseIntent, type RegenerationIntent } from '../intent.js';
 import { variantHeadersOf } from '../variants.js';
-import type { PurgeQueue } from '../revalidate/ports.js';
-import { dispositionOfError, dispositionOfRun, type Disposition } from './disposition.js';
-import type { RegenerateDeps } from './deps.js';
+import { dispositionOfError, dispositionOfRun } from './disposition.js';
 import { settleIntent } from './settle-intent.js';
-import type { FanOutDeps } from '../revalidate/fan-out.js';
 import { isFanOutBody } from '../revalidate/fan-out-message.js';
 import { processFanOut } from '../revalidate/process-fan-out.js';
 import { sendSoftPurge } from '../revalidate/soft-purge.js';
-
-/** One SQS record, as the worker needs it. */
-export interface WorkerMessage {
-  readonly messageId: string;
-  readonly body: string;
-  /** How many times SQS has handed this message out, this time included. */
-  readonly receiveCount: number;
-  readonly groupId: string | undefined;
-}
-
-export interface WorkerDeps extends RegenerateDeps {
-  readonly keyPolicy: CacheKeyPolicy;
-  readonly idempotency: Idempotency;
-  /** Receives after which a retryable failure is dead-lettered instead of retried. */
-  readonly maxReceiveCount: number;
-  /** @default DEFAULT_FAILURE_POLICY */
-  readonly failurePolicy?: FailurePolicy | undefined;
-  readonly owner?: string | undefined;
-  /** Revalidation fan-out steps, queued beside intents (`revalidate/fan-out.ts`). */
-  readonly fanOut?: FanOutDeps | undefined;
-  /** Where a flagged intent's soft purge goes once its page is published (`soft-purge.ts`). */
-  readonly purgeQueue?: PurgeQueue | undefined;
-}
-
-/** The disposition of one message, with what the log line needs to find it. */
-export type MessageReport = Disposition & {
-  readonly idempotencyKey: string;
-  readonly cacheKeyHash: string | undefined;
-};
+import type { MessageReport, WorkerDeps, WorkerMessage } from '../worker/deps.js';
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as

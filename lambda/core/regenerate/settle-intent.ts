@@ -17,7 +17,7 @@ import {
 import type { Need } from '../freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
 import { attemptTtl, DEFAULT_RETENTION } from '../retention.js';
-import type { WorkerDeps } from './process-message.js';
+import type { WorkerDeps } from '../worker/deps.js';
 import { regenerate } from './regenerate.js';
 import type { RegenerateOutcome } from '../page/regeneration.js';
 

@@ -5,7 +5,7 @@
  */
 import { Decision } from '../decision.js';
 import { dispositionOfError } from '../regenerate/disposition.js';
-import type { MessageReport, WorkerMessage } from '../regenerate/process-message.js';
+import type { MessageReport, WorkerMessage } from '../worker/deps.js';
 import { markBatch, type FanOutDeps, type FanOutStep } from './fan-out.js';
 import { parseFanOut, type FanOutMessage } from './fan-out-message.js';
 

@@ -19,7 +19,7 @@ import { Decision } from '../decision.js';
 import { SoftPurgeNotQueuedError } from '../errors.js';
 import type { RegenerationIntent } from '../intent.js';
 import type { PurgeQueue, RevalidationStatuses } from './ports.js';
-import type { Disposition } from '../regenerate/disposition.js';
+import type { Disposition } from '../decision.js';
 import { deadlinePurgesOf, softPurgeOf } from './purge-message.js';
 import type { Revalidation } from './revalidation.js';
 
