@@ -18,7 +18,8 @@ import {
   type FanOutDeps,
 } from '../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../lambda/core/revalidate/fan-out-message.js';
-import { revalidate, type Revalidation } from '../lambda/core/revalidate/revalidation.js';
+import { revalidate } from '../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../lambda/core/revalidate/model.js';
 import type { AwsClients } from '../lambda/shared/aws-clients.js';
 import type { Scenario } from './fixture.js';
 

@@ -6,7 +6,7 @@ import type { CdnPurge } from '../../lambda/core/ports.js';
 import { markBatch, type FanOutDeps } from '../../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';
 import { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
-import type { Revalidation } from '../../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../../lambda/core/revalidate/model.js';
 import type { SoftPurgeDeps } from '../../lambda/core/revalidate/soft-purge.js';
 import { servePage } from '../../lambda/core/serve/serve.js';
 import { TestClock } from './clock.js';

@@ -1,7 +1,8 @@
 /**
  * The page model every use case shares: a cache entry's identity, its published generation
- * (META), its versions, its lease, its hit-for-pass mark and a rendered page. Types only, so
- * the rules and the ports that speak of pages import it without importing each other.
+ * (META), its versions, its lease, its hit-for-pass mark, a rendered page and how a
+ * revalidation leaves it. Types (and one closed set), so the rules and the ports that speak of
+ * pages import it without importing each other.
  */
 import type { FailureRecord } from '../backoff.js';
 import type { LeaseHolder } from '../errors.js';
@@ -145,3 +146,7 @@ export interface RenderResult {
   readonly revalidateSeconds?: number | undefined;
   readonly tags?: readonly string[] | undefined;
 }
+
+/** How a revalidation leaves a page: marked stale (served STALE, regenerated), or expired (gone). */
+export const RevalidationMode = { Stale: 'stale', Expire: 'expire' } as const;
+export type RevalidationMode = (typeof RevalidationMode)[keyof typeof RevalidationMode];

@@ -24,15 +24,9 @@ import {
   softPurgesLeft,
   statusDeadlineOf,
   withSoftPurges,
-  type DeferredPurge,
 } from './soft-purge.js';
-import {
-  markTargets,
-  pagesToMark,
-  type Revalidation,
-  type RevalidationDeps,
-  type RevalidationEffect,
-} from './revalidation.js';
+import type { DeferredPurge, Revalidation, RevalidationEffect } from './model.js';
+import { markTargets, pagesToMark, type RevalidationDeps } from './revalidation.js';
 
 export interface FanOutDeps extends RevalidationDeps {
   readonly inProgress: RevalidationsInProgress;

@@ -11,20 +11,15 @@ import {
   type CacheKeyPolicy,
   type Tenancy,
 } from '../cache-key.js';
-import type { CacheKey } from '../page/model.js';
+import { type CacheKey, RevalidationMode } from '../page/model.js';
 import { normaliseTag, tagProblem } from '../cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
 import { parsePageAddress } from '../page-address.js';
 import type { CdnPurge } from '../ports.js';
 import type { AcceptedRevalidation } from './fan-out.js';
-import {
-  RevalidationMode,
-  type HeldPages,
-  type Revalidation,
-  type RevalidationEffect,
-} from './revalidation.js';
-import { deferredJson, type DeferredPurge } from './soft-purge.js';
+import type { HeldPages, Revalidation, RevalidationEffect, DeferredPurge } from './model.js';
+import { deferredJson } from './soft-purge.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;

@@ -5,7 +5,7 @@
  */
 import type { JsonValue } from '../idempotency.js';
 import type { RevalidationStatus } from './ports.js';
-import type { Revalidation, RevalidationEffect } from './revalidation.js';
+import type { Revalidation, RevalidationEffect } from './model.js';
 import { deferredJson } from './soft-purge.js';
 
 const EFFECT_ID = /^rv_[0-9a-f]{32}$/;

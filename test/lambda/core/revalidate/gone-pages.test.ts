@@ -15,8 +15,8 @@ import { runSweep } from '../../../../lambda/core/operate/sweep.js';
 import {
   revalidate,
   type RevalidationDeps,
-  type RevalidationMode,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { RevalidationMode } from '../../../../lambda/core/page/model.js';
 import { loadSweeperConfig } from '../../../../lambda/shared/config.js';
 import { createSweeperDeps } from '../../../../lambda/sweeper/build.js';
 import { TestClock } from '../../../helpers/clock.js';

@@ -7,9 +7,9 @@ import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   HELD_PAGES_LISTED,
   revalidate,
-  type Revalidation,
   type RevalidationDeps,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../../../../lambda/core/revalidate/model.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
 import { memoryService } from '../../../helpers/memory-service.js';

@@ -10,9 +10,9 @@ import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js'
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   revalidate,
-  type Revalidation,
   type RevalidationDeps,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../../../../lambda/core/revalidate/model.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';
 
