@@ -14,16 +14,19 @@ import {
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
 import type { OriginDeps } from '../core/serve/request.js';
+import type { RegenerateDeps } from '../core/regenerate/deps.js';
+import { regenerateInRequest } from '../core/regenerate/regenerate.js';
 
 /** The origin's use-case dependencies, from validated configuration and injected clients. */
 export function createOriginDeps(
   config: OriginConfig,
   runtime: ServiceRuntime,
   log: LogSink,
-): OriginDeps {
+): OriginDeps & RegenerateDeps {
   const regenerateDeps = createRegenerateDeps(config, runtime, log);
   return {
     ...regenerateDeps,
+    regenerate: regenerateInRequest,
     admission:
       config.missRenderLimit > 0
         ? new RenderAdmission(

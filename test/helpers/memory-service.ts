@@ -7,6 +7,7 @@ import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-
 import type { PassThrough } from '../../lambda/core/serve/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { RegenerateDeps } from '../../lambda/core/regenerate/deps.js';
+import { regenerateInRequest } from '../../lambda/core/regenerate/regenerate.js';
 import type { LogSink } from '../../lambda/core/log.js';
 import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
@@ -87,8 +88,9 @@ export function memoryService(options: MemoryServiceOptions) {
     maxReceiveCount: 5,
     owner: 'unit-worker',
   };
-  const originDeps: OriginDeps = {
+  const originDeps: OriginDeps & RegenerateDeps = {
     ...regenerateDeps,
+    regenerate: regenerateInRequest,
     keyPolicy,
     queue,
     deployId: 'd1',

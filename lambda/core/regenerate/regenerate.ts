@@ -57,6 +57,17 @@ export async function regenerate(
 }
 
 /**
+ * `regenerate` as a method of the deps that carry its ports: the origin's MISS
+ * (`InRequestRegeneration`), so a copy of the deps with one port replaced renders with it too.
+ */
+export function regenerateInRequest(
+  this: RegenerateDeps,
+  input: RegenerateInput,
+): Promise<RegenerateOutcome> {
+  return regenerate(this, input);
+}
+
+/**
  * Where a regeneration stands, as far as what it leaves behind goes: the only state it carries.
  * - `leased`: LOCK is ours (until it expires), no body written;
  * - `body-written`: LOCK is ours and a body was written that our publish may yet point to;

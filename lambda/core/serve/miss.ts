@@ -7,7 +7,6 @@ import type { CacheKey, CacheMeta } from '../page/model.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { isAnswered, type Need } from '../freshness.js';
-import { regenerate } from '../regenerate/regenerate.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';
 import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
@@ -23,7 +22,7 @@ export async function serveMiss(
   request: PageRequest,
   need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
-  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
+  const outcome = await deps.regenerate({ cacheKey, need, owner: deps.owner });
   if (outcome.decision === 'new') {
     const headers = generationHeaders(
       outcome.meta,

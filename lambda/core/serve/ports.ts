@@ -1,7 +1,9 @@
 /**
- * The ports only serving needs: the upstream a pass-through reaches with the viewer's own
- * request. The ports every use case shares are in `core/ports.ts`.
+ * The ports only serving needs: the regeneration a MISS runs in the request, and the upstream a
+ * pass-through reaches with the viewer's own request. The ports every use case shares are in
+ * `core/ports.ts`.
  */
+import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
 
 /**
  * A viewer's request as the upstream gets it on a pass-through: method, path and query as
@@ -36,4 +38,13 @@ export interface PassAnswer {
  */
 export interface PassThrough {
   forward(request: PassRequest): Promise<PassAnswer>;
+}
+
+/**
+ * A MISS renders in the request under the same lease and publish protocol as the worker: the
+ * regenerate use case, which serving is given rather than imports (one use case never imports
+ * another). Called as a method of the deps it sits on, so it renders with those deps' ports.
+ */
+export interface InRequestRegeneration {
+  regenerate(input: RegenerateInput): Promise<RegenerateOutcome>;
 }

@@ -7,13 +7,25 @@ import type { FailurePolicy } from '../backoff.js';
 import { cacheKeyFor, type CacheKeyPolicy } from '../cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
-import type { RegenerationQueue } from '../ports.js';
-import type { RegenerateDeps } from '../regenerate/deps.js';
+import type { LogSink } from '../log.js';
+import type { BodyStore, CacheTable, RegenerationQueue, TagPageCounter } from '../ports.js';
 import type { InProgressReader } from '../revalidate/in-progress.js';
 import type { PassDeps } from './pass.js';
+import type { InRequestRegeneration } from './ports.js';
 import type { CachingPolicy } from './responses.js';
 
-export interface OriginDeps extends RegenerateDeps, PassDeps {
+/**
+ * The origin's deps: the stores serving reads, and the regeneration a MISS runs, which the
+ * origin's wiring passes in with its own ports (`regenerateInRequest`).
+ */
+export interface OriginDeps extends InRequestRegeneration, PassDeps {
+  readonly cacheTable: CacheTable;
+  readonly bodies: BodyStore;
+  /** Counts a page's variants (`maxVariantsPerPage`); none are counted without it. */
+  readonly tagIndex?: TagPageCounter | undefined;
+  /** How far apart two clocks may be (an in-progress revalidation's second). @default 0 */
+  readonly clockSkewMarginSeconds?: number | undefined;
+  readonly log?: LogSink | undefined;
   readonly keyPolicy: CacheKeyPolicy;
   /**
    * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
