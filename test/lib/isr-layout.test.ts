@@ -113,10 +113,10 @@ describe('lib layout', () => {
   });
 
   it('negative control: a core rule the construct reaches that loaded the idempotency engine is caught', () => {
-    // The slip this guards against: soft-purge.ts (reached through sweep.ts and fan-out.ts)
-    // importing the worker's disposition, which loads Powertools idempotency at run time.
+    // The slip this guards against: sweep.ts (reached for its metric names) importing the
+    // worker's disposition, which loads Powertools idempotency at run time.
     const slipped = (file: string) =>
-      file === 'lambda/core/revalidate/soft-purge.ts'
+      file === 'lambda/core/operate/sweep.ts'
         ? [...runtimeImports(file).local, 'lambda/core/regenerate/disposition.ts']
         : runtimeImports(file).local;
     expect(undeclared(runtimePackages('lib/index.ts', slipped))).toContain(

@@ -26,7 +26,11 @@ import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dyna
 import type { CacheKey } from '../../lambda/core/page/model.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { retryPendingPurges } from '../../lambda/core/operate/pending-purges.js';
-import { runSweep, type FanOutSweepDeps, type SweepDeps } from '../../lambda/core/operate/sweep.js';
+import { runSweep, type SweepDeps } from '../../lambda/core/operate/sweep.js';
+import {
+  resumeStalledFanOuts,
+  type FanOutSweepDeps,
+} from '../../lambda/core/revalidate/fan-out.js';
 import type {
   BodyListing,
   BodyReferences,
@@ -195,6 +199,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
   const reader = new DynamoStatusIndexReader(table);
   const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
   const ignoresAge = ctx.mutation === 'sweep-ignores-age-and-leases';
+  const fanOuts = fanOutSweepDeps(ctx, actor, clients, clock);
   return {
     tasks: {
       index: {
@@ -218,7 +223,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
       orphanAgeSeconds: ignoresAge ? -Infinity : ORPHAN_AGE_SECONDS,
       listLimit: 1_000,
     },
-    fanOuts: fanOutSweepDeps(ctx, actor, clients, clock),
+    resumeFanOuts: () => resumeStalledFanOuts(fanOuts, fanOuts),
     flushPendingPurges: async () =>
       (
         await retryPendingPurges({

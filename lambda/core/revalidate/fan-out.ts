@@ -284,6 +284,14 @@ async function retried(deps: Pick<FanOutDeps, 'clock'>, write: () => Promise<boo
   }
 }
 
+/** What resuming stopped fan-outs needs (the sweeper's wiring gives it, `resumeStalledFanOuts`). */
+export interface FanOutSweepDeps extends Pick<FanOutDeps, 'progress' | 'fanOutQueue' | 'clock'> {
+  /** A fan-out not advanced for this long has stopped. */
+  readonly stalledAfterMs: number;
+  /** Fan-outs resent per run at most. */
+  readonly limit: number;
+}
+
 /**
  * The sweeper's part: resends the step of each fan-out not advanced for `stalledAfterMs`, from
  * its stored cursor (a crashed or lost step). A fan-out still running loses nothing: of the two
