@@ -8,6 +8,7 @@ import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { BodyNotFoundError } from '../errors.js';
 import type { StoredBody } from '../ports.js';
+import { ServeDecision } from './decision.js';
 import {
   CacheStatus,
   generationHeaders,
@@ -43,7 +44,7 @@ export async function serveGeneration(
     page = withObjectMetadata(meta, stored);
   }
   const status = page.statusCode ?? 200;
-  const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
+  const decision = cacheStatus === CacheStatus.Stale ? ServeDecision.Stale : ServeDecision.Fresh;
   const base = { decision, cacheStatus, cacheKeyHash: undefined };
   const headersOf = (shape: AnswerShape) =>
     generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
@@ -53,7 +54,7 @@ export async function serveGeneration(
     });
   if (status < 300 && isNotModified(request, page, deps.clock.now())) {
     const headers = headersOf({ notModified: true });
-    return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
+    return { ...base, headers, decision: ServeDecision.NotModified, status: 304, body: undefined };
   }
   if (request.method === 'HEAD') {
     const headers = headersOf({ contentLength: stored?.body.byteLength ?? page.contentLength });
@@ -118,7 +119,7 @@ export async function overloadFallback(
         'cache-control': 'no-store',
         'retry-after': String(deps.retryAfterSeconds),
       },
-      decision: 'overloaded',
+      decision: ServeDecision.Overloaded,
       cacheStatus: undefined,
     };
   } catch {

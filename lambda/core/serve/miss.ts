@@ -7,6 +7,7 @@ import type { CacheKey, CacheMeta } from '../page/model.js';
 import { cdnTagsOfPage } from '../cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { isAnswered, type Need } from '../freshness.js';
+import { ServeDecision } from './decision.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';
 import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
@@ -23,7 +24,7 @@ export async function serveMiss(
   need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
   const outcome = await deps.regenerate({ cacheKey, need, owner: deps.owner });
-  if (outcome.decision === 'new') {
+  if (outcome.decision === ServeDecision.New) {
     const headers = generationHeaders(
       outcome.meta,
       CacheStatus.Miss,
@@ -42,13 +43,15 @@ export async function serveMiss(
       status: outcome.page.status,
       headers,
       body: request.method === 'HEAD' ? undefined : outcome.page.body,
-      decision: 'new',
+      decision: ServeDecision.New,
       cacheStatus: CacheStatus.Miss,
       cacheKeyHash: undefined,
     };
   }
   const current =
-    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
+    outcome.decision === ServeDecision.Fresh
+      ? outcome.meta
+      : await awaitPublish(deps, cacheKey, need);
   const served =
     current === undefined
       ? undefined

@@ -25,7 +25,8 @@ import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
 import { servePass, type PassWhy } from './pass.js';
 import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
-import { CacheStatus, errorResponse, type PageResponse } from './responses.js';
+import { refusedDecision, ServeDecision } from './decision.js';
+import { CacheStatus, errorResponse, jsonError, type PageResponse } from './responses.js';
 
 const NOTHING_IN_PROGRESS: InProgressState = new Map();
 
@@ -43,7 +44,7 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
     if (deps.passThrough !== undefined) {
       return servePass(deps, deps.passThrough, request, { fwd: 'method', detail: 'method' });
     }
-    return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
+    return errorResponse(405, ServeDecision.MethodNotAllowed, 'only GET and HEAD are served', {
       allow: 'GET, HEAD',
     });
   }
@@ -93,10 +94,13 @@ async function variantLimited(deps: OriginDeps, cacheKey: CacheKey): Promise<boo
 }
 
 /** What a viewer is told for a retryable failure, by its code; never its cause. */
-const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
-  'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
-  overloaded: ['overloaded', 'too many pages are being rendered; try again shortly'],
-  unavailable: ['unavailable', 'the cache is unavailable; try again shortly'],
+const RETRYABLE_ANSWERS: Record<string, readonly [ServeDecision, string]> = {
+  'render-failed': [
+    ServeDecision.RenderFailed,
+    'the page could not be rendered; try again shortly',
+  ],
+  overloaded: [ServeDecision.Overloaded, 'too many pages are being rendered; try again shortly'],
+  unavailable: [ServeDecision.Unavailable, 'the cache is unavailable; try again shortly'],
 };
 
 /** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
@@ -104,7 +108,8 @@ function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
   const failure = failureOf(error);
   if (failure.kind === ErrorKind.Terminal) {
     return {
-      ...errorResponse(502, failure.code, `the page could not be cached: ${failure.message}`),
+      ...jsonError(502, failure.code, `the page could not be cached: ${failure.message}`),
+      decision: refusedDecision(failure.code),
       detail: { error },
     };
   }
@@ -137,7 +142,11 @@ async function serveKey(
     }
     if (await variantLimited(deps, cacheKey)) {
       if (deps.passThrough === undefined) {
-        return errorResponse(503, 'variant-limit', 'this page has as many variants as it keeps');
+        return errorResponse(
+          503,
+          ServeDecision.VariantLimit,
+          'this page has as many variants as it keeps',
+        );
       }
       return servePass(deps, deps.passThrough, request, { fwd: 'bypass', detail: 'variant-limit' });
     }
