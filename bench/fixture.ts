@@ -7,7 +7,7 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ModuleRenderer, htmlPage } from '../lambda/adapters/renderer/module.js';
 import type { CacheKey, CacheMeta } from '../lambda/core/page/model.js';
-import { bodyKeyOf } from '../lambda/core/rows.js';
+import { bodyKeyOf } from '../lambda/core/page/rows.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
 import {

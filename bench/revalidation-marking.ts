@@ -10,8 +10,8 @@ import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/d
 import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-status/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
-import type { CdnPurge } from '../lambda/core/ports.js';
-import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
+import type { CdnPurge } from '../lambda/core/page/ports.js';
+import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import {
   acceptRevalidation,
   markBatch,

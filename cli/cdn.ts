@@ -6,7 +6,7 @@
  */
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
-import type { CdnInvalidator } from '../lambda/core/ports.js';
+import type { CdnInvalidator } from '../lambda/core/page/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../lambda/shared/cdn.js';
 import type { Target } from './target.js';
 

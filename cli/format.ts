@@ -2,9 +2,9 @@
  * Human-readable output: plain aligned tables and key/value blocks. Commands return data; this
  * file alone decides how a person sees it (`--json` prints the data as is).
  */
-import type { CdnPurge } from '../lambda/core/ports.js';
+import type { CdnPurge } from '../lambda/core/page/ports.js';
 import type { HoldResult, ReleaseResult, RollbackResult } from '../lambda/core/operate/rollback.js';
-import { versionIdOf } from '../lambda/core/rows.js';
+import { versionIdOf } from '../lambda/core/page/rows.js';
 import type { DeadLetterView, RedriveResult } from './commands/dlq.js';
 import type { Inspection } from './commands/inspect.js';
 import type { RevalidateResult } from './commands/revalidate.js';

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import * as v from 'valibot';
 import { compilePathPatterns } from '../lambda/core/path-patterns.js';
-import type { CacheKeyPolicy } from '../lambda/core/cache-key.js';
+import type { CacheKeyPolicy } from '../lambda/core/page/cache-key.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS } from '../local/backends/local-aws.js';
 import {

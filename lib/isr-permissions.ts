@@ -42,8 +42,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/rows.js';
-import type { FunctionKind } from '../lambda/core/settings.js';
+import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/page/rows.js';
+import type { FunctionKind } from '../lambda/core/settings/index.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /**

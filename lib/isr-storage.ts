@@ -22,7 +22,7 @@ import {
   type LifecycleRule,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { StatusIndex, SupersededTag } from '../lambda/core/rows.js';
+import { StatusIndex, SupersededTag } from '../lambda/core/page/rows.js';
 import { checkBodyBucket, checkCacheTable } from './isr-storage-checks.js';
 
 export interface StorageOptions {

@@ -15,8 +15,8 @@ import {
 import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import type { LeaseHolder } from '../../lambda/core/errors.js';
-import { isFresh, isHeld, secondsUntilStale } from '../../lambda/core/freshness.js';
-import { SortKey, VERSION_PREFIX, versionIdOf } from '../../lambda/core/rows.js';
+import { isFresh, isHeld, secondsUntilStale } from '../../lambda/core/page/freshness.js';
+import { SortKey, VERSION_PREFIX, versionIdOf } from '../../lambda/core/page/rows.js';
 import type { Target } from '../target.js';
 
 export interface RequestRowView {

@@ -1,9 +1,9 @@
 import { HttpPassThrough } from '../adapters/pass-through/http.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
-import { RenderAdmission } from '../core/admission.js';
+import { RenderAdmission } from '../core/regenerate/admission.js';
 import { systemClock } from '../core/clock.js';
-import { InProgressReader } from '../core/revalidate/in-progress.js';
+import { InProgressReader } from '../core/page/in-progress.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';

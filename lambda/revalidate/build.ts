@@ -8,7 +8,7 @@ import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dyna
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { systemClock } from '../core/clock.js';
 import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
-import type { CdnInvalidator } from '../core/ports.js';
+import type { CdnInvalidator } from '../core/page/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { RevalidateConfig } from '../shared/config.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';

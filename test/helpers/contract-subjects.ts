@@ -69,7 +69,7 @@ import type {
   DeadLetterQueue,
   RevalidationsInProgress,
   TagIndex,
-} from '../../lambda/core/ports.js';
+} from '../../lambda/core/page/ports.js';
 import type {
   FanOutProgressRows,
   PurgeQueue,
@@ -78,7 +78,7 @@ import type {
   RevalidationMarks,
   TagRevalidations,
 } from '../../lambda/core/revalidate/ports.js';
-import { StatusIndex } from '../../lambda/core/rows.js';
+import { StatusIndex } from '../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import {
   createTestBucket,

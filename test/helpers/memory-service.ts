@@ -3,7 +3,7 @@
  * backends). Settings mirror the deployed defaults where a test does not set them.
  */
 import type { Context } from 'aws-lambda';
-import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/page/cache-key.js';
 import type { PassThrough } from '../../lambda/core/serve/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { RegenerateDeps } from '../../lambda/core/regenerate/deps.js';

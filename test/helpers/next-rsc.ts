@@ -3,7 +3,7 @@
  * `next start` checks `_rsc` against these headers and answers a mismatch with a 307 to the
  * right value (next/dist/server/base-server.js, `validateRSCRequestHeaders`).
  */
-import { nextRscParamOf } from '../../lambda/core/variants.js';
+import { nextRscParamOf } from '../../lambda/core/page/variants.js';
 
 /** The request headers that select an RSC variant (lower case, as Node hands them over). */
 export interface RscHeaders {

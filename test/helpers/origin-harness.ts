@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { buildOriginHandler, createOriginDeps } from '../../lambda/origin/build.js';

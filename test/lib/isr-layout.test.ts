@@ -117,7 +117,7 @@ describe('lib layout', () => {
     // worker's disposition, which loads Powertools idempotency at run time.
     const slipped = (file: string) =>
       file === 'lambda/core/operate/sweep.ts'
-        ? [...runtimeImports(file).local, 'lambda/core/regenerate/disposition.ts']
+        ? [...runtimeImports(file).local, 'lambda/core/worker/disposition.ts']
         : runtimeImports(file).local;
     expect(undeclared(runtimePackages('lib/index.ts', slipped))).toContain(
       '@aws-lambda-powertools/idempotency',
@@ -125,7 +125,7 @@ describe('lib layout', () => {
   });
 
   it('keeps the settings module free of the CDK and zod, so Lambdas bundle it cheaply', () => {
-    const reachable = [...closure('lambda/core/settings.ts')];
+    const reachable = [...closure('lambda/core/settings/index.ts')];
     const packages = reachable.flatMap((file) => importsOf(file).packages);
     expect(packages.filter((name) => /^(aws-cdk-lib|constructs|zod)(\/|$)/.test(name))).toEqual([]);
   });

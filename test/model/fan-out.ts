@@ -14,9 +14,9 @@ import type {
   RevalidationMarks,
   RevalidationStatuses,
 } from '../../lambda/core/revalidate/ports.js';
-import type { RevalidationsInProgress } from '../../lambda/core/ports.js';
+import type { RevalidationsInProgress } from '../../lambda/core/page/ports.js';
 import { parseFanOut, type FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
-import { processMessage } from '../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../lambda/core/worker/process-message.js';
 import type { MessageReport, WorkerDeps } from '../../lambda/core/worker/deps.js';
 import type { Interleaver } from './interleaver.js';
 import { readableBody, type FakeSqs, type QueuedStep } from './queue.js';

@@ -36,7 +36,7 @@ import type {
   BodyReferences,
   PendingPurges,
 } from '../../lambda/core/operate/ports.js';
-import { BODY_KEY_PREFIX } from '../../lambda/core/rows.js';
+import { BODY_KEY_PREFIX } from '../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';

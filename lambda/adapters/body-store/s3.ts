@@ -5,7 +5,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
-import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
+import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/page/ports.js';
 
 export interface S3BodyStoreOptions {
   readonly client: S3Client;

@@ -23,7 +23,7 @@ import {
 import { systemClock, type Clock } from '../../core/clock.js';
 import { CdnPurgeRejectedError } from '../../core/errors.js';
 import { systemRandom, type Random } from '../../core/random.js';
-import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/ports.js';
+import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/page/ports.js';
 import type {
   PendingPurge,
   PendingPurges,

@@ -3,7 +3,7 @@
  * tools) and printed as one line with the `#tag` items CloudFront would have been sent.
  */
 import { CDN_TAG_ITEM_PREFIX, purgeTagsOf } from '../../core/cdn-purge.js';
-import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/ports.js';
+import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/page/ports.js';
 
 /** One purge as the local CDN received it. */
 export interface LocalPurge {

@@ -1,4 +1,4 @@
-import type { QueuedIntent, RegenerationIntent } from '../../core/intent.js';
+import type { QueuedIntent, RegenerationIntent } from '../../core/page/intent.js';
 import type { BatchRegenerationQueue, FanOutQueue } from '../../core/revalidate/ports.js';
 import type { QueuedFanOut } from '../../core/revalidate/fan-out-message.js';
 

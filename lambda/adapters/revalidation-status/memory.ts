@@ -3,7 +3,7 @@ import type {
   RevalidationStatuses,
   StepCounts,
 } from '../../core/revalidate/ports.js';
-import type { TagPageCount } from '../../core/ports.js';
+import type { TagPageCount } from '../../core/page/ports.js';
 
 /** Revalidation statuses in memory, by effect id. */
 export class InMemoryRevalidationStatuses implements RevalidationStatuses {

@@ -5,8 +5,8 @@
  */
 import type { CacheMeta, PageVersion, PassMark } from '../../core/page/model.js';
 import type { FanOutProgress } from '../../core/revalidate/ports.js';
-import type { InProgressEntry } from '../../core/ports.js';
-import type { RequestStatus } from '../../core/rows.js';
+import type { InProgressEntry } from '../../core/page/ports.js';
+import type { RequestStatus } from '../../core/page/rows.js';
 import type { RowEnding } from '../request-store/rows.js';
 
 export interface LockRow {

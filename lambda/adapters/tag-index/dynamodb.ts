@@ -7,11 +7,11 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
-import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/ports.js';
+import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/page/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
-import { SortKey } from '../../core/rows.js';
+import { SortKey } from '../../core/page/rows.js';
 
 /** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
 export const tagPartition = (tenant: string | undefined, tag: string): string =>

@@ -1,4 +1,4 @@
-import type { TagIndex, TagPageCount } from '../../core/ports.js';
+import type { TagIndex, TagPageCount } from '../../core/page/ports.js';
 import type { TagRevalidations } from '../../core/revalidate/ports.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 

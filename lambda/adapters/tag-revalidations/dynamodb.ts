@@ -4,7 +4,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { TagPageCount } from '../../core/ports.js';
+import type { TagPageCount } from '../../core/page/ports.js';
 import type { TagRevalidations } from '../../core/revalidate/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
 import {

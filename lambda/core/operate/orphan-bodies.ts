@@ -32,9 +32,9 @@ import type {
   PageReferences,
   SweepCursor,
 } from './ports.js';
-import type { BodyStore, TagRowRemoval } from '../ports.js';
-import { isBodyLeased } from '../lease.js';
-import { bodyOwnerOf } from '../rows.js';
+import type { BodyStore, TagRowRemoval } from '../page/ports.js';
+import { isBodyLeased } from '../page/lease.js';
+import { bodyOwnerOf } from '../page/rows.js';
 
 export interface OrphanSweepDeps {
   readonly listing: BodyListing;

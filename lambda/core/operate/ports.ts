@@ -4,8 +4,8 @@
  * every use case shares are in `core/ports.ts`.
  */
 import type { CacheMeta, Lease, PageVersion } from '../page/model.js';
-import type { VersionRows } from '../ports.js';
-import type { RequestStatus } from '../rows.js';
+import type { VersionRows } from '../page/ports.js';
+import type { RequestStatus } from '../page/rows.js';
 
 /**
  * A page's history as operators use it (Recipe B): the VER# rows, and the writes only an

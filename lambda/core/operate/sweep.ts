@@ -12,7 +12,7 @@
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
 import type { StatusIndexReader, StatusRow, WorkResolution } from './ports.js';
-import { IndexedStatus, RequestStatus, statusShards } from '../rows.js';
+import { IndexedStatus, RequestStatus, statusShards } from '../page/rows.js';
 import { resolveSuperseded } from './resolve-work.js';
 
 /** Metric names the alarms and the dashboard key on (lib/isr-sweeper.ts and the dashboard import them). */

@@ -6,7 +6,7 @@
  */
 import type { FailureRecord } from '../backoff.js';
 import type { LeaseHolder } from '../errors.js';
-import type { Generation } from '../freshness.js';
+import type { Generation } from './freshness.js';
 
 /** One cache entry's identity: what the renderer is asked for and where its rows live. */
 export interface CacheKey {

@@ -3,8 +3,8 @@
  * is given a regeneration, `InRequestRegeneration`) and the worker share with `regenerate`.
  */
 import type { LeaseHolder } from '../errors.js';
-import type { Need } from '../freshness.js';
-import type { IdempotencySeal } from '../ports.js';
+import type { Need } from './freshness.js';
+import type { IdempotencySeal } from './ports.js';
 import type { CacheKey, CacheMeta, RenderResult } from './model.js';
 
 export interface RegenerateInput {

@@ -4,7 +4,7 @@
  * for tags it loses, and the versions a publish drops from META's list.
  */
 import type { CacheKey, CacheMeta } from '../page/model.js';
-import type { AdmittedPage } from '../render-policy.js';
+import type { AdmittedPage } from './render-policy.js';
 import type { RegenerateDeps } from './deps.js';
 import { retireBody } from './retire.js';
 

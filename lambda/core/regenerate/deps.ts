@@ -2,12 +2,12 @@
  * What a regeneration is given: its ports and settings. Apart from `regenerate.ts`, so the
  * steps (render, publish, after-publish...) import it without importing the entry that runs them.
  */
-import type { RenderAdmission } from '../admission.js';
+import type { RenderAdmission } from './admission.js';
 import type { Clock } from '../clock.js';
 import type { LogSink } from '../log.js';
-import type { BodyStore, CacheTable, TagIndex, VersionRows } from '../ports.js';
+import type { BodyStore, CacheTable, TagIndex, VersionRows } from '../page/ports.js';
 import type { Random } from '../random.js';
-import type { RenderPolicy } from '../render-policy.js';
+import type { RenderPolicy } from './render-policy.js';
 import type { Retention } from '../retention.js';
 import type { Renderer } from './ports.js';
 

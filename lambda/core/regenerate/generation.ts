@@ -4,11 +4,11 @@
  * versions and the retention it gets.
  */
 import type { CacheKey, CacheMeta } from '../page/model.js';
-import { isHeld } from '../freshness.js';
-import type { AdmittedPage } from '../render-policy.js';
+import { isHeld } from '../page/freshness.js';
+import type { AdmittedPage } from './render-policy.js';
 import { DEFAULT_RETENTION, metaTtl } from '../retention.js';
-import { bodyKeyOf, versionSortKey } from '../rows.js';
-import { SETTING_DEFAULTS } from '../settings.js';
+import { bodyKeyOf, versionSortKey } from '../page/rows.js';
+import { SETTING_DEFAULTS } from '../settings/index.js';
 import type { RegenerateDeps } from './deps.js';
 
 /** Where a render's body goes, and the META to publish once S3 answered with its ETag. */

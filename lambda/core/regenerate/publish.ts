@@ -11,7 +11,7 @@ import {
   RevalidatedDuringRenderError,
   TransactionConflictError,
 } from '../errors.js';
-import type { PublishInput } from '../ports.js';
+import type { PublishInput } from '../page/ports.js';
 import { systemRandom } from '../random.js';
 import type { RegenerateDeps } from './deps.js';
 

@@ -7,26 +7,26 @@
  * expire; the next delivery redoes the work under a new key, and the next lease taker retires
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
-import { isOwnKeyOf } from '../cache-key.js';
+import { isOwnKeyOf } from '../page/cache-key.js';
 import type { AcquiredLease, CacheMeta, RenderResult } from '../page/model.js';
 import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
 import { epochSeconds } from '../clock.js';
 import { RenderRefusedError, RevalidatedDuringRenderError } from '../errors.js';
-import { isAnswered, isHeld } from '../freshness.js';
+import { isAnswered, isHeld } from '../page/freshness.js';
 import {
   abandonedBodyOf,
   canStartRender,
   LeaseKeeper,
   releaseLease,
   tryTakeLease,
-} from '../lease.js';
+} from '../page/lease.js';
 import {
   admitPage,
   DEFAULT_ANSWER_POLICY,
   type AdmittedPage,
   type RenderPolicy,
-} from '../render-policy.js';
-import { admitVariant } from '../variants.js';
+} from './render-policy.js';
+import { admitVariant } from '../page/variants.js';
 import { indexGainedTags, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
 import { publish } from './publish.js';

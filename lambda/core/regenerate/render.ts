@@ -6,7 +6,7 @@
 import type { CacheKey, RenderResult } from '../page/model.js';
 import { epochSeconds } from '../clock.js';
 import { IsrError, RenderOverloadedError, RenderRetryableError } from '../errors.js';
-import type { AdmittedPage } from '../render-policy.js';
+import type { AdmittedPage } from './render-policy.js';
 import type { RegenerateDeps } from './deps.js';
 
 /** Runs the render inside an admission slot, when there is a cap. @throws RenderOverloadedError */

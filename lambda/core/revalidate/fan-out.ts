@@ -5,9 +5,9 @@
  * fan-out message per tag. `markBatch` then marks a tag's pages a batch at a time off the queue,
  * resumable from the progress row's cursor (`resumeStalledFanOuts`, run by the sweeper).
  */
-import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
+import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
-import type { CdnPurge, RevalidationsInProgress, TagPageCount } from '../ports.js';
+import type { CdnPurge, RevalidationsInProgress, TagPageCount } from '../page/ports.js';
 import type {
   FanOutProgress,
   FanOutProgressRows,
@@ -16,7 +16,7 @@ import type {
 } from './ports.js';
 import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
-import { inProgressKey } from './in-progress.js';
+import { inProgressKey } from '../page/in-progress.js';
 import {
   defersPurge,
   sendDeadline,

@@ -4,7 +4,7 @@
  * without importing the use case that imports them.
  */
 import type { CacheKey, RevalidationMode } from '../page/model.js';
-import type { CdnPurge } from '../ports.js';
+import type { CdnPurge } from '../page/ports.js';
 
 /** What to revalidate, validated: keys from `paths`, tags normalised (`core/cache-tags.ts`). */
 export interface Revalidation {

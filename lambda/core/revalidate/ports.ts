@@ -3,9 +3,14 @@
  * it, its statuses, its fan-outs' progress rows and the queues it sends to. The ports every use
  * case shares are in `core/ports.ts`.
  */
-import type { QueuedIntent } from '../intent.js';
+import type { QueuedIntent } from '../page/intent.js';
 import type { CacheMeta } from '../page/model.js';
-import type { RegenerationQueue, TagPageCount, TagPageCounter, TagRowRemoval } from '../ports.js';
+import type {
+  RegenerationQueue,
+  TagPageCount,
+  TagPageCounter,
+  TagRowRemoval,
+} from '../page/ports.js';
 import type { QueuedPurge } from './purge-message.js';
 
 /** The queue as a revalidation's fan-out uses it: many intents, few calls. */

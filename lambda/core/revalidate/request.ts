@@ -10,13 +10,13 @@ import {
   tenantFor,
   type CacheKeyPolicy,
   type Tenancy,
-} from '../cache-key.js';
+} from '../page/cache-key.js';
 import { type CacheKey, RevalidationMode } from '../page/model.js';
-import { normaliseTag, tagProblem } from '../cache-tags.js';
+import { normaliseTag, tagProblem } from '../page/cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
-import { parsePageAddress } from '../page-address.js';
-import type { CdnPurge } from '../ports.js';
+import { parsePageAddress } from './page-address.js';
+import type { CdnPurge } from '../page/ports.js';
 import type { AcceptedRevalidation } from './fan-out.js';
 import type { HeldPages, Revalidation, RevalidationEffect, DeferredPurge } from './model.js';
 import { deferredJson } from './soft-purge.js';

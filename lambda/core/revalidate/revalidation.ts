@@ -14,13 +14,13 @@
  * whose render gives it one of the tags while this runs is not in the index yet: that render
  * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
-import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
+import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { RevalidationMode, type CacheKey, type CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { isHeld } from '../freshness.js';
-import { regenerationIntent, type QueuedIntent } from '../intent.js';
-import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
-import type { CdnInvalidator, CdnPurge } from '../ports.js';
+import { isHeld } from '../page/freshness.js';
+import { regenerationIntent, type QueuedIntent } from '../page/intent.js';
+import { VARIANT_SEPARATOR, variantTagOf } from '../page/variants.js';
+import type { CdnInvalidator, CdnPurge } from '../page/ports.js';
 import type { BatchRegenerationQueue, RevalidationMarks, TagRevalidations } from './ports.js';
 import { defersPurge, sendDeadline, withSoftPurges, type SoftPurgeDeps } from './soft-purge.js';
 import type { DeferredPurge, HeldPages, Revalidation, RevalidationEffect } from './model.js';

@@ -16,7 +16,7 @@ import {
   type RunOnce,
 } from '../idempotency.js';
 import type { RevalidationStatuses } from './ports.js';
-import type { SecretSource } from '../ports.js';
+import type { SecretSource } from '../page/ports.js';
 import {
   effectIdOf,
   idempotencyKeyOf,

@@ -12,12 +12,12 @@
  *   tags) is queued `deadlineSeconds` later, so a page whose regeneration failed, was held, or
  *   came past the bound is purged anyway. An `expire` (a takedown) is never deferred.
  */
-import { cdnTagOf } from '../cache-tags.js';
+import { cdnTagOf } from '../page/cache-tags.js';
 import type { CacheKey } from '../page/model.js';
 import type { Clock } from '../clock.js';
 import { Decision, type Disposition } from '../decision.js';
 import { SoftPurgeNotQueuedError } from '../errors.js';
-import type { RegenerationIntent } from '../intent.js';
+import type { RegenerationIntent } from '../page/intent.js';
 import type { PurgeQueue, RevalidationStatuses } from './ports.js';
 import { deadlinePurgesOf, softPurgeOf } from './purge-message.js';
 import type { DeferredPurge, Revalidation } from './model.js';

@@ -2,12 +2,12 @@
  * A published generation as a viewer's answer: from META alone where it can (304, HEAD), else
  * with its body; and the configured fallback page a MISS is given when every render slot is taken.
  */
-import { varyOf } from '../variants.js';
+import { varyOf } from '../page/variants.js';
 import type { CacheKey, CacheMeta } from '../page/model.js';
-import { cdnTagsOfPage } from '../cache-tags.js';
+import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { BodyNotFoundError } from '../errors.js';
-import type { StoredBody } from '../ports.js';
+import type { StoredBody } from '../page/ports.js';
 import { ServeDecision } from './decision.js';
 import {
   CacheStatus,

@@ -2,11 +2,11 @@
  * A MISS: the page rendered in the request under the same lease and publish protocol as the
  * worker, or, while another holder renders it, that holder's publish waited for (bounded).
  */
-import { varyOf } from '../variants.js';
+import { varyOf } from '../page/variants.js';
 import type { CacheKey, CacheMeta } from '../page/model.js';
-import { cdnTagsOfPage } from '../cache-tags.js';
+import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
-import { isAnswered, type Need } from '../freshness.js';
+import { isAnswered, type Need } from '../page/freshness.js';
 import { ServeDecision } from './decision.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';

@@ -4,12 +4,12 @@
  * helpers (MISS, generation) import these without importing the entry that imports them.
  */
 import type { FailurePolicy } from '../backoff.js';
-import { cacheKeyFor, type CacheKeyPolicy } from '../cache-key.js';
+import { cacheKeyFor, type CacheKeyPolicy } from '../page/cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
 import type { LogSink } from '../log.js';
-import type { BodyStore, CacheTable, RegenerationQueue, TagPageCounter } from '../ports.js';
-import type { InProgressReader } from '../revalidate/in-progress.js';
+import type { BodyStore, CacheTable, RegenerationQueue, TagPageCounter } from '../page/ports.js';
+import type { InProgressReader } from '../page/in-progress.js';
 import type { PassDeps } from './pass.js';
 import type { InRequestRegeneration } from './ports.js';
 import type { CachingPolicy } from './responses.js';

@@ -1,6 +1,6 @@
-import { secondsUntilStale } from '../freshness.js';
+import { secondsUntilStale } from '../page/freshness.js';
 import type { CacheMeta } from '../page/model.js';
-import { formatHttpDate, parseHttpDate } from '../http-date.js';
+import { formatHttpDate, parseHttpDate } from './http-date.js';
 import { headersFor304 } from '../response-headers.js';
 import type { ServeDecision } from './decision.js';
 

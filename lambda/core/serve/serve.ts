@@ -13,14 +13,10 @@ import {
   RenderOverloadedError,
   RenderRefusedError,
 } from '../errors.js';
-import { isFresh, isHeld } from '../freshness.js';
-import { regenerationIntent } from '../intent.js';
-import { variantTagOf } from '../variants.js';
-import {
-  inProgressVerdict,
-  InProgressVerdict,
-  type InProgressState,
-} from '../revalidate/in-progress.js';
+import { isFresh, isHeld } from '../page/freshness.js';
+import { regenerationIntent } from '../page/intent.js';
+import { variantTagOf } from '../page/variants.js';
+import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
 import { servePass, type PassWhy } from './pass.js';

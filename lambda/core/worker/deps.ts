@@ -4,7 +4,7 @@
  * these without importing the dispatcher that imports them.
  */
 import type { FailurePolicy } from '../backoff.js';
-import type { CacheKeyPolicy } from '../cache-key.js';
+import type { CacheKeyPolicy } from '../page/cache-key.js';
 import type { Disposition } from '../decision.js';
 import type { Idempotency } from '../idempotency.js';
 import type { RegenerateDeps } from '../regenerate/deps.js';

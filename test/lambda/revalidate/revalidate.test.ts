@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import type { CdnPurge } from '../../../lambda/core/ports.js';
+import type { CdnPurge } from '../../../lambda/core/page/ports.js';
 import { TestClock } from '../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
 import { countingRenderer } from '../../helpers/renderers.js';

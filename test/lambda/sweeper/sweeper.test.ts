@@ -9,7 +9,7 @@ import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { RequestRowStore } from '../../../lambda/adapters/request-store/dynamodb.js';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
 import type { BodyReferences } from '../../../lambda/core/operate/ports.js';
-import { SweepCursorKey, bodyKeyOf } from '../../../lambda/core/rows.js';
+import { SweepCursorKey, bodyKeyOf } from '../../../lambda/core/page/rows.js';
 import { runSweep, type SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
 import { createIdempotencyConfig } from '../../../lambda/core/idempotency.js';

@@ -1,4 +1,4 @@
-import { LeaseCondition } from '../../../core/lease.js';
+import { LeaseCondition } from '../../../core/page/lease.js';
 
 /**
  * Condition expressions of the cache table, as named fragments. Every attribute is referenced as

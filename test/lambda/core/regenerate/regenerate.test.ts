@@ -4,7 +4,7 @@ import { DynamoCacheTable } from '../../../../lambda/adapters/cache-table/dynamo
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { DynamoPageHistory } from '../../../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import {
   LeaseLostError,
   RenderRefusedError,

@@ -9,8 +9,8 @@ import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidatio
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { tagPartition } from '../../../../lambda/adapters/tag-index/dynamodb.js';
 import { DynamoTagRevalidations } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
-import type { CdnPurge } from '../../../../lambda/core/ports.js';
-import { SortKey } from '../../../../lambda/core/rows.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
+import { SortKey } from '../../../../lambda/core/page/rows.js';
 import { runSweep } from '../../../../lambda/core/operate/sweep.js';
 import {
   revalidate,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { RenderAdmission } from '../../../../lambda/core/admission.js';
+import { RenderAdmission } from '../../../../lambda/core/regenerate/admission.js';
 import { compilePathPatterns } from '../../../../lambda/core/path-patterns.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import type { OriginDeps, PageRequest } from '../../../../lambda/core/serve/request.js';

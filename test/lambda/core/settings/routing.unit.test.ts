@@ -10,7 +10,7 @@ import {
   TABLE,
   writeSettings,
   type Reader,
-} from '../../../../lambda/core/settings.js';
+} from '../../../../lambda/core/settings/index.js';
 
 const REFS = {
   FACETHEORY_CACHE_TABLE_NAME: 'cache',

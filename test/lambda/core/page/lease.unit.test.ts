@@ -1,7 +1,7 @@
 /** The lease rules on the caller's clock, and how takes, seizes and releases read them. */
 import { describe, expect, it } from '@jest/globals';
-import { InMemoryCacheTable } from '../../../lambda/adapters/cache-table/memory.js';
-import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
+import { InMemoryCacheTable } from '../../../../lambda/adapters/cache-table/memory.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import {
   abandonedBodyOf,
   canStartRender,
@@ -12,8 +12,8 @@ import {
   releaseLease,
   seizeLease,
   tryTakeLease,
-} from '../../../lambda/core/lease.js';
-import { bodyKeyOf } from '../../../lambda/core/rows.js';
+} from '../../../../lambda/core/page/lease.js';
+import { bodyKeyOf } from '../../../../lambda/core/page/rows.js';
 
 describe('lease rules on the caller clock', () => {
   it('holds a lease iff lease_expires_at > now', () => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
+import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import {
   ErrorKind,
   failureOf,
   RenderRefusedError,
   RenderRetryableError,
-} from '../../../lambda/core/errors.js';
-import type { RenderResult } from '../../../lambda/core/page/model.js';
-import { admitPage, statusDisposition } from '../../../lambda/core/render-policy.js';
+} from '../../../../lambda/core/errors.js';
+import type { RenderResult } from '../../../../lambda/core/page/model.js';
+import { admitPage, statusDisposition } from '../../../../lambda/core/regenerate/render-policy.js';
 
 const policy = { maxBodyBytes: 1024, defaultRevalidateSeconds: 60 };
 const page = (extra: Partial<RenderResult> = {}): RenderResult => ({ ...htmlPage('p'), ...extra });

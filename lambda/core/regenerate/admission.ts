@@ -8,10 +8,10 @@
  * Lambda concurrency rendering. Probing a few random slots keeps a render to one or two writes;
  * the cap is a hard upper bound, and near it a request may be refused with a slot still free.
  */
-import { tryTakeLease } from './lease.js';
-import { systemRandom, type Random } from './random.js';
-import type { CacheTable } from './ports.js';
-import type { Lease } from './page/model.js';
+import { tryTakeLease } from '../page/lease.js';
+import { systemRandom, type Random } from '../random.js';
+import type { CacheTable } from '../page/ports.js';
+import type { Lease } from '../page/model.js';
 
 export interface AdmissionPolicy {
   /** Renders allowed at once, across every origin instance. */

@@ -11,22 +11,22 @@
  * never a `Set-Cookie`: a cookie is per viewer, so it is stripped (logged) or, if so configured,
  * the page is not stored. CloudFront does the same when cookies are not in the cache key.
  */
-import { pageTags } from './cache-tags.js';
-import { RefusalReason, RenderRefusedError, RenderRetryableError } from './errors.js';
-import type { RenderResult } from './page/model.js';
+import { pageTags } from '../page/cache-tags.js';
+import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../errors.js';
+import type { RenderResult } from '../page/model.js';
 import {
   classifyAnswer,
   DEFAULT_CACHEABLE_CONTENT_TYPES,
   isStorableStatus,
   type AnswerPolicy,
-} from './traffic.js';
-import { TrafficClass } from './traffic-rules.js';
+} from '../traffic.js';
+import { TrafficClass } from '../traffic-rules.js';
 import {
   DEFAULT_HEADER_POLICY,
   keptHeaders,
   SetCookiePolicy,
   type HeaderPolicy,
-} from './response-headers.js';
+} from '../response-headers.js';
 
 export interface RenderPolicy {
   /** Largest body published. */

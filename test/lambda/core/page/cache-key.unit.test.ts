@@ -8,8 +8,8 @@ import {
   tenantFor,
   type CacheKeyPolicy,
   type Tenancy,
-} from '../../../lambda/core/cache-key.js';
-import { InvalidCacheKeyError, InvalidKeyReason } from '../../../lambda/core/errors.js';
+} from '../../../../lambda/core/page/cache-key.js';
+import { InvalidCacheKeyError, InvalidKeyReason } from '../../../../lambda/core/errors.js';
 
 const policy: CacheKeyPolicy = { allowedQueryParams: ['page', 'lang', 'tag'] };
 const keyOf = (rawPath: string, rawQueryString = '', tenant?: string) =>

@@ -5,7 +5,7 @@
  * are dropped (the tenant is named apart). The fragment never reaches a server, so `/x#top` names
  * the page `/x`. Anything else (`blog/x`, `ftp://host/x`) is refused, never keyed as it stands.
  */
-import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
+import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 
 /** The parts of an address the cache key is built from (`normaliseCacheKey`'s input). */
 export interface PageAddress {

@@ -7,10 +7,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { InMemoryPurgeQueue } from '../../../../lambda/adapters/purge-queue/memory.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { cdnKeyTagOf } from '../../../../lambda/core/cache-tags.js';
+import { cdnKeyTagOf } from '../../../../lambda/core/page/cache-tags.js';
 import type { CacheMeta } from '../../../../lambda/core/page/model.js';
 import type { PurgeQueue } from '../../../../lambda/core/revalidate/ports.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 import { parsePurge } from '../../../../lambda/core/revalidate/purge-message.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';

@@ -5,7 +5,7 @@ import { compilePathPatterns } from '../../../../lambda/core/path-patterns.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
 import { intentFor, message } from '../../../helpers/worker-harness.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 
 function setup(page: PageFunction = () => htmlPage('page', { revalidateSeconds: 60 })) {
   const counter = countingRenderer(page);

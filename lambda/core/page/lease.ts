@@ -6,10 +6,10 @@
  * through a long render. Render slots (`admission.ts`) and an operator's seizure
  * (`operate/rollback.ts`) are leases too, taken through here.
  */
-import type { CacheKey, AcquiredLease, Lease } from './page/model.js';
-import { epochSeconds, type Clock } from './clock.js';
-import { LeaseHeldError, LeaseLostError, type LeaseHolder } from './errors.js';
-import type { LogSink } from './log.js';
+import type { CacheKey, AcquiredLease, Lease } from './model.js';
+import { epochSeconds, type Clock } from '../clock.js';
+import { LeaseHeldError, LeaseLostError, type LeaseHolder } from '../errors.js';
+import type { LogSink } from '../log.js';
 import type { AcquireLeaseInput, CacheTable } from './ports.js';
 import { bodyKeyOf } from './rows.js';
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Guard } from '../../../lambda/adapters/shared/dynamodb/conditions.js';
-import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import { TestClock } from '../../helpers/clock.js';
-import { removeGuard } from '../../helpers/guard-mutation.js';
-import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
-import { countingRenderer, gate } from '../../helpers/renderers.js';
+import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
+import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
+import { TestClock } from '../../../helpers/clock.js';
+import { removeGuard } from '../../../helpers/guard-mutation.js';
+import { createOriginHarness, type OriginHarness } from '../../../helpers/origin-harness.js';
+import { countingRenderer, gate } from '../../../helpers/renderers.js';
 
 const VIEWERS = 8;
 

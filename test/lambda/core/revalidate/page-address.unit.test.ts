@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidCacheKeyError } from '../../../lambda/core/errors.js';
-import { parsePageAddress } from '../../../lambda/core/page-address.js';
+import { InvalidCacheKeyError } from '../../../../lambda/core/errors.js';
+import { parsePageAddress } from '../../../../lambda/core/revalidate/page-address.js';
 
 describe('parsePageAddress (issue 19, item 18)', () => {
   it.each([

@@ -1,6 +1,6 @@
 /** Row keys: a body key names its page and lease, and reads back to them. */
 import { describe, expect, it } from '@jest/globals';
-import { bodyKeyOf, bodyOwnerOf, partitionKey } from '../../../lambda/core/rows.js';
+import { bodyKeyOf, bodyOwnerOf, partitionKey } from '../../../../lambda/core/page/rows.js';
 
 describe('bodyOwnerOf', () => {
   it('derives the page, tenant and lease token from a body key, with or without a tenant', () => {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { InvalidCacheKeyError, InvalidKeyReason } from './errors.js';
-import type { CacheKey } from './page/model.js';
-import type { PathMatcher } from './path-patterns.js';
-import { keyParamsVerdict, keyRuleOf, normalisedAcceptOf, type KeyRule } from './key-rules.js';
+import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
+import type { CacheKey } from './model.js';
+import type { PathMatcher } from '../path-patterns.js';
+import { keyParamsVerdict, keyRuleOf, normalisedAcceptOf, type KeyRule } from '../key-rules.js';
 import { partitionKey, TENANT_PATTERN } from './rows.js';
 import { normaliseVariant, VARIANT_SEPARATOR, type VariantRule } from './variants.js';
 

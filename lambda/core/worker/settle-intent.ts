@@ -14,11 +14,11 @@ import {
   RETRIES_EXHAUSTED,
   type Failure,
 } from '../errors.js';
-import type { Need } from '../freshness.js';
+import type { Need } from '../page/freshness.js';
 import { Settlement, type IdempotentCall, type RecordedOutcome } from '../idempotency.js';
 import { attemptTtl, DEFAULT_RETENTION } from '../retention.js';
-import type { WorkerDeps } from '../worker/deps.js';
-import { regenerate } from './regenerate.js';
+import type { WorkerDeps } from './deps.js';
+import { regenerate } from '../regenerate/regenerate.js';
 import type { RegenerateOutcome } from '../page/regeneration.js';
 
 /** What the worker records for an intent: a decision it logs, with the REQ# settlement. */

@@ -4,10 +4,10 @@
  * failure is retried (every write of a step repeats harmlessly, `markBatch`).
  */
 import { Decision } from '../decision.js';
-import { dispositionOfError } from '../regenerate/disposition.js';
-import type { MessageReport, WorkerMessage } from '../worker/deps.js';
-import { markBatch, type FanOutDeps, type FanOutStep } from './fan-out.js';
-import { parseFanOut, type FanOutMessage } from './fan-out-message.js';
+import { dispositionOfError } from './disposition.js';
+import type { MessageReport, WorkerMessage } from './deps.js';
+import { markBatch, type FanOutDeps, type FanOutStep } from '../revalidate/fan-out.js';
+import { parseFanOut, type FanOutMessage } from '../revalidate/fan-out-message.js';
 
 const DECISIONS: Record<FanOutStep['outcome'], Decision> = {
   marked: Decision.New,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import { normaliseCacheKey } from '../../../lambda/core/cache-key.js';
-import { encodeIntent } from '../../../lambda/core/intent.js';
-import type { CdnPurge } from '../../../lambda/core/ports.js';
-import { processMessage } from '../../../lambda/core/regenerate/process-message.js';
-import { revalidate } from '../../../lambda/core/revalidate/revalidation.js';
-import { servePage } from '../../../lambda/core/serve/serve.js';
-import { NEXT_VARIANT_HEADERS } from '../../../lambda/core/settings/presets.js';
+import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
+import { encodeIntent } from '../../../../lambda/core/page/intent.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
+import { revalidate } from '../../../../lambda/core/revalidate/revalidation.js';
+import { servePage } from '../../../../lambda/core/serve/serve.js';
+import { NEXT_VARIANT_HEADERS } from '../../../../lambda/core/settings/presets.js';
 import {
   admitVariant,
   nextRscParamOf,
@@ -14,10 +14,10 @@ import {
   variantQueryOf,
   variantRuleProblems,
   variantTagOf,
-} from '../../../lambda/core/variants.js';
-import { memoryService } from '../../helpers/memory-service.js';
-import { countingRenderer } from '../../helpers/renderers.js';
-import { message } from '../../helpers/worker-harness.js';
+} from '../../../../lambda/core/page/variants.js';
+import { memoryService } from '../../../helpers/memory-service.js';
+import { countingRenderer } from '../../../helpers/renderers.js';
+import { message } from '../../../helpers/worker-harness.js';
 
 const rules = NEXT_VARIANT_HEADERS;
 const keyPolicy = { allowedQueryParams: ['page'], variants: rules };

@@ -4,14 +4,8 @@
  * start through the same reader (`settings/engine.ts`), so synth refuses exactly what a cold
  * start would. Pure (no AWS CDK, no I/O), so it costs a Lambda bundle little.
  */
-export * from './settings/limits.js';
-export {
-  ANY,
-  FUNCTION_KINDS,
-  type FunctionKind,
-  type Reader,
-  type Source,
-} from './settings/spec.js';
+export * from './limits.js';
+export { ANY, FUNCTION_KINDS, type FunctionKind, type Reader, type Source } from './spec.js';
 export {
   SETTING_DEFAULTS,
   SETTINGS,
@@ -20,7 +14,7 @@ export {
   type SettingKey,
   type SettingProps,
   type SettingValues,
-} from './settings/table.js';
+} from './table.js';
 export {
   PRESET,
   presetOf,
@@ -32,4 +26,4 @@ export {
   type NameOf,
   type SettingRule,
   type SettingsTable,
-} from './settings/engine.js';
+} from './engine.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { isAnswered, isFresh, secondsUntilStale } from '../../../lambda/core/freshness.js';
+import { isAnswered, isFresh, secondsUntilStale } from '../../../../lambda/core/page/freshness.js';
 
 describe('freshness', () => {
   const generation = { generatedAt: 1000, revalidateSeconds: 60 };

@@ -14,12 +14,12 @@ import {
   InvalidKeyReason,
   RefusalReason,
   RenderRefusedError,
-} from './errors.js';
+} from '../errors.js';
 import {
   isPrivilegedHeader,
   PRIVILEGED_HEADER_PREFIXES,
   PRIVILEGED_HEADERS,
-} from './traffic-rules.js';
+} from '../traffic-rules.js';
 
 /** One header that selects a variant, and the values it may take. */
 export interface VariantRule {

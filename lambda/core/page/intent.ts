@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { sha256Hex } from './cache-key.js';
-import { InvalidMessageError } from './errors.js';
-import type { CacheMeta } from './page/model.js';
+import { InvalidMessageError } from '../errors.js';
+import type { CacheMeta } from './model.js';
 
 /**
  * The regeneration intent: the message the origin queues when it serves a stale page and the

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import type { RegenerationIntent } from '../../../../lambda/core/intent.js';
-import { encodeIntent } from '../../../../lambda/core/intent.js';
+import type { RegenerationIntent } from '../../../../lambda/core/page/intent.js';
+import { encodeIntent } from '../../../../lambda/core/page/intent.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
 import { intentFor, message } from '../../../helpers/worker-harness.js';

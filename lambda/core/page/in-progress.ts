@@ -6,10 +6,10 @@
  * so a render started in the revalidation's second (or within the clock skew margin) counts as
  * older: at most one extra regeneration, never a fresh page rendered before the revalidation.
  */
-import type { CacheKey, RevalidationMode } from '../page/model.js';
+import type { CacheKey, RevalidationMode } from './model.js';
 import type { Clock } from '../clock.js';
 import { systemRandom, type Random } from '../random.js';
-import type { InProgressEntry, RevalidationsInProgress } from '../ports.js';
+import type { InProgressEntry, RevalidationsInProgress } from './ports.js';
 
 /** An in-progress state: entries by `<mode>#<tag>`. */
 export type InProgressState = ReadonlyMap<string, InProgressEntry>;

@@ -6,7 +6,7 @@
  * the tenant: the CDN sees `<tenant>/<tag>` (`_` single-tenant), so a purge in one tenant never
  * reaches another; every page also carries a per-key tag, so purging a path is a tag purge too.
  */
-import type { CacheKey } from './page/model.js';
+import type { CacheKey } from './model.js';
 
 /** CloudFront processes at most 50 tags per cached object; one is the page's own key tag. */
 export const MAX_TAGS_PER_PAGE = 49;

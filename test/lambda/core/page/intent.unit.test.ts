@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import { sha256Hex } from '../../../lambda/core/cache-key.js';
-import { messageGroupOf, regenerationIntent } from '../../../lambda/core/intent.js';
-import { processMessage } from '../../../lambda/core/regenerate/process-message.js';
-import { SimulatedFifoQueue } from '../../helpers/fifo-queue.js';
-import { memoryService } from '../../helpers/memory-service.js';
-import { countingRenderer } from '../../helpers/renderers.js';
-import { intentFor, message } from '../../helpers/worker-harness.js';
+import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
+import { sha256Hex } from '../../../../lambda/core/page/cache-key.js';
+import { messageGroupOf, regenerationIntent } from '../../../../lambda/core/page/intent.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
+import { SimulatedFifoQueue } from '../../../helpers/fifo-queue.js';
+import { memoryService } from '../../../helpers/memory-service.js';
+import { countingRenderer } from '../../../helpers/renderers.js';
+import { intentFor, message } from '../../../helpers/worker-harness.js';
 
 /** What the previous design did: keys spread over a fixed number of shared groups. */
 const sharedGroupOf = (hash: string) => `g${Number.parseInt(hash.slice(0, 8), 16) % 64}`;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Claim, Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 import type { WorkerDeps } from '../../../../lambda/core/worker/deps.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';

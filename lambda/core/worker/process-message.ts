@@ -2,21 +2,21 @@
  * The worker's use case: one regeneration intent off the queue, turned into at most one
  * published generation and a disposition for the message (see `processMessage`).
  */
-import { normaliseCacheKey } from '../cache-key.js';
+import { normaliseCacheKey } from '../page/cache-key.js';
 import type { CacheKey, CacheMeta } from '../page/model.js';
 import { DEFAULT_FAILURE_POLICY, retryState, RetryState } from '../backoff.js';
 import { epochSeconds } from '../clock.js';
 import { Decision, type Disposition } from '../decision.js';
-import { isAnswered, isHeld, type Need } from '../freshness.js';
+import { isAnswered, isHeld, type Need } from '../page/freshness.js';
 import { runOnce, type IdempotentCall } from '../idempotency.js';
-import { parseIntent, type RegenerationIntent } from '../intent.js';
-import { variantHeadersOf } from '../variants.js';
+import { parseIntent, type RegenerationIntent } from '../page/intent.js';
+import { variantHeadersOf } from '../page/variants.js';
 import { dispositionOfError, dispositionOfRun } from './disposition.js';
 import { settleIntent } from './settle-intent.js';
 import { isFanOutBody } from '../revalidate/fan-out-message.js';
-import { processFanOut } from '../revalidate/process-fan-out.js';
+import { processFanOut } from './process-fan-out.js';
 import { sendSoftPurge } from '../revalidate/soft-purge.js';
-import type { MessageReport, WorkerDeps, WorkerMessage } from '../worker/deps.js';
+import type { MessageReport, WorkerDeps, WorkerMessage } from './deps.js';
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as

@@ -1,4 +1,4 @@
-import type { CacheKey } from './page/model.js';
+import type { CacheKey } from './model.js';
 
 /** The FaceTheory partition key of a cache entry: `TENANT#<tenant>#CACHE#<hash>` or `CACHE#<hash>`. */
 export const partitionKey = (tenant: string | undefined, hash: string): string =>

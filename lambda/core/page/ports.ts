@@ -4,9 +4,9 @@
  * adapter implements one in a file of its own; a port only one use case needs lives in that
  * use case's own `ports.ts`.
  */
-import type { FailureRecord } from './backoff.js';
+import type { FailureRecord } from '../backoff.js';
 import type { RegenerationIntent } from './intent.js';
-import type { AcquiredLease, CacheMeta, Lease, PageRows, PassMark } from './page/model.js';
+import type { AcquiredLease, CacheMeta, Lease, PageRows, PassMark } from './model.js';
 
 export interface AcquireLeaseInput {
   readonly pk: string;

@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import type { InProgressEntry, RevalidationsInProgress } from '../../../../lambda/core/ports.js';
-import { InProgressReader } from '../../../../lambda/core/revalidate/in-progress.js';
+import type {
+  InProgressEntry,
+  RevalidationsInProgress,
+} from '../../../../lambda/core/page/ports.js';
+import { InProgressReader } from '../../../../lambda/core/page/in-progress.js';
 import { TestClock } from '../../../helpers/clock.js';
 
 /** In-progress rows whose reads the test answers by hand, each read recorded with its shard. */

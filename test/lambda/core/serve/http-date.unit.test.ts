@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { formatHttpDate, parseHttpDate } from '../../../lambda/core/http-date.js';
+import { formatHttpDate, parseHttpDate } from '../../../../lambda/core/serve/http-date.js';
 
 const NOW = Date.UTC(2027, 0, 15);
 const NOV_6_1994 = Date.UTC(1994, 10, 6, 8, 49, 37);
