@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { closure, importsOf, ROOT } from '../helpers/source-files.js';
+import { closure, findCycle, importsOf, ROOT } from '../helpers/source-files.js';
 
 const localImports = (file: string) => importsOf(file).local;
 
@@ -54,33 +54,6 @@ function undeclared(packages: Iterable<string>): string[] {
     .filter((name) => !name.startsWith('node:') && !builtinModules.includes(name))
     .filter((name) => !declared.has(nameOf(name) ?? name))
     .sort();
-}
-
-/** One import cycle among `files`, if any. */
-function findCycle(
-  files: readonly string[],
-  edges: (file: string) => string[] = localImports,
-): string[] | undefined {
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (file: string): string[] | undefined => {
-    if (state.get(file) === 'done') return undefined;
-    if (state.get(file) === 'open') return [...path.slice(path.indexOf(file)), file];
-    state.set(file, 'open');
-    path.push(file);
-    for (const next of edges(file).filter((target) => files.includes(target))) {
-      const cycle = visit(next);
-      if (cycle) return cycle;
-    }
-    path.pop();
-    state.set(file, 'done');
-    return undefined;
-  };
-  for (const file of files) {
-    const cycle = visit(file);
-    if (cycle) return cycle;
-  }
-  return undefined;
 }
 
 const libFiles = readdirSync(join(ROOT, 'lib'))
