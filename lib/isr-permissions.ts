@@ -304,7 +304,7 @@ export const SWEEPER_VERSION_ACTIONS = [
 export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
 /** The tag index's partitions (`TAG#<tenant>#<tag>`): what a fan-out step Queries. */
 export const TAG_PARTITIONS = 'TAG#*';
-/** Page partitions (`core/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
+/** Page partitions (`core/page/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
 export const PAGE_PARTITIONS = ['CACHE#*', 'TENANT#*'] as const;
 
 export function grantSweeperAccess(

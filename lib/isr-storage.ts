@@ -129,7 +129,7 @@ export function createCacheTable(scope: Construct, options: StorageOptions): Tab
     deletionProtection: options.removalPolicy !== RemovalPolicy.DESTROY,
     removalPolicy: options.removalPolicy,
     // Sparse: only STARTED/FAILED REQ#, LOCK and broken META rows carry its key (see
-    // `StatusIndex` in core/rows.ts), so it costs writes for those rows alone.
+    // `StatusIndex` in core/page/rows.ts), so it costs writes for those rows alone.
     globalSecondaryIndexes: [
       {
         indexName: StatusIndex.Name,

@@ -31,7 +31,7 @@ export const segmentPrefetchHeaders = (segmentPath: string): RscHeaders => ({
   'next-router-segment-prefetch': segmentPath,
 });
 
-/** `_rsc` as Next 16.4 computes it: the service's own computation (`core/variants.ts`). */
+/** `_rsc` as Next 16.4 computes it: the service's own computation (`core/page/variants.ts`). */
 export const rscSearchParam = (headers: RscHeaders): string => nextRscParamOf({ ...headers });
 
 /** The URL the client router fetches: the path with `_rsc` appended (bare `_rsc` when empty). */

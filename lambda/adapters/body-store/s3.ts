@@ -23,7 +23,7 @@ export class S3BodyStore implements BodyStore {
   }
 
   /**
-   * Keys are unique per render (see `bodyKeyOf` in core/rows.ts); `If-None-Match: *` makes S3
+   * Keys are unique per render (see `bodyKeyOf` in core/page/rows.ts); `If-None-Match: *` makes S3
    * itself refuse to replace an object, should a key ever repeat. A crash after this call and
    * before the publish leaves an unreferenced object, never a half-published page.
    */

@@ -1,7 +1,7 @@
 /**
  * The ports only operators' work needs (rollback, the sweeper): a page's history, pending CDN
  * purges, the status index, the body listing and references, the sweep's cursor. The ports
- * every use case shares are in `core/ports.ts`.
+ * every use case shares are in `core/page/ports.ts`.
  */
 import type { CacheMeta, Lease, PageVersion } from '../page/model.js';
 import type { VersionRows } from '../page/ports.js';
@@ -97,7 +97,7 @@ export interface PendingPurgeSubmitter {
   resubmit(purge: PendingPurge): Promise<PurgeAttempt>;
 }
 
-/** One row of the sparse status index (`StatusIndex` in core/rows.ts), as operators read it. */
+/** One row of the sparse status index (`StatusIndex`, core/page/rows.ts), as operators read it. */
 export interface StatusRow {
   readonly pk: string;
   readonly sk: string;

@@ -35,7 +35,7 @@ export interface CacheKeyPolicy {
    * @default every path
    */
   readonly renderable?: PathMatcher | undefined;
-  /** Headers that select a representation of a page (`core/variants.ts`). @default none */
+  /** Headers that select a representation of a page (`core/page/variants.ts`). @default none */
   readonly variants?: readonly VariantRule[] | undefined;
   /** Paths keyed on their own parameters and Accept instead (`core/key-rules.ts`). @default none */
   readonly keyRules?: readonly KeyRule[] | undefined;

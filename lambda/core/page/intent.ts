@@ -18,7 +18,7 @@ export const RegenerationIntentSchema = v.strictObject({
   path: text(1, 4096),
   /** Canonical query of the cache key ('' when none). */
   query: v.optional(text(0, 4096), ''),
-  /** Canonical variant of the cache key (`core/variants.ts`); absent for the page itself. */
+  /** Canonical variant of the cache key (`core/page/variants.ts`); absent for the page itself. */
   variant: v.optional(text(1, 512)),
   /** Deployment the intent was made under; part of the request hash. */
   deployId: text(1, 128),

@@ -147,6 +147,6 @@ export interface RenderResult {
   readonly tags?: readonly string[] | undefined;
 }
 
-/** How a revalidation leaves a page: marked stale (served STALE, regenerated), or expired (gone). */
+/** How a revalidation leaves a page: marked stale (served STALE, regenerated), or expired. */
 export const RevalidationMode = { Stale: 'stale', Expire: 'expire' } as const;
 export type RevalidationMode = (typeof RevalidationMode)[keyof typeof RevalidationMode];

@@ -1,6 +1,6 @@
 /**
  * The ports only a regeneration needs: the renderer, and the render counter the demo renderer
- * shows. The ports every use case shares are in `core/ports.ts`.
+ * shows. The ports every use case shares are in `core/page/ports.ts`.
  */
 import type { CacheKey, RenderResult } from '../page/model.js';
 

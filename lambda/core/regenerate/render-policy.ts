@@ -48,7 +48,7 @@ export interface AdmittedPage extends RenderResult {
   readonly keptHeaders: Readonly<Record<string, string>> | undefined;
   /** Names of the cookies the page tried to set, which were dropped (for the log). */
   readonly strippedCookies: readonly string[];
-  /** Valid tags, lower-cased (`core/cache-tags.ts`). */
+  /** Valid tags, lower-cased (`core/page/cache-tags.ts`). */
   readonly tags: readonly string[];
   /** Tags CloudFront could not use, or past the 49th (for the log). */
   readonly droppedTags: readonly string[];

@@ -1,7 +1,7 @@
 /**
  * Revalidation in the background. `acceptRevalidation` answers after a fixed number of calls
  * whatever the page count: tag times, the pages named by path, one in-progress entry per tag on
- * every shard (the origin honours those at once, `in-progress.ts`), one progress row and one
+ * every shard (the origin honours those at once, `page/in-progress.ts`), one progress row and one
  * fan-out message per tag. `markBatch` then marks a tag's pages a batch at a time off the queue,
  * resumable from the progress row's cursor (`resumeStalledFanOuts`, run by the sweeper).
  */

@@ -6,7 +6,7 @@
 import type { CacheKey, RevalidationMode } from '../page/model.js';
 import type { CdnPurge } from '../page/ports.js';
 
-/** What to revalidate, validated: keys from `paths`, tags normalised (`core/cache-tags.ts`). */
+/** What to revalidate, validated: keys from `paths`, tags normalised (`page/cache-tags.ts`). */
 export interface Revalidation {
   readonly tenant: string | undefined;
   readonly keys: readonly CacheKey[];

@@ -1,7 +1,7 @@
 /**
  * The ports only revalidation needs: the marks it writes on pages, the tag index as it reads
  * it, its statuses, its fan-outs' progress rows and the queues it sends to. The ports every use
- * case shares are in `core/ports.ts`.
+ * case shares are in `core/page/ports.ts`.
  */
 import type { QueuedIntent } from '../page/intent.js';
 import type { CacheMeta } from '../page/model.js';

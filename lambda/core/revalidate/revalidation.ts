@@ -145,7 +145,7 @@ function heldOf(
 
 /**
  * The pages named by path, then every page indexed under a tag, each once. A path's variants
- * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
+ * (`page/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
  * `tags: false` leaves the tags to a background fan-out (`fan-out.ts`).
  */
 export async function pagesToMark(

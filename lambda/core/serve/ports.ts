@@ -1,7 +1,7 @@
 /**
  * The ports only serving needs: the regeneration a MISS runs in the request, and the upstream a
  * pass-through reaches with the viewer's own request. The ports every use case shares are in
- * `core/ports.ts`.
+ * `core/page/ports.ts`.
  */
 import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
 

@@ -52,7 +52,7 @@ export interface OriginDeps extends InRequestRegeneration, PassDeps {
   readonly overloadFallbackPath?: string | undefined;
   readonly owner?: string | undefined;
   /**
-   * Revalidations still marking in the background (`revalidate/in-progress.ts`), read beside
+   * Revalidations still marking in the background (`page/in-progress.ts`), read beside
    * META; absent: none are (every revalidation marks its pages before its 202).
    */
   readonly inProgress?: InProgressReader | undefined;
@@ -69,7 +69,7 @@ export interface PageRequest {
   readonly tenant: string | undefined;
   readonly ifNoneMatch: string | undefined;
   readonly ifModifiedSince?: string | undefined;
-  /** The request's headers, lower-case; only `keyPolicy.variants`' are read (`core/variants.ts`). */
+  /** The request's headers, lower-case; only `keyPolicy.variants`' are read (page/variants.ts). */
   readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
   /**
    * The viewer's headers (cookies included) and body: only a pass-through ever sends them on;

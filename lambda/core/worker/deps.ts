@@ -20,7 +20,7 @@ export interface WorkerMessage {
   readonly groupId: string | undefined;
 }
 
-/** A regeneration's deps, and what the worker adds: idempotency, the receive budget, fan-outs, purges. */
+/** A regeneration's deps, and the worker's own: idempotency, receive budget, fan-outs, purges. */
 export interface WorkerDeps extends RegenerateDeps {
   readonly keyPolicy: CacheKeyPolicy;
   readonly idempotency: Idempotency;
@@ -31,7 +31,7 @@ export interface WorkerDeps extends RegenerateDeps {
   readonly owner?: string | undefined;
   /** Revalidation fan-out steps, queued beside intents (`revalidate/fan-out.ts`). */
   readonly fanOut?: FanOutDeps | undefined;
-  /** Where a flagged intent's soft purge goes once its page is published (`soft-purge.ts`). */
+  /** A flagged intent's soft purge, once its page is published (`revalidate/soft-purge.ts`). */
   readonly purgeQueue?: PurgeQueue | undefined;
 }
 
