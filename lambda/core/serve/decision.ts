@@ -4,6 +4,7 @@
  * branches on names, never on strings it spells itself.
  */
 import type { InvalidKeyReason } from '../errors.js';
+import type { RegenerateOutcome } from '../page/regeneration.js';
 
 export const ServeDecision = {
   /** Served from the cache: fresh (HIT or held), stale while one regeneration is queued, 304. */
@@ -12,12 +13,6 @@ export const ServeDecision = {
   NotModified: 'not-modified',
   /** A MISS rendered and published in the request. */
   New: 'new',
-  /** A MISS another holder answered, or why none did (503): the regeneration's own outcome. */
-  Held: 'held',
-  LeaseHeld: 'lease-held',
-  LeaseLost: 'lease-lost',
-  Superseded: 'superseded',
-  Duplicate: 'duplicate',
   /** A key remembered as pass (hit-for-pass), sent to the upstream as it is. */
   HitForPass: 'pass:hit-for-pass',
   /** 503s: every render slot taken, a render that failed, a store unavailable. */
@@ -30,16 +25,14 @@ export const ServeDecision = {
 } as const;
 
 /**
- * What serving decided: a name of `ServeDecision`; a request naming no page, by its reason
- * (400, 404); a pass-through, and why (`pass:` and RFC 9211's detail); or a page that could not
- * be cached (502), by its refusal (`refused:` and the reason, `refusedDecision`).
+ * What serving decided: a name of `ServeDecision`; a MISS another holder answered, or why none
+ * did (503), by the regeneration's own outcome (`held`, `lease-held`...); a request naming no
+ * page, by its reason (400, 404); a pass-through, and why (`pass:` and RFC 9211's detail); or a
+ * page that could not be cached (502), by its refusal (`refused:` and the reason).
  */
 export type ServeDecision =
   | (typeof ServeDecision)[keyof typeof ServeDecision]
+  | RegenerateOutcome['decision']
   | InvalidKeyReason
   | `pass:${string}`
   | `refused:${string}`;
-
-/** A terminal failure's code as a 502's decision: a refused render's code already reads so. */
-export const refusedDecision = (code: string): ServeDecision =>
-  code.startsWith('refused:') ? (code as `refused:${string}`) : `refused:${code}`;

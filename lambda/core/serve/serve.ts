@@ -21,7 +21,7 @@ import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
 import { servePass, type PassWhy } from './pass.js';
 import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
-import { refusedDecision, ServeDecision } from './decision.js';
+import { ServeDecision } from './decision.js';
 import { CacheStatus, errorResponse, jsonError, type PageResponse } from './responses.js';
 
 const NOTHING_IN_PROGRESS: InProgressState = new Map();
@@ -105,7 +105,8 @@ function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
   if (failure.kind === ErrorKind.Terminal) {
     return {
       ...jsonError(502, failure.code, `the page could not be cached: ${failure.message}`),
-      decision: refusedDecision(failure.code),
+      // A refused render's code reads `refused:<reason>` already.
+      decision: `refused:${failure.code.replace(/^refused:/, '')}`,
       detail: { error },
     };
   }
