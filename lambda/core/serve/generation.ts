@@ -16,7 +16,7 @@ import {
   type AnswerShape,
   type PageResponse,
 } from './responses.js';
-import type { OriginDeps, PageRequest } from './request.js';
+import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
 
 /**
  * A published generation as a response; undefined when its body is missing from the bucket.
@@ -87,11 +87,10 @@ function withObjectMetadata(meta: CacheMeta, stored: StoredBody): CacheMeta {
 export async function overloadFallback(
   deps: OriginDeps,
   request: PageRequest,
-  cacheKeyOf: (request: PageRequest) => CacheKey,
 ): Promise<PageResponse | undefined> {
   if (deps.overloadFallbackPath === undefined) return undefined;
   try {
-    const key = cacheKeyOf({
+    const key = cacheKeyOf(deps, {
       ...request,
       rawPath: deps.overloadFallbackPath,
       rawQueryString: '',

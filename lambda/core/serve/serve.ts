@@ -70,9 +70,7 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
       };
     }
     const fallback =
-      error instanceof RenderOverloadedError
-        ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
-        : undefined;
+      error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;
     return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
   }
 }
