@@ -110,6 +110,30 @@ describe('the --stack target', () => {
     expect(code).toBe(3);
     expect(err.join('\n')).toMatch(/cannot read stack Nope: Stack with id Nope does not exist/);
   });
+
+  it('names AWS_REGION when the SDK finds no region, and AWS_PROFILE when it finds no credentials', async () => {
+    const stuck = async (error: Error) => {
+      cfnMock.on(DescribeStacksCommand).rejects(error);
+      const err: string[] = [];
+      const code = await run(['stuck', '--stack', 'MySite'], {
+        out: () => undefined,
+        err: (text) => err.push(text),
+        env: {},
+        target: (stack) => stackTarget(stack ?? '', cfn()),
+      });
+      return { code, err: err.join('\n') };
+    };
+    // The SDK's own messages, which name neither (issue 35, item 10).
+    const region = await stuck(new Error('Region is missing'));
+    expect(region.code).toBe(3);
+    expect(region.err).toMatch(/Region is missing\n {2}next: set AWS_REGION to the stack's region/);
+    const credentials = await stuck(
+      Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      }),
+    );
+    expect(credentials.err).toMatch(/next: no AWS credentials: set AWS_PROFILE/);
+  });
 });
 
 describe('the local target', () => {
@@ -153,5 +177,16 @@ describe('the CDN a CLI command purges', () => {
       status: 'submitted',
     });
     expect(lines).toEqual([expect.stringContaining('#_/key:abc')]);
+  });
+
+  it("prints local purge ids of its own, never npm start's local-1, local-2, ... (issue 35, item 10)", async () => {
+    const lines: string[] = [];
+    const local = cdnInvalidatorFor({ ...base, kind: 'local', distributionId: undefined }, (line) =>
+      lines.push(line),
+    );
+    const purge = await local.invalidateTags(['_/key:abc']);
+    const ids = purge.status === 'submitted' ? purge.invalidationIds : [];
+    expect(ids).toEqual([`local-cli-${process.pid}-1`]);
+    expect(lines).toEqual([`cdn purge local-cli-${process.pid}-1: #_/key:abc`]);
   });
 });
