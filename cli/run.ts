@@ -9,7 +9,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { systemClock, type Clock } from '../lambda/core/clock.js';
 import { IsrError } from '../lambda/core/errors.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
-import { CliError, OperationError, UsageError } from './errors.js';
+import { CliError, OperationError, TargetError, UsageError } from './errors.js';
 import { plainProgress, type Progress } from './progress.js';
 import { destroyTarget, localTarget, stackTarget, type Target } from './target.js';
 
@@ -112,11 +112,40 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     io.out(json ? JSON.stringify(output.data, null, 2) : output.text);
     return 0;
   } catch (error) {
-    return report(error, name, json, io);
+    return report(unreachable(error, target) ?? error, name, json, io);
   } finally {
     // A target handed in (tests) belongs to the caller.
     if (target !== undefined && io.target === undefined) destroyTarget(target);
   }
+}
+
+/** Connection failures of the SDK's clients: the service's stores cannot be reached. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * A store that cannot be reached is the service not reached (exit 3), with what to check. The
+ * code is on the error, or in the message of the SDK's wrapper of one from another realm.
+ */
+function unreachable(error: unknown, target: Target | undefined): TargetError | undefined {
+  const found = error as { code?: unknown; message?: unknown } | undefined;
+  const code =
+    typeof found?.code === 'string'
+      ? found.code
+      : /\b(E[A-Z]+)\b/.exec(typeof found?.message === 'string' ? found.message : '')?.[1];
+  if (target === undefined || code === undefined || !UNREACHABLE.has(code)) return undefined;
+  return new TargetError(`cannot reach ${target.name}'s stores (${code})`, {
+    cause: error,
+    hint:
+      target.kind === 'local'
+        ? 'is npm start still running? Start it again (its backends stop with it)'
+        : 'check your network and AWS_REGION',
+  });
 }
 
 function defaultTarget(env: Record<string, string | undefined>) {

@@ -8,7 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { cdnInvalidatorFor } from '../../cli/cdn.js';
 import { TargetError } from '../../cli/errors.js';
 import { run } from '../../cli/run.js';
-import { destroyTarget, stackTarget } from '../../cli/target.js';
+import { destroyTarget, stackTarget, type Target } from '../../cli/target.js';
 import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 
@@ -147,6 +147,40 @@ describe('the local target', () => {
     expect(code).toBe(3);
     expect(err.join('\n')).toMatch(
       /no \/nonexistent\/isr-data\/endpoints\.json: is npm start running\?/,
+    );
+  });
+});
+
+describe('a target whose stores cannot be reached', () => {
+  it('exits 3 and asks whether npm start is still running (its backends stop with it)', async () => {
+    const target = {
+      kind: 'local',
+      name: '/srv/isr/.local',
+      region: 'us-east-1',
+      clients: createAwsClients({
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+        endpoints: {
+          dynamodb: 'http://127.0.0.1:1',
+          s3: 'http://127.0.0.1:1',
+          sqs: 'http://127.0.0.1:1',
+        },
+        maxAttempts: 1,
+      }),
+      tableName: 'isr-cache',
+      settings: { allowedQueryParams: [], renderPaths: [], leaseSeconds: 30 },
+    } as unknown as Target;
+    const err: string[] = [];
+    const code = await run(['stuck'], {
+      out: () => undefined,
+      err: (text) => err.push(text),
+      env: {},
+      target: () => Promise.resolve(target),
+    });
+    destroyTarget(target);
+    expect(code).toBe(3);
+    expect(err.join('\n')).toMatch(
+      /cannot reach \/srv\/isr\/\.local's stores \(ECONNREFUSED\)\n {2}next: is npm start still running\?/,
     );
   });
 });
