@@ -1,10 +1,10 @@
 /**
- * The `npx cdk deploy` lines of README.md and docs/ (blocks marked `<!-- doc: aws synth -->`)
- * need an AWS account, so each is checked by what `cdk deploy` does first: the block is run by
- * sh as printed with `npx` recording its arguments, and the app of bin/isr.ts (the stack, with
- * cdk-nag's AWS Solutions checks as a synth plugin) is synthesized with that line's `-c`
- * context. A setting the construct refuses fails the synth; a key the app never reads (a typo
- * CDK would ignore) fails the test.
+ * The `npx cdk deploy` lines (or synth, diff, bootstrap) of README.md and docs/ (blocks marked
+ * `<!-- doc: aws synth -->`) need an AWS account, so each is checked by what cdk does first:
+ * the block is run by sh as printed with `npx` recording its arguments, and the app of
+ * bin/isr.ts (the stack, with cdk-nag's AWS Solutions checks as a synth plugin) is synthesized
+ * with that line's `-c` context. A setting the construct refuses fails the synth; a key the app
+ * never reads (a typo CDK would ignore) fails the test.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +18,9 @@ import { IsrStack } from '../../lib/isr-stack.js';
 import { ROOT } from '../helpers/doc-session.js';
 import { fencedBlocks } from '../helpers/doc-steps.js';
 import { cdkJsonContext } from '../lib/stack-fixture.js';
+
+/** What an `aws synth` block may run: cdk commands that synthesize the app before they act. */
+const CDK_COMMANDS = ['deploy', 'synth', 'diff', 'bootstrap'];
 
 const folder = mkdtempSync(join(tmpdir(), 'isr-deploy-synth-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -92,8 +95,10 @@ describe('the cdk deploy lines of the docs, synthesized with their context', () 
     expect(deployLines.map(([at]) => at.split(':')[0])).toEqual(
       expect.arrayContaining(['README.md', 'docs/DEPLOY.md']),
     );
-    for (const [at, args] of deployLines)
-      expect([at, args.slice(0, 2)]).toEqual([at, ['cdk', 'deploy']]);
+    // Each synthesizes the app first (bootstrap too, to find its environments).
+    for (const [at, args] of deployLines) {
+      expect([at, args[0], CDK_COMMANDS.includes(args[1] ?? '')]).toEqual([at, 'cdk', true]);
+    }
   });
 
   // One synth per distinct context (the README repeats DEPLOY's first lines), named where first seen.

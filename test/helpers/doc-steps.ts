@@ -18,8 +18,9 @@
  *   <!-- doc: synopsis -->    one command a line, `[optional parts]` included and each
  *                             `<placeholder>` filled by the session's test from the running
  *                             service (what a reader copies from an earlier output): each must exit 0
- *   <!-- doc: aws synth -->   needs an AWS account: each `npx cdk deploy` line is synthesized with
- *                             its `-c` context instead (test/docs/deploy-synth.test.ts)
+ *   <!-- doc: aws synth -->   needs an AWS account: each `npx cdk deploy` (synth, diff,
+ *                             bootstrap) line is synthesized with its `-c` context instead
+ *                             (test/docs/deploy-synth.test.ts)
  *   <!-- doc: aws <test> -->  needs an AWS account: <test>, which reads this page, checks it
  *                             with a mocked client
  *   <!-- doc: checked-by <test> -->  code another test runs (it must read this page)
