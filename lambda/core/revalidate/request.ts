@@ -305,7 +305,8 @@ export function receiptOf(
             tags: marking.tags,
             expected_pages: marking.expected.count,
             expected_exact: marking.expected.exact,
-            status: `GET <revalidate URL>/${effectId}`,
+            // The command that follows it (`GET <revalidate URL>/<effect_id>` is what it reads).
+            status: `isr revalidate status ${effectId} --wait`,
           },
         }),
     cdn: cdnOf(effect.cdn),

@@ -187,6 +187,10 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
       counts: { tags: 1, pages: 0 },
       marking: { tags: 1, expected_pages: 2, expected_exact: true },
     });
+    // Where to follow it: the CLI command, with this effect id (issue 35, item 10).
+    expect(reply.json.marking).toMatchObject({
+      status: `isr revalidate status ${String(reply.json.effect_id)} --wait`,
+    });
     expect(purges.at(-1)).toEqual(['_/section:tagged']);
     // Before any batch ran, the origin honours the in-progress tag.
     expect((await h.invoke('/tagged/one')).cache).toBe('STALE');
