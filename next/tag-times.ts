@@ -46,8 +46,24 @@ export function serviceTagTimesRead(deps: ClientDeps): TagTimesRead {
     if (response.status !== 200) {
       throw new Error(`tag times answered ${response.status}: ${text.slice(0, 200)}`);
     }
-    return JSON.parse(text) as ServiceTagTimes;
+    return answerOf(text);
   };
+}
+
+/** The answer, checked: anything else is a failed read (its entries are treated as stale). */
+function answerOf(text: string): ServiceTagTimes {
+  const answer = JSON.parse(text) as Partial<ServiceTagTimes> | null;
+  const times = answer?.revalidated_at_ms;
+  const numbers = [answer?.cache_ms, answer?.skew_margin_ms, answer?.kept_ms];
+  if (
+    typeof times !== 'object' ||
+    times === null ||
+    !Object.values(times).every((at) => Number.isFinite(at)) ||
+    !numbers.every((value) => Number.isFinite(value))
+  ) {
+    throw new Error(`tag times: not an answer: ${text.slice(0, 200)}`);
+  }
+  return answer as ServiceTagTimes;
 }
 
 /** When a read started: this instance's clock, and its place in the order reads started in. */

@@ -1,5 +1,9 @@
-import { describe, expect, it } from '@jest/globals';
-import { TagTimes, type ServiceTagTimes } from '../../next/tag-times.js';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { signatureRefusal } from '../../lambda/core/revalidate/webhook-signature.js';
+import { DEFAULT_RETRY } from '../../next/client.js';
+import { loadAdapterConfig } from '../../next/config.js';
+import { serviceTagTimesRead, TagTimes, type ServiceTagTimes } from '../../next/tag-times.js';
+import { closeEndpoints, NOW, recordingEndpoint } from '../helpers/next-adapter.js';
 import { serviceTagOf } from '../../next/tags.js';
 
 const KEPT_MS = 7 * 86_400_000;
@@ -153,5 +157,73 @@ describe('TagTimes', () => {
     offline.recordLocal(['posts'], 4_500);
     expect(await offline.isCurrent(['posts'], 4_000)).toBe(false);
     expect(reads).toEqual([]);
+  });
+});
+
+describe('serviceTagTimesRead: the signed read of the service', () => {
+  afterEach(() => closeEndpoints());
+
+  const clientOf = (env: Record<string, string>) => {
+    const config = loadAdapterConfig(env);
+    return {
+      config,
+      fetch: globalThis.fetch,
+      sleep: () => Promise.resolve(),
+      random: () => 0.5,
+      now: () => NOW,
+      sign: undefined,
+      log: () => undefined,
+      retry: DEFAULT_RETRY,
+    };
+  };
+  const ANSWER = {
+    revalidated_at_ms: { posts: 5 },
+    cache_ms: 250,
+    skew_margin_ms: 2_000,
+    kept_ms: 1,
+  };
+
+  it('POSTs the tags (and the tenant) under the endpoint, HMAC-signed with no Idempotency-Key', async () => {
+    const endpoint = await recordingEndpoint([{ status: 200, body: JSON.stringify(ANSWER) }]);
+    const read = serviceTagTimesRead(
+      clientOf({
+        ISR_REVALIDATE_URL: `${endpoint.url}/_isr/revalidate/`,
+        ISR_REVALIDATE_SECRET: 'whsec',
+        ISR_REVALIDATE_TENANT: 'acme',
+      }),
+    );
+    expect(await read(['posts', '_n_t_/isr'])).toEqual(ANSWER);
+    const [request] = endpoint.received;
+    expect(request?.target).toBe('/_isr/revalidate/tag-times');
+    expect(JSON.parse(request?.body ?? '')).toEqual({
+      tags: ['posts', '_n_t_/isr'],
+      tenant: 'acme',
+    });
+    expect(request?.headers['idempotency-key']).toBeUndefined();
+    const seen = {
+      signature: request?.headers['x-isr-signature'],
+      timestamp: request?.headers['x-isr-timestamp'],
+      method: request?.method ?? '',
+      target: request?.target ?? '',
+      idempotencyKey: undefined,
+      rawBody: request?.body ?? '',
+    };
+    expect(signatureRefusal(seen, 'whsec', NOW.getTime() / 1000, 300)).toBeUndefined();
+  });
+
+  it.each([
+    ['a refusal', { status: 401, body: '{"error":"unauthorized"}' }],
+    ['a 503', { status: 503, body: '{}' }],
+    ['an answer without times', { status: 200, body: '{"cache_ms":250}' }],
+    [
+      'a time that is not a number',
+      { status: 200, body: JSON.stringify({ ...ANSWER, revalidated_at_ms: { a: 'x' } }) },
+    ],
+  ])('fails on %s (its entries are then treated as stale)', async (_, answer) => {
+    const endpoint = await recordingEndpoint([answer]);
+    const read = serviceTagTimesRead(
+      clientOf({ ISR_REVALIDATE_URL: `${endpoint.url}/_isr/revalidate` }),
+    );
+    await expect(read(['posts'])).rejects.toThrow();
   });
 });
