@@ -46,50 +46,46 @@ function service(env: Record<string, string> = {}, reuseMs?: number) {
   return { tagTimes, revalidate };
 }
 
+/**
+ * An entry made, the instance's read of its tag (kept for reuse), 100 ms later a revalidation of
+ * the tag (a tag without pages) through the service configured by `env`, then, optionally, a
+ * render the service asks for arriving: is the entry still trusted?
+ */
+async function trustedAfterRevalidation(
+  env: Record<string, string>,
+  options: { reuseMs?: number; renderArrives?: boolean } = {},
+): Promise<boolean> {
+  const tag = `data-${++keys}`;
+  const { tagTimes, revalidate } = service(env, options.reuseMs);
+  const madeAt = clock.now();
+  clock.advanceMs(10);
+  expect(await tagTimes.isCurrent([tag], madeAt)).toBe(true);
+  clock.advanceMs(100);
+  await revalidate(tag);
+  if (options.renderArrives === true) tagTimes.requireFreshReads(); // x-isr-regeneration
+  return tagTimes.isCurrent([tag], madeAt);
+}
+
+/** The service answering its 202 at once, not waiting out reads. */
+const NO_WAIT = { ISR_IN_PROGRESS_CACHE_MS: '0' };
+
 describe('a data cache entry made before a revalidation', () => {
   it('is stale for every request that starts after the 202, though the instance read tag times just before', async () => {
-    const tag = `data-${++keys}`;
-    const { tagTimes, revalidate } = service();
-    const madeAt = clock.now();
-    clock.advanceMs(10);
-    expect(await tagTimes.isCurrent([tag], madeAt)).toBe(true); // read, and kept for reuse
-    clock.advanceMs(100);
-    await revalidate(tag); // the tag has no pages: its 202 still waits 250 ms
-    expect(await tagTimes.isCurrent([tag], madeAt)).toBe(false);
+    expect(await trustedAfterRevalidation({})).toBe(false);
   });
 
   it('control: an instance reusing its read longer than the 202 waits trusts the stale entry', async () => {
-    const tag = `data-${++keys}`;
-    const { tagTimes, revalidate } = service({}, 1_000);
-    const madeAt = clock.now();
-    clock.advanceMs(10);
-    await tagTimes.isCurrent([tag], madeAt);
-    clock.advanceMs(100);
-    await revalidate(tag);
-    expect(await tagTimes.isCurrent([tag], madeAt)).toBe(true);
+    expect(await trustedAfterRevalidation({}, { reuseMs: 1_000 })).toBe(true);
   });
 
   it('control: a 202 that does not wait out reads leaves an instance trusting it', async () => {
-    const tag = `data-${++keys}`;
-    // The service answers at once (no wait), the instance still reuses reads for 250 ms.
-    const { tagTimes, revalidate } = service({ ISR_IN_PROGRESS_CACHE_MS: '0' }, 250);
-    const madeAt = clock.now();
-    clock.advanceMs(10);
-    await tagTimes.isCurrent([tag], madeAt);
-    clock.advanceMs(100);
-    await revalidate(tag);
-    expect(await tagTimes.isCurrent([tag], madeAt)).toBe(true);
+    expect(await trustedAfterRevalidation(NO_WAIT, { reuseMs: 250 })).toBe(true);
   });
 
   it('is stale for a regeneration the revalidation queued before its 202 (it trusts no earlier read)', async () => {
-    const tag = `data-${++keys}`;
     // No wait at all: the regeneration may start the moment the tag's time is written.
-    const { tagTimes, revalidate } = service({ ISR_IN_PROGRESS_CACHE_MS: '0' }, 250);
-    const madeAt = clock.now();
-    clock.advanceMs(10);
-    await tagTimes.isCurrent([tag], madeAt);
-    await revalidate(tag);
-    tagTimes.requireFreshReads(); // the render request arrives (x-isr-regeneration)
-    expect(await tagTimes.isCurrent([tag], madeAt)).toBe(false);
+    expect(await trustedAfterRevalidation(NO_WAIT, { reuseMs: 250, renderArrives: true })).toBe(
+      false,
+    );
   });
 });
