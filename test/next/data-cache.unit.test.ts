@@ -1,4 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
+import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import {
+  isPrivilegedHeader,
+  PRIVILEGED_HEADER_PREFIXES,
+  PRIVILEGED_HEADERS,
+} from '../../lambda/core/traffic-rules.js';
 import { ByteLru, DataCache, MAX_ENTRY_BYTES } from '../../next/data-cache.js';
 import { createDataState, REGENERATION_HEADER } from '../../next/data-state.js';
 import { TagTimes, type ServiceTagTimes } from '../../next/tag-times.js';
@@ -180,6 +187,26 @@ describe("the data cache: 'use cache' entries (cacheHandlers)", () => {
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe('the header that marks a render the service asks for', () => {
+  it('is the one the service renderer sends (the edge strips it from viewers)', async () => {
+    let sent: Headers | undefined;
+    const renderer = new HttpRenderer({
+      originUrl: 'http://127.0.0.1:9',
+      maxBodyBytes: 1_000,
+      fetch: (_url, init) => {
+        sent = new Headers(init?.headers);
+        return Promise.resolve(new Response('<p>', { headers: { 'content-type': 'text/html' } }));
+      },
+    });
+    const cacheKey = normaliseCacheKey({ rawPath: '/isr' }, { allowedQueryParams: [] });
+    await renderer.render({ cacheKey, signal: AbortSignal.timeout(1_000) });
+    expect(sent?.get(REGENERATION_HEADER)).toBe('1');
+    expect(
+      isPrivilegedHeader(REGENERATION_HEADER, PRIVILEGED_HEADERS, PRIVILEGED_HEADER_PREFIXES),
+    ).toBe(true);
   });
 });
 
