@@ -19,9 +19,10 @@
  *   longer lists and the tag index rows of gone pages; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
- * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
- *   the queue and the purge queue (a deadline purge); GetSecretValue on the webhook secret when
- *   HMAC mode is on. No bucket access.
+ * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; BatchGetItem on
+ *   `TAG#` partitions only (a data cache's read of tag times); SendMessage to the queue and the
+ *   purge queue (a deadline purge); GetSecretValue on the webhook secret when HMAC mode is on. No
+ *   bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -152,6 +153,17 @@ export function grantRevalidateAccess(role: IRole, resources: ServiceResources):
     }),
   );
   role.addToPrincipalPolicy(queuePurgesStatement(resources));
+  // The tag-times read (core/revalidate/tag-times.ts): BatchGetItem of tags' STATE rows, on `TAG#`
+  // partitions only. DynamoDB checks dynamodb:LeadingKeys on each key of a BatchGetItem:
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ReadTagTimes',
+      actions: ['dynamodb:BatchGetItem'],
+      resources: [resources.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [TAG_PARTITIONS] } },
+    }),
+  );
 }
 
 /** SendMessage to the purge queue: a soft purge, a deadline purge (delayed). */

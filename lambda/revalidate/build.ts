@@ -2,7 +2,10 @@ import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
-import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
+import {
+  DynamoTagRevalidations,
+  TAG_STATE_TTL_SECONDS,
+} from '../adapters/tag-revalidations/dynamodb.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
 import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
@@ -83,6 +86,12 @@ export function createRevalidateDeps(
       }),
       batchSize: config.fanOutBatchSize,
       inProgressCacheMs: config.inProgressCacheMs,
+    },
+    tagTimes: {
+      reader: new DynamoTagRevalidations({ ...tables, clock }),
+      cacheMs: config.inProgressCacheMs,
+      skewMarginMs: config.clockSkewMarginSeconds * 1000,
+      keptMs: TAG_STATE_TTL_SECONDS * 1000,
     },
     statuses: new DynamoRevalidationStatuses({
       ...tables,

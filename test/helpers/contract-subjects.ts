@@ -4,6 +4,7 @@
  * Local, s3rver, local-aws-sqs). Each contract (`test/lambda/adapters/<port>/contract.ts`) is one
  * `describe` that both runs, so a fake cannot drift from the adapter it stands for.
  */
+import type { TagTimesReader } from '../../lambda/core/revalidate/tag-times.js';
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
@@ -96,7 +97,7 @@ export interface TableSubject {
   readonly history: PageHistory;
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagIndex;
-  readonly tagRevalidations: TagRevalidations;
+  readonly tagRevalidations: TagRevalidations & TagTimesReader;
   readonly pendingPurges: PendingPurges;
   readonly revalidationStatuses: RevalidationStatuses;
   readonly sweepCursor: SweepCursor;

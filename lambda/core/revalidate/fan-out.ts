@@ -58,7 +58,8 @@ export const COUNTED_PAGES_PER_TAG = 1_000;
  * that indexes it later compares its start with that time, `indexGainedTags`); the path pages;
  * the status again with the fan-outs to wait for; then per tag with pages its in-progress
  * entries BEFORE its progress row and message (a step finds its own entry), the wait for
- * origins' cached reads to run out (the pages are counted meanwhile), then the CDN purge (an
+ * origins' cached reads to run out, and data caches' reads of the tag times (`tag-times.ts`),
+ * even for a tag without pages (the pages are counted meanwhile), then the CDN purge (an
  * edge refetch meets an origin that honours the entries). A crash anywhere: the same effect is
  * retried by its Idempotency-Key and every write repeats harmlessly.
  */
@@ -86,10 +87,11 @@ export async function acceptRevalidation(
     await deps.statuses.put(markingStatus(accepted, paths, live.length));
     await Promise.all(live.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
   }
-  // With entries written, the wait; the tags' pages are counted (and kept) meanwhile.
+  // With entries written, the wait; the tags' pages are counted (and kept) meanwhile. A tag
+  // without pages waits too: data caches (facetheory-isr/next) reuse tag-time reads as long.
   const [expected] = await Promise.all([
     expectedPages(deps, { ...revalidation, tags: live }, paths.pages),
-    live.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
+    revalidation.tags.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
   ]);
   const cdn = await purgeAccepted(deps, revalidation, live);
   return { ...paths, cdn, marking: { tags: live.length, expected } };
