@@ -10,7 +10,7 @@ import {
 } from '../lib/edge/viewer-request-function.js';
 import { HttpPassThrough } from '../lambda/adapters/pass-through/http.js';
 import { StaticSecretSource } from '../lambda/adapters/secret-source/static.js';
-import type { PassThrough } from '../lambda/core/ports.js';
+import type { PassThrough } from '../lambda/core/serve/ports.js';
 import type { SettingValues } from '../lambda/core/settings/table.js';
 
 export interface LocalEdge {

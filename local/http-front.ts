@@ -16,7 +16,7 @@ import {
   type EdgeRequest,
 } from '../lib/edge/cloudfront-functions-runtime.js';
 import { UPSTREAM_ORIGIN_ID } from '../lib/edge/viewer-request-function.js';
-import type { PassThrough } from '../lambda/core/ports.js';
+import type { PassThrough } from '../lambda/core/serve/ports.js';
 import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate/request.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/revalidate/webhook-signature.js';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';

@@ -40,6 +40,7 @@ import {
   ensurePurgeQueues,
   ensureRegenerationQueues,
 } from './provision.js';
+import { readyLines } from './ready-lines.js';
 import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
@@ -232,15 +233,18 @@ async function serve(
       pid: process.pid,
     });
 
-    const renderer =
-      originConfig.renderOriginUrl ??
-      `demo renderer (revalidate ${originConfig.defaultRevalidateSeconds} s)`;
+    const ready = readyLines({
+      url: front.url,
+      renderOriginUrl: originConfig.renderOriginUrl,
+      defaultRevalidateSeconds: originConfig.defaultRevalidateSeconds,
+      preset: env.ISR_PRESET,
+    });
     console.log(
       `data: ${dataDir}  dynamodb: ${backends.endpoints.dynamodb}  s3: ${backends.endpoints.s3}  sqs: ${backends.endpoints.sqs}`,
     );
-    console.log(`rendering with: ${renderer}`);
+    console.log(ready.renderer);
     console.log(`revalidate: ${revalidate.describe(`${front.url}${REVALIDATE_PATH}`)}`);
-    console.log(`ISR ready on ${front.url}  try: curl -i ${front.url}/hello`);
+    console.log(ready.ready);
   } catch (error) {
     await backends.stop();
     throw error;

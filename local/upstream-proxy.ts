@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EdgeRequest } from '../lib/edge/cloudfront-functions-runtime.js';
 import { PassThroughError } from '../lambda/core/errors.js';
 import type { HeaderPairs } from '../lambda/core/forwarding.js';
-import type { PassThrough } from '../lambda/core/ports.js';
+import type { PassThrough } from '../lambda/core/serve/ports.js';
 
 /** Header pairs of a request the edge function returned (a repeated header as several). */
 export const pairsOf = (headers: EdgeRequest['headers']): [string, string][] =>

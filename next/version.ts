@@ -56,12 +56,18 @@ export function checkNextVersion(version: string | undefined): NextVersionFindin
     : NextVersionFinding.Supported;
 }
 
+/** What Next hands the handler's constructor, as far as the check reads it. */
+export interface NextVersionContext {
+  /** `<app>/.next/server`: the app's own node_modules are found from there. */
+  readonly serverDistDir?: string;
+}
+
 /**
  * The version of the Next.js the app resolves, from its build folder (`serverDistDir`, which
  * Next hands the handler) or else the working folder; undefined when neither finds it.
  */
 export function installedNextVersion(context: unknown, cwd = process.cwd()): string | undefined {
-  const distDir = (context as { serverDistDir?: unknown } | undefined)?.serverDistDir;
+  const distDir = (context as NextVersionContext | undefined)?.serverDistDir;
   const folders = typeof distDir === 'string' ? [distDir, cwd] : [cwd];
   for (const folder of folders) {
     try {

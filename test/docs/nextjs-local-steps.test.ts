@@ -4,12 +4,13 @@
  * the page's ESM next.config.js, one without a `type` and its CommonJS one. Only APP_DIR and the
  * ports change. Every step is the real one: `npm pack` and `npm install` of the tarball, `next
  * build` with Next's default bundler, `next start` and `npm start` as terminal jobs, and each
- * check's output held to what the page says it prints.
+ * check's output held to what the page says it prints. The page's two other config snippets
+ * (`'use cache'` handlers, a `headers()` rule) are evaluated in the ESM app.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../local/backends/ports.js';
 import {
@@ -31,6 +32,8 @@ const PAGE = new URL('../../docs/NEXTJS.md', import.meta.url);
 const steps = docSteps(PAGE, 'nextjs-local');
 const ofKind = (kind: string) => steps.filter((step) => step.kind === kind);
 const checks = steps.filter((step) => step.kind.startsWith('check'));
+/** The kinds whose blocks are sh (the others are next.config.js code). */
+const SH_KINDS = ['settings', 'run', 'serve', 'check', 'check-until'];
 /** Polls of a serve step: `next build` runs in it, ~30 s alone, minutes on a busy machine. */
 const READY_ATTEMPTS = 3_000;
 const RETRY_ATTEMPTS = 50;
@@ -116,6 +119,15 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** The adapter as installed in the ESM app. */
+const installedAdapter = () => join(apps.esm.dir, 'node_modules', 'facetheory-isr', 'dist', 'next');
+
+/** Runs `code` as an ES module in the ESM app's folder (so it resolves the app's packages). */
+async function evaluateInApp(name: string, code: string): Promise<string> {
+  writeFileSync(join(apps.esm.dir, name), code);
+  return runShell(`node ${name}`, apps.esm.dir, env);
+}
+
 const etagsOf = (text: string | undefined) =>
   [...(text ?? '').matchAll(/^etag: (\S+)/gim)].map((match) => match[1]);
 
@@ -157,15 +169,36 @@ describe("docs/NEXTJS.md's local steps, as printed, in an ESM app outside the re
       'check',
       'check',
       'check-until',
+      'use-cache-config',
+      'headers-config',
     ]);
     expect(checks.every((step) => step.prints !== undefined)).toBe(true);
     const shBlocks = readFileSync(PAGE, 'utf8').match(/^```sh$/gm) ?? [];
-    expect(shBlocks.length).toBe(steps.filter((step) => !step.kind.startsWith('next-')).length);
+    expect(shBlocks.length).toBe(steps.filter((step) => SH_KINDS.includes(step.kind)).length);
+  });
+
+  it("the page's 'use cache' config names the installed adapter for every handler", async () => {
+    const probe = `${only('use-cache-config').code}\nconsole.log(JSON.stringify(nextConfig));\n`;
+    const config = JSON.parse(await evaluateInApp('use-cache.mjs', probe)) as {
+      cacheHandler: string;
+      cacheHandlers: Record<string, string>;
+    };
+    const installed = pathToFileURL(join(installedAdapter(), 'index.mjs')).href;
+    expect(config).toEqual({
+      cacheHandler: installed,
+      cacheHandlers: { default: installed, remote: installed },
+    });
+  });
+
+  it("the page's headers() rule is a config entry Next reads: Cache-Tag on the posts", async () => {
+    const probe = `const nextConfig = {\n${only('headers-config').code}};\nconsole.log(JSON.stringify(await nextConfig.headers()));\n`;
+    expect(JSON.parse(await evaluateInApp('headers.mjs', probe))).toEqual([
+      { source: '/blog/:slug', headers: [{ key: 'Cache-Tag', value: 'posts' }] },
+    ]);
   });
 
   it("installed the packed package in the app's own node_modules, no tarball left here", () => {
-    const installed = join(apps.esm.dir, 'node_modules', 'facetheory-isr', 'dist', 'next');
-    expect(readFileSync(join(installed, 'index.mjs'), 'utf8')).toContain('revalidateTag');
+    expect(readFileSync(join(installedAdapter(), 'index.mjs'), 'utf8')).toContain('revalidateTag');
     expect(readdirSync(ROOT).filter((name) => name.endsWith('.tgz'))).toEqual([]);
   });
 

@@ -13,9 +13,11 @@ import {
 
 /**
  * `facetheory-isr/next` as shipped: one readable ESM file. Its size is deterministic, so its
- * budget is a test: the adapter and the rules it shares with the service, nothing else.
+ * budget is a test: the adapter and the rules it shares with the service, nothing else. The data
+ * cache (its store, the tag-time reads, the `'use cache'` handler) took it from 16.7 to 31 KB;
+ * the Next.js version check (2.3 KB) and the edge-safe built-ins (1.0 KB) to 34.9 KB.
  */
-const ADAPTER_BUDGET_BYTES = 24_000;
+const ADAPTER_BUDGET_BYTES = 38_000;
 
 describe('the Next.js adapter bundle', () => {
   const folder = mkdtempSync(join(tmpdir(), 'isr-next-adapter-'));

@@ -6,8 +6,8 @@
 import type { Clock } from '../clock.js';
 import { PassFailure, PassThroughError } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
-import type { PassAnswer, PassThrough } from '../ports.js';
-import { cacheStatusHeader, errorResponse, PASS, type PageResponse } from './responses.js';
+import type { PassAnswer, PassThrough } from './ports.js';
+import { cacheStatusHeader, jsonError, PASS, type PageResponse } from './responses.js';
 
 /** The largest answer a buffered function URL returns (6 MB), less base64's growth. */
 export const MAX_PASS_ANSWER_BYTES = 4_400_000;
@@ -65,7 +65,7 @@ export async function servePass(
     const error = timeout.signal.aborted ? timedOut(caught) : caught;
     if (!(error instanceof PassThroughError)) throw error;
     return {
-      ...errorResponse(error.failure.status, error.code, error.message),
+      ...jsonError(error.failure.status, error.code, error.message),
       decision: `pass:${error.code}`,
       detail: { pass: why.detail, error },
     };
