@@ -44,6 +44,11 @@ const SETUP_TIMEOUT_MS = 1_200_000;
 
 const folder = mkdtempSync(join(tmpdir(), 'isr-nextjs-doc-'));
 const dataDir = join(folder, 'data');
+/**
+ * The fixture's 'use cache' page needs `experimental.useCache`, a setting of the app's own that
+ * the page keeps in "the rest of your next.config.js"; its blocks are the whole file here.
+ */
+const NEEDS_OWN_CONFIG = 'app/data/use-cache';
 /** The two apps: ESM (`"type": "module"`) and CommonJS (no `type`, as create-next-app writes). */
 const apps = {
   esm: { dir: join(folder, 'esm-app'), packageJson: { type: 'module' } },
@@ -92,7 +97,11 @@ async function serve(step: DocStep | undefined, app: AppKind): Promise<Served> {
 
 /** Steps 2 and 3 in `app`: the package packed and installed, next.config.js as printed. */
 async function install(app: AppKind): Promise<void> {
-  createOutsideApp(apps[app].dir, { release: 'newest', packageJson: apps[app].packageJson });
+  createOutsideApp(apps[app].dir, {
+    release: 'newest',
+    packageJson: apps[app].packageJson,
+    leaveOut: [NEEDS_OWN_CONFIG],
+  });
   await runShell(preludeOf(app) + only('run').code, ROOT, env, RUN_TIMEOUT_MS);
   writeFileSync(join(apps[app].dir, 'next.config.js'), only(`next-config-${app}`).code);
 }

@@ -100,12 +100,18 @@ export interface OutsideAppOptions {
   readonly packageJson?: Readonly<Record<string, unknown>>;
   /** More installed packages to link in (e.g. the adapter's SDK dependencies). */
   readonly alsoInstalled?: readonly string[];
+  /** Fixture paths not to copy (e.g. a page that needs a setting the app's config lacks). */
+  readonly leaveOut?: readonly string[];
 }
 
 /** Makes the app in `dir` (which must not exist): sources, package.json, node_modules. */
 export function createOutsideApp(dir: string, options: OutsideAppOptions): void {
+  const left = (options.leaveOut ?? []).map((path) => join(NEXT_APP_DIR, path));
   for (const name of FIXTURE_SOURCES) {
-    cpSync(join(NEXT_APP_DIR, name), join(dir, name), { recursive: true });
+    cpSync(join(NEXT_APP_DIR, name), join(dir, name), {
+      recursive: true,
+      filter: (source) => !left.some((path) => source === path || source.startsWith(path + sep)),
+    });
   }
   const dependencies = {
     next: nextVersionOf(options.release),
