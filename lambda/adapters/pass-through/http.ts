@@ -7,7 +7,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { PassFailure, PassThroughError } from '../../core/errors.js';
 import { forwardedAnswerHeaders, forwardedRequestHeaders } from '../../core/forwarding.js';
-import type { PassAnswer, PassRequest, PassThrough, SecretSource } from '../../core/ports.js';
+import type { PassAnswer, PassRequest, PassThrough } from '../../core/serve/ports.js';
+import type { SecretSource } from '../../core/page/ports.js';
 
 export interface HttpPassThroughOptions {
   /** The upstream, e.g. `http://ssr.internal:8080/app`. Only ever this host is reached. */
