@@ -4,10 +4,9 @@
  * and bucket calls a hit-for-pass key and a static answer cost, counted on the SDK clients.
  */
 import { request } from 'node:http';
-import { HttpPassThrough } from '../lambda/adapters/pass-through/http.js';
 import { buildOriginHandler } from '../lambda/origin/build.js';
 import { loadOriginConfig } from '../lambda/shared/config.js';
-import { viewerRequestFunctionSource } from '../lib/edge/viewer-request-function.js';
+import { localCloudFront } from '../local/edge.js';
 import { startHttpFront } from '../local/http-front.js';
 import { functionUrlEvent } from '../local/function-url.js';
 import { lambdaContext } from '../local/worker-poller.js';
@@ -110,27 +109,24 @@ export async function traffic(
       throw new Error(`${method} ${path}: ${reply.statusCode} ${reply.headers?.['x-isr-cache']}`);
     }
   };
+  // The distribution the construct synthesizes for these settings, as npm start runs it.
+  const { cloudfront } = await localCloudFront({
+    settings: {
+      renderOriginUrl: upstream.url,
+      staticPrefixes: ['/_next/static/'],
+      allowedQueryParams: [],
+      unknownQuery: 'pass',
+    },
+    handler: origin,
+    functionTimeoutMs: 30_000,
+  });
   const front = await startHttpFront({
     handler: origin,
     port: 0,
     tenantHeader: undefined,
     functionTimeoutMs: 30_000,
     onError: () => undefined,
-    edge: {
-      source: viewerRequestFunctionSource({
-        routing: {
-          rules: {
-            bypassPaths: [],
-            bypassCookies: [],
-            bypassHeaders: [],
-            staticPrefixes: ['/_next/static/'],
-            allowedQueryParams: [],
-            unknownQuery: 'pass',
-          },
-        },
-      }),
-      upstream: new HttpPassThrough({ originUrl: upstream.url, maxBodyBytes: 1 << 20 }),
-    },
+    cloudfront,
   });
   try {
     await call('GET', '/private/latency'); // the first answer marks the key

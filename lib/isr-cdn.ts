@@ -35,8 +35,16 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { UnknownQuery } from '../lambda/core/traffic-rules.js';
 import { CDN_DISTRIBUTION_ID_ENV } from '../lambda/shared/cdn-env.js';
+import { PASS_KEY_HEADER } from './edge/viewer-request-function.js';
 import { grantCdnInvalidation } from './isr-permissions.js';
 import { stackRegionName } from './isr-names.js';
+
+/**
+ * The errors CloudFront keeps for its Error Caching Minimum TTL (10 s) whatever they say ("How
+ * CloudFront processes HTTP 4xx and 5xx status codes from your origin",
+ * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/HTTPStatusCodes.html).
+ */
+export const ERRORS_CLOUDFRONT_CACHES = [404, 405, 414, 500, 501, 502, 503, 504];
 
 /** CloudFront's default origin response timeout quota. */
 const MAX_ORIGIN_READ_TIMEOUT_SECONDS = 60;
@@ -61,18 +69,21 @@ export interface PageRouting {
 }
 
 /**
- * Keys on exactly the origin's cache-key inputs (variant headers included), and with an upstream on what routes a request
- * past the page cache: the bypass cookies and headers (a viewer holding one never gets the
- * public copy: the viewer-request function's choice of origin does not change the cache
- * lookup), and every query parameter when unknown ones pass through. TTLs defer to the origin:
- * default and minimum 0, so only an answer's own `s-maxage`/`max-age` makes it cacheable (one
- * without Cache-Control, such as an API's JSON, never is), capped at a year. Gzip and Brotli are
- * part of the key so CloudFront can compress and serve each encoding. Named per stack and region.
+ * Keys on exactly the origin's cache-key inputs (variant headers included), and with an
+ * upstream on the pass key the viewer-request function gives every request it passes
+ * (`PASS_KEY_HEADER`, the request's own id): a request holding a bypass cookie or header, an
+ * unknown parameter or another method never gets the public copy, and never leaves an entry
+ * another request could get (the function's choice of origin does not change the cache lookup,
+ * and the upstream's answer to it was made with the viewer's cookies), while the answer the
+ * upstream gives it stays the upstream's. TTLs defer to the origin: default and minimum 0, so
+ * only an answer's own `s-maxage`/`max-age` makes it cacheable (one without Cache-Control, such
+ * as an API's JSON, never is), capped at a year. Gzip and Brotli are part of the key so
+ * CloudFront can compress and serve each encoding. Named per stack and region.
  */
 export function createPageCachePolicy(scope: Construct, id: string, shape: CacheKeyShape) {
   const routing = shape.routing;
-  const headers = [...keyHeadersOf(shape), ...(routing?.bypassHeaders ?? [])];
-  const cookies = routing?.bypassCookies ?? [];
+  const headers = [...keyHeadersOf(shape), ...(routing === undefined ? [] : [PASS_KEY_HEADER])];
+  const cookies: string[] = [];
   return new CachePolicy(scope, id, {
     cachePolicyName: stackRegionName(scope, 'pages-cache', MAX_POLICY_NAME_LENGTH),
     comment:
@@ -82,12 +93,12 @@ export function createPageCachePolicy(scope: Construct, id: string, shape: Cache
     minTtl: Duration.seconds(0),
     defaultTtl: Duration.seconds(0),
     maxTtl: Duration.days(365),
+    // The allow-listed parameters only, whatever `unknownQuery`: a request with another one is
+    // passed with a pass key of its own, and an ignored one (`_rsc`) is no key of a page.
     queryStringBehavior:
-      routing?.unknownQuery === 'pass'
-        ? CacheQueryStringBehavior.all()
-        : shape.allowedQueryParams.length === 0
-          ? CacheQueryStringBehavior.none()
-          : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
+      shape.allowedQueryParams.length === 0
+        ? CacheQueryStringBehavior.none()
+        : CacheQueryStringBehavior.allowList(...shape.allowedQueryParams),
     headerBehavior:
       headers.length === 0 ? CacheHeaderBehavior.none() : CacheHeaderBehavior.allowList(...headers),
     cookieBehavior:
@@ -263,10 +274,12 @@ export function createPageDistribution(
     defaultBehavior: pages,
     additionalBehaviors: options.pageBehaviours?.(pages),
     httpVersion: HttpVersion.HTTP2_AND_3,
-    // CloudFront keeps an error without Cache-Control 10 s by default; a 404 of a renamed asset
-    // or of an API must not outlive the upstream's deploy (the origin's gone pages say s-maxage).
+    // CloudFront keeps 404, 405, 414 and 5xx 10 s by default whatever they say: an error made
+    // with a viewer's cookies (a pass-through's) must not be kept for the next viewer, and a 404
+    // of a renamed asset must not outlive the upstream's deploy. What states a lifetime is still
+    // kept for it (the origin's gone pages say s-maxage; a passed error states none).
     errorResponses: options.routesToUpstream
-      ? [{ httpStatus: 404, ttl: Duration.seconds(0) }]
+      ? ERRORS_CLOUDFRONT_CACHES.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) }))
       : undefined,
     // Only a custom certificate can hold viewers to TLS 1.2 (the default one is fixed at TLSv1).
     minimumProtocolVersion: options.certificate ? SecurityPolicyProtocol.TLS_V1_2_2021 : undefined,

@@ -25,6 +25,7 @@ import type { Construct } from 'constructs';
 import type { KeyRule } from '../lambda/core/key-rules.js';
 import {
   needsViewerRequestFunction,
+  PASS_KEY_HEADER,
   viewerRequestFunctionSource,
   type ViewerRequestFunctionOptions,
 } from './edge/viewer-request-function.js';
@@ -77,7 +78,8 @@ export function createStaticCachePolicy(scope: Construct, tenantHeader: string |
  * Each key rule (`keyRules`, e.g. Next.js's `/_next/image`) as a behaviour of the pages' origin,
  * keyed on exactly what the origin keys it on: its query parameters, the Accept header the
  * viewer-request function normalised (one of three values, so keying on it is sound), and the
- * tenant header; no cookie. TTLs defer to the origin, as the pages' policy does.
+ * tenant header; no cookie; and the pass key of a request the function passes (an absolute
+ * URL), which is therefore never shared. TTLs defer to the origin, as the pages' policy does.
  */
 export function keyRuleBehaviours(
   scope: Construct,
@@ -90,6 +92,7 @@ export function keyRuleBehaviours(
     const headers = [
       ...(tenantHeader === undefined ? [] : [tenantHeader]),
       ...(rule.accept === 'image' ? ['accept'] : []),
+      PASS_KEY_HEADER,
     ];
     const cachePolicy = new CachePolicy(scope, `KeyRuleCachePolicy${index}`, {
       cachePolicyName: stackRegionName(scope, `key-rule-${index}`, MAX_POLICY_NAME_LENGTH),

@@ -287,17 +287,15 @@ export class IsrService extends Construct {
   }
 
   /**
-   * Lets a principal (a CMS's role, a deploy job) call the revalidate URL with SigV4:
-   * lambda:InvokeFunctionUrl on this function only. Useless in HMAC mode, where the URL takes
-   * no IAM auth and the signature decides.
+   * Lets a principal (a CMS's role, a deploy job) call the revalidate URL with SigV4: what AWS
+   * requires of a function URL's caller since October 2025 ("Control access to Lambda function
+   * URLs", https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html), on this function only:
+   * lambda:InvokeFunctionUrl (through IAM auth) and lambda:InvokeFunction (only via the URL), as
+   * CDK's grantInvokeUrl gives them. Useless in HMAC mode, where the URL takes no IAM auth and
+   * the signature decides.
    */
   grantRevalidate(grantee: IGrantable): Grant {
-    return Grant.addToPrincipal({
-      grantee,
-      actions: ['lambda:InvokeFunctionUrl'],
-      resourceArns: [this.revalidateFunction.functionArn],
-      conditions: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
-    });
+    return this.revalidateFunction.grantInvokeUrl(grantee);
   }
 
   /** Sends every alarm of the service to these actions when it fires (pager, chat, ticket). */

@@ -1,28 +1,21 @@
 /**
- * The local stand-in for CloudFront in front of the origin's function URL: an HTTP server that
- * runs the generated viewer-request function on each request (`edge`) and goes where it routes:
- * the upstream directly (pass, static), or the origin as a function URL event with what the CDK
- * origin request policy forwards (with an upstream: all but Host, cookies included, for a
- * pass-through; without: the tenant header, plus the conditional headers CloudFront sends when it
- * revalidates). The viewer's Host never reaches the origin. `POST /_isr/revalidate` goes to the
- * revalidate function instead, with its raw body.
+ * `npm start`'s HTTP server: every request goes through the local CloudFront (`cloudfront`,
+ * built from the synthesized distribution: `local/cloudfront/`), which routes, keys, keeps and
+ * answers as the deployed one would, with the origin function behind its function URL and the
+ * upstream as its origins. `POST /_isr/revalidate` (and the status paths under it) goes to the
+ * revalidate function instead, with its raw body: deployed, that function has a URL of its own.
+ * Without `cloudfront` (unit tests of the function URL conversion), a request goes straight to
+ * the origin as a function URL event with the allow-listed headers.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIPv6, type AddressInfo } from 'node:net';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
-import {
-  EdgeFunctionError,
-  runViewerRequest,
-  type EdgeRequest,
-} from '../lib/edge/cloudfront-functions-runtime.js';
-import { UPSTREAM_ORIGIN_ID } from '../lib/edge/viewer-request-function.js';
-import type { PassThrough } from '../lambda/core/serve/ports.js';
 import { MAX_REVALIDATE_BODY_BYTES } from '../lambda/core/revalidate/request.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/revalidate/webhook-signature.js';
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
 import { LOOPBACK } from './backends/backend.js';
+import type { EdgeAnswer, LocalCloudFront } from './cloudfront/cloudfront.js';
 import { functionUrlEvent } from './function-url.js';
-import { pairsOf, proxyToUpstream } from './upstream-proxy.js';
 import { lambdaContext } from './worker-poller.js';
 
 export type OriginHandler = (
@@ -61,16 +54,11 @@ export interface HttpFrontOptions {
   /** How long an idle keep-alive connection is kept open. @default Node's (5 s) */
   readonly keepAliveTimeoutMs?: number | undefined;
   /**
-   * CloudFront's viewer-request function (`viewerRequestFunctionSource`), run on every request,
-   * and the upstream origin it may select (absent without an upstream: the demo).
-   * @default - no function: every request goes to the origin
+   * The local CloudFront every request goes through (`localCloudFront` in `local/edge.ts`).
+   * @default - none: every request goes straight to the origin
    */
-  readonly edge?:
-    { readonly source: string | undefined; readonly upstream: PassThrough | undefined } | undefined;
+  readonly cloudfront?: LocalCloudFront | undefined;
 }
-
-/** The largest request body a function URL takes (6 MB, base64 included). */
-const MAX_FUNCTION_URL_BODY_BYTES = 4_500_000;
 
 const CONDITIONAL_HEADERS = ['if-none-match', 'if-modified-since'];
 
@@ -121,23 +109,26 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       );
       return send(req, res, result);
     }
-    const routed = routeAtEdge(req);
-    if ('response' in routed) {
-      res.writeHead(routed.response.status, routed.response.headers);
-      res.end(routed.response.body);
-      return;
+    const cloudfront = options.cloudfront;
+    if (cloudfront !== undefined) {
+      const answer = await cloudfront.handle(
+        {
+          method: req.method ?? 'GET',
+          uri: pathOf(req.url),
+          querystring: queryOf(req.url),
+          headers: req.headers,
+          clientIp: req.socket.remoteAddress ?? LOOPBACK,
+        },
+        () => wholeBodyOf(req),
+      );
+      return relay(req, res, answer);
     }
-    const upstream = options.edge?.upstream;
-    if (routed.origin === UPSTREAM_ORIGIN_ID && upstream !== undefined) {
-      await proxyToUpstream(upstream, routed.request, req, res);
-      return;
-    }
-    const event = await originEvent(routed.request, req);
-    if (event === undefined) {
-      res.writeHead(413, { 'content-type': 'text/plain' });
-      res.end('request body too large for the origin function');
-      return;
-    }
+    const target = req.url ?? '/';
+    const event = functionUrlEvent({
+      method: req.method ?? 'GET',
+      target,
+      headers: picked(req, forwarded),
+    });
     const result = await options.handler(
       event,
       lambdaContext(options.functionTimeoutMs, 'isr-origin'),
@@ -145,57 +136,27 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     return send(req, res, result);
   }
 
-  /** The viewer-request function's decision, as CloudFront makes it (503/502 when it fails). */
-  function routeAtEdge(
+  /** The local CloudFront's answer, streamed to the viewer. */
+  async function relay(
     req: IncomingMessage,
-  ): { request: EdgeRequest; origin?: string | undefined } | { response: EdgeResponseLike } {
-    const request: EdgeRequest = {
-      method: req.method ?? 'GET',
-      uri: pathOf(req.url),
-      querystring: queryOf(req.url),
-      headers: req.headers,
-    };
-    const source = options.edge?.source;
-    if (source === undefined) return { request };
-    try {
-      return runViewerRequest(source, request, { origins: [UPSTREAM_ORIGIN_ID] });
-    } catch (error) {
-      if (!(error instanceof EdgeFunctionError)) throw error;
-      options.onError(error);
-      const body = Buffer.from(error.message);
-      return {
-        response: { status: error.status, headers: { 'content-type': 'text/plain' }, body },
-      };
+    res: ServerResponse,
+    answer: EdgeAnswer,
+  ): Promise<void> {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of answer.headers) {
+      const previous = headers[name];
+      headers[name] = previous === undefined ? value : [previous, value].flat();
     }
-  }
-
-  /**
-   * The origin's function URL event: with an upstream, all the viewer sent but Host (cookies
-   * listed apart, the body base64); without, the allow-listed headers only.
-   */
-  async function originEvent(
-    routed: EdgeRequest,
-    req: IncomingMessage,
-  ): Promise<LambdaFunctionURLEvent | undefined> {
-    const target = routed.querystring === '' ? routed.uri : `${routed.uri}?${routed.querystring}`;
-    const method = req.method ?? 'GET';
-    if (options.edge?.upstream === undefined) {
-      return functionUrlEvent({ method, target, headers: picked(req, forwarded) });
+    if (closing) headers.connection = 'close';
+    res.writeHead(answer.status, headers);
+    if (req.method === 'HEAD' || BODYLESS_STATUSES.has(answer.status)) {
+      res.end();
+      return;
     }
-    const headers: Record<string, string> = { host: ORIGIN_HOST };
-    const cookies: string[] = [];
-    for (const [name, value] of pairsOf(routed.headers)) {
-      if (name === 'host') continue;
-      if (name === 'cookie') cookies.push(...value.split(/;\s*/).filter((c) => c !== ''));
-      else headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+    for await (const chunk of answer.body) {
+      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
     }
-    const body = method === 'GET' || method === 'HEAD' ? undefined : await bodyOf(req);
-    if (body === null) return undefined;
-    return {
-      ...functionUrlEvent({ method, target, headers }),
-      ...(cookies.length > 0 ? { cookies } : {}),
-      ...(body === undefined ? {} : { body: body.toString('base64'), isBase64Encoded: true }),
-    };
+    res.end();
   }
 
   function send(req: IncomingMessage, res: ServerResponse, result: FunctionUrlResult): void {
@@ -250,12 +211,6 @@ const queryOf = (target: string | undefined): string => {
 /** The origin function URL's own host name (the viewer's never reaches the origin). */
 const ORIGIN_HOST = 'origin.lambda-url.localhost';
 
-interface EdgeResponseLike {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-}
-
 /** The named headers of a request (single values), with the origin's own Host. */
 function picked(req: IncomingMessage, names: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = { host: ORIGIN_HOST };
@@ -266,15 +221,11 @@ function picked(req: IncomingMessage, names: readonly string[]): Record<string, 
   return headers;
 }
 
-/** The whole body, or null past what a function URL takes. */
-async function bodyOf(req: IncomingMessage): Promise<Buffer | null> {
+/** The whole body, or undefined when there is none. */
+async function wholeBodyOf(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= MAX_FUNCTION_URL_BODY_BYTES) chunks.push(chunk);
-  }
-  return size > MAX_FUNCTION_URL_BODY_BYTES ? null : Buffer.concat(chunks);
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  return chunks.length === 0 ? undefined : Buffer.concat(chunks);
 }
 
 /** The body as sent (UTF-8), cut one byte past the endpoint's limit so the handler says 413. */

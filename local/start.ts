@@ -31,7 +31,8 @@ import { assertPortFree } from './backends/ports.js';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
-import { localEdge } from './edge.js';
+import { EDGE_CACHE_DIRECTORY } from './cloudfront/synth.js';
+import { localCloudFront } from './edge.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import {
@@ -135,13 +136,21 @@ async function serve(
     };
     const originConfig = loadOriginConfig(serviceEnv);
     const origin = buildOriginHandler(originConfig, { clients, owner: 'local-origin' });
+    // CloudFront as the construct would configure it for these settings (kept in .local/edge).
+    const edge = await localCloudFront({
+      settings: loadSettings('origin', serviceEnv),
+      handler: origin,
+      functionTimeoutMs: ORIGIN_TIMEOUT_MS,
+      cacheDirectory: EDGE_CACHE_DIRECTORY,
+      cache: local.edgeCache,
+    });
     const worker = buildWorkerHandler(loadWorkerConfig(serviceEnv), {
       clients,
       owner: 'local-worker',
     });
 
     // One local CDN: a revalidation's immediate purges and the purger's are numbered together.
-    const cdn = new LocalCdnInvalidator();
+    const cdn = new LocalCdnInvalidator({ edge: edge.cloudfront });
     const purger = buildPurgerHandler(loadPurgerConfig(serviceEnv), { clients, cdn });
     const revalidate = localRevalidation(local.revalidateSecret, host);
     const revalidateHandler =
@@ -162,8 +171,7 @@ async function serve(
       host,
       tenantHeader: originConfig.tenantHeader,
       variantHeaders: originConfig.settings.variantHeaders.map((rule) => rule.name),
-      // The origin's settings hold the routing rules; locally the upstream has no secret set.
-      edge: localEdge(loadSettings('origin', serviceEnv), undefined),
+      cloudfront: edge.cloudfront,
       functionTimeoutMs: ORIGIN_TIMEOUT_MS,
       onError: (error) => console.error('origin handler failed:', error),
     });
@@ -244,11 +252,22 @@ async function serve(
     );
     console.log(ready.renderer);
     console.log(`revalidate: ${revalidate.describe(`${front.url}${REVALIDATE_PATH}`)}`);
+    const caching = local.edgeCache
+      ? 'caching as deployed (X-Cache, Age; ISR_LOCAL_EDGE_CACHE=0 turns it off)'
+      : 'keeping nothing (ISR_LOCAL_EDGE_CACHE=0)';
+    console.log(`cloudfront: the synthesized distribution (${describeEdge(edge)}), ${caching}`);
     console.log(ready.ready);
   } catch (error) {
     await backends.stop();
     throw error;
   }
+}
+
+/** One line on the local CloudFront: its behaviours, and whether it was synthesized now. */
+function describeEdge(edge: Awaited<ReturnType<typeof localCloudFront>>): string {
+  const patterns = edge.cloudfront.config.behaviours.map((behaviour) => behaviour.pathPattern);
+  const source = edge.synthesized ? 'synthesized now' : 'kept from an earlier synth';
+  return `behaviours ${patterns.join(' ')}, ${source}`;
 }
 
 function fail(error: unknown): never {

@@ -26,8 +26,24 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
 export type HeaderPairs = readonly (readonly [string, string])[];
 
 /**
+ * The SigV4 headers of CloudFront's origin access control ("Restrict access to an AWS Lambda
+ * function URL origin",
+ * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/private-content-restricting-access-to-lambda.html):
+ * CloudFront signs every origin request, replacing a viewer's Authorization, and the function
+ * URL's event may carry them (AWS does not say it removes them). They are CloudFront's, not the
+ * viewer's: a pass-through never sends them on.
+ */
+export const ORIGIN_SIGNING_HEADERS: readonly string[] = [
+  'authorization',
+  'x-amz-date',
+  'x-amz-security-token',
+  'x-amz-content-sha256',
+];
+
+/**
  * The viewer's headers as the upstream may get them: lower-cased, without hop-by-hop headers
- * (and those `Connection` names), Host, privileged ones, and `internal` (secret, tenant header).
+ * (and those `Connection` names), Host, the origin access control's signature, privileged ones,
+ * and `internal` (the secret's header).
  */
 export function forwardedRequestHeaders(
   headers: HeaderPairs,
@@ -35,6 +51,7 @@ export function forwardedRequestHeaders(
 ): [string, string][] {
   const dropped = new Set([
     ...HOP_BY_HOP_HEADERS,
+    ...ORIGIN_SIGNING_HEADERS,
     'host',
     ...internal.map((name) => name.toLowerCase()),
     ...connectionTokens(headers),

@@ -7,6 +7,7 @@
  * closures over this module, indexed loops, `indexOf`, string and boolean literals only.
  */
 
+import { normalisedPathOf } from './edge-path.js';
 import type { KeyRule } from './key-rules.js';
 import { matchesPathPattern } from './path-patterns.js';
 
@@ -81,10 +82,11 @@ export interface RequestDecision {
 /**
  * The rule, in order: the service's own paths, methods other than GET/HEAD, static prefixes,
  * bypass paths, cookies and headers, then (with `unknownQuery: 'pass'`) a parameter outside the
- * allow-list. Embedded in the CloudFront Function.
+ * allow-list. Paths are matched as CloudFront normalises them to pick a behaviour
+ * (`edge-path.ts`), so the function and the behaviours agree. Embedded in the CloudFront Function.
  */
 export function classifyRequest(facts: RequestFacts, rules: TrafficRules): RequestDecision {
-  const path = facts.path;
+  const path = normalisedPathOf(facts.path);
   if (path.indexOf('/_isr/') === 0) return { class: 'cached', reason: 'internal' };
   if (facts.method !== 'GET' && facts.method !== 'HEAD') {
     return { class: 'pass', reason: 'method' };
@@ -182,8 +184,27 @@ export function isPrivilegedHeader(
   return false;
 }
 
+/**
+ * Whether a page's decoded path (its cache key's) is one the edge routes past the cache: a
+ * spelling CloudFront does not normalise (an escaped reserved character such as `%2B`) reaches
+ * the origin, whose key decodes it once, so the origin checks again before it renders.
+ */
+export function routedPathReason(
+  rules: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'>,
+  path: string,
+): RequestReason | undefined {
+  if (rules.staticPrefixes.some((prefix) => path.startsWith(prefix))) {
+    return RequestReason.StaticPrefix;
+  }
+  if (rules.bypassPaths.some((pattern) => matchesPathPattern(pattern, path))) {
+    return RequestReason.BypassPath;
+  }
+  return undefined;
+}
+
 /** The functions the CloudFront Function carries, by their own source text. */
 export const EDGE_FUNCTIONS = [
+  normalisedPathOf,
   classifyRequest,
   matchesPathPattern,
   factsOfCloudFrontRequest,

@@ -47,16 +47,14 @@ export function createOriginDeps(
     dedupeWindowSeconds: config.dedupeWindowSeconds,
     missWaitMs: config.missWaitMs,
     maxVariantsPerPage: config.settings.maxVariantsPerPage,
-    // With an upstream, what the cache does not answer is passed to it; the demo has none (405).
-    passThrough:
+    routing:
       config.renderOriginUrl === undefined
         ? undefined
-        : new HttpPassThrough({
-            originUrl: config.renderOriginUrl,
-            maxBodyBytes: config.passBodyMaxBytes,
-            secretHeader: upstreamSecretHeader(config, runtime),
-            internalHeaders: config.tenantHeader === undefined ? [] : [config.tenantHeader],
-          }),
+        : {
+            bypassPaths: config.settings.bypassPaths,
+            staticPrefixes: config.settings.staticPrefixes,
+          },
+    passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
@@ -78,6 +76,22 @@ export function createOriginDeps(
       runtime.clock ?? systemClock,
     ),
   };
+}
+
+/**
+ * With an upstream, what the cache does not answer is passed to it; the demo has none (405).
+ * The tenant header is not dropped here: the pass sets the validated tenant (`servePass`).
+ */
+export function createOriginPassThrough(
+  config: OriginConfig,
+  secretHeader: ReturnType<typeof upstreamSecretHeader>,
+): HttpPassThrough | undefined {
+  if (config.renderOriginUrl === undefined) return undefined;
+  return new HttpPassThrough({
+    originUrl: config.renderOriginUrl,
+    maxBodyBytes: config.passBodyMaxBytes,
+    secretHeader,
+  });
 }
 
 export function buildOriginHandler(

@@ -4,6 +4,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
+import { fitAnswerHeaders } from '../core/serve/header-budget.js';
 import { ServeDecision } from '../core/serve/decision.js';
 import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
 import { servePage } from '../core/serve/serve.js';
@@ -112,7 +113,11 @@ export function createOriginHandler(options: OriginHandlerOptions) {
   return middy(async (event: LambdaFunctionURLEvent): Promise<FunctionUrlResult> => {
     const started = performance.now();
     const request = toPageRequest(event, tenantHeader);
-    const response = await servePage(deps, request);
+    // Within what CloudFront takes of an origin's headers; what was cut is logged.
+    const { response, trimmed } = fitAnswerHeaders(await servePage(deps, request), {
+      cacheTagHeader: deps.cacheTagHeader,
+      sharedMaxAgeWithoutTags: deps.caching.staleSharedMaxAge,
+    });
     const durationMs = Math.round(performance.now() - started);
     metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
     metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
@@ -129,6 +134,7 @@ export function createOriginHandler(options: OriginHandlerOptions) {
       cacheKeyHash: response.cacheKeyHash,
       durationMs,
       ...response.detail,
+      ...(trimmed.length === 0 ? {} : { headersTrimmed: trimmed }),
     };
     if (response.status >= 500) logger.error('origin request failed', fields);
     else logger.info('origin request served', fields);

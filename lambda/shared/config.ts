@@ -197,6 +197,7 @@ export function loadLocalConfig(env: Env) {
     dataDir: s.localDataDir,
     revalidateSecret: s.revalidateSecret,
     maxReceiveCount: s.maxReceiveCount,
+    edgeCache: s.localEdgeCache,
   };
 }
 

@@ -6,6 +6,7 @@
  * the function returns (a function that throws is a 503, an invalid result a 502). Not emulated:
  * the compute budget, `updateRequestOrigin`, origin groups and the key-value store.
  */
+import { randomUUID } from 'node:crypto';
 import { createContext, Script, type Context } from 'node:vm';
 
 /** A viewer request as an HTTP server sees it. */
@@ -19,6 +20,8 @@ export interface EdgeRequest {
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   /** The viewer's address. @default '127.0.0.1' */
   readonly clientIp?: string | undefined;
+  /** CloudFront's id of this request (`event.context.requestId`). @default a new one per call */
+  readonly requestId?: string | undefined;
 }
 
 /** An answer the function made itself (it never reaches an origin). */
@@ -154,7 +157,7 @@ function eventOf(request: EdgeRequest) {
       distributionDomainName: 'local.cloudfront.net',
       distributionId: 'LOCAL',
       eventType: 'viewer-request',
-      requestId: 'local',
+      requestId: request.requestId ?? randomUUID(),
     },
     viewer: { ip: request.clientIp ?? '127.0.0.1' },
     request: { method: request.method, uri: request.uri, querystring, headers, cookies },
@@ -227,6 +230,7 @@ function requestOf(returned: Record<string, unknown>, original: EdgeRequest): Ed
     querystring: query.join('&'),
     headers,
     clientIp: original.clientIp,
+    requestId: original.requestId,
   };
 }
 

@@ -4,10 +4,12 @@
  * - tenancy (`tenantsByHost`): the tenant is a fact of the edge, not a claim of the viewer. Host
  *   maps to its tenant through a table fixed at deploy time and overwrites any tenant header the
  *   viewer sent; a host not in the table gets 421 and never reaches an origin;
+ * - the service's own paths (`/_isr/`) take GET and HEAD only: another method is answered 405 at
+ *   the edge (through origin access control, Lambda would refuse a body the viewer did not hash);
  * - routing (with an upstream): privileged headers are stripped, the viewer's Host is copied
  *   into X-Forwarded-Host (Next.js Server Actions compare it with Origin), and every request the
  *   rules of `lambda/core/traffic-rules.ts` do not class as cached goes to the upstream origin
- *   with `cf.selectRequestOriginById`. The rules are embedded by their own source text, so the
+ *   with `cf.selectRequestOriginById`, a pass one with a cache key of its own (`PASS_KEY_HEADER`). The rules are embedded by their own source text, so the
  *   edge, `npm start` (which runs this source, `cloudfront-functions-runtime.ts`) and the origin
  *   classify alike.
  * It runs before the cache lookup, so the cache key sees the headers and query it leaves.
@@ -29,6 +31,14 @@ import {
 export const MAX_FUNCTION_CODE_BYTES = 10 * 1024;
 /** The distribution's origin id of the upstream, the one the function selects. */
 export const UPSTREAM_ORIGIN_ID = 'isr-upstream';
+/**
+ * The header a pass-classed request carries to the upstream, set by the function to the request's
+ * own id (`event.context.requestId`) and keyed on by every cache policy the function routes
+ * under: a pass request's cache key is its own, so CloudFront can neither serve it a shared
+ * entry nor make one from it (its answer is made with the viewer's cookies). Privileged
+ * (`x-isr-`): a viewer's copy is stripped first.
+ */
+export const PASS_KEY_HEADER = 'x-isr-pass-key';
 const HOST =
   /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -113,6 +123,7 @@ const PROBES: readonly RequestFacts[] = [
   { method: 'POST', path: '/a', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/s/a.js', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/api/x/y', queryNames: [], headerNames: [], cookieNames: [] },
+  { method: 'GET', path: '//%61pi/./x', queryNames: [], headerNames: [], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: [], headerNames: [], cookieNames: ['draft'] },
   { method: 'HEAD', path: '/a', queryNames: [], headerNames: ['x-preview'], cookieNames: [] },
   { method: 'GET', path: '/a', queryNames: ['page', 'q'], headerNames: [], cookieNames: [] },
@@ -164,10 +175,23 @@ export function embeddedRuleProblems(functions: readonly AnyFunction[] = EDGE_FU
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- only its text is read
 type AnyFunction = Function;
 
+/**
+ * Source text without its indentation, blank lines and whole-line comments: the same program
+ * (the embedded functions hold no template literal, so no line break is inside a literal) in
+ * fewer of CloudFront's 10 KB, whichever compiler wrote it (tsc keeps the formatting, esbuild
+ * does not).
+ */
+export const compactSource = (source: string): string =>
+  source
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('//'))
+    .join('\n');
+
 /** The rule functions' own source text, one after the other (the key rules' after them). */
 const embeddedSource = (functions: readonly AnyFunction[] = EDGE_FUNCTIONS): string =>
   [...functions, ...(functions === EDGE_FUNCTIONS ? KEY_RULE_FUNCTIONS : [])]
-    .map((fn) => fn.toString())
+    .map((fn) => compactSource(fn.toString()))
     .join('\n');
 
 /** The function's source: the tables as JSON, the embedded rules, and the handler. */
@@ -185,11 +209,12 @@ export function viewerRequestFunctionSource(options: ViewerRequestFunctionOption
     `var TENANT_HEADER = ${JSON.stringify(options.tenantHeader ?? null)};`,
     `var RULES = ${routing === undefined ? 'null' : JSON.stringify(routing.rules)};`,
     `var UPSTREAM = ${JSON.stringify(UPSTREAM_ORIGIN_ID)};`,
+    `var PASS_KEY = ${JSON.stringify(PASS_KEY_HEADER)};`,
     `var STRIP = ${JSON.stringify(strip)};`,
     `var STRIP_PREFIXES = ${JSON.stringify(routing === undefined ? [] : PRIVILEGED_HEADER_PREFIXES)};`,
     `var REFUSAL = ${refusal};`,
     ...(routing === undefined ? [] : [embeddedSource()]),
-    HANDLER,
+    compactSource(HANDLER),
   ].join('\n');
 }
 
@@ -229,12 +254,16 @@ const HANDLER = `function handler(event) {
   if (sent !== '') request.headers['x-forwarded-host'] = { value: sent };
   else delete request.headers['x-forwarded-host'];
   var decision = classifyRequest(factsOfCloudFrontRequest(request), RULES);
+  if (decision.reason === 'internal' && request.method !== 'GET' && request.method !== 'HEAD') {
+    return refusal(405, 'Method Not Allowed', 'method-not-allowed', 'only GET and HEAD are served here', 'GET, HEAD');
+  }
   if (decision.class !== 'cached') {
+    if (decision.class === 'pass') request.headers[PASS_KEY] = { value: event.context.requestId };
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }
-  var rule = keyRuleOf(RULES.keyRules || [], request.uri);
-  if (rule !== null) return keyRuleRequest(request, rule);
+  var rule = keyRuleOf(RULES.keyRules || [], normalisedPathOf(request.uri));
+  if (rule !== null) return keyRuleRequest(request, rule, event.context.requestId);
   if (RULES.unknownQuery === 'drop') {
     var params = Object.keys(request.querystring);
     for (var j = 0; j < params.length; j++) {
@@ -243,18 +272,23 @@ const HANDLER = `function handler(event) {
   }
   return request;
 }
-function badQuery(message) {
+function refusal(status, description, error, message, allow) {
+  var headers = {
+    'content-type': { value: 'application/json' },
+    'cache-control': { value: 'no-store' }
+  };
+  if (allow) headers.allow = { value: allow };
   return {
-    statusCode: 400,
-    statusDescription: 'Bad Request',
-    headers: {
-      'content-type': { value: 'application/json' },
-      'cache-control': { value: 'no-store' }
-    },
-    body: { encoding: 'text', data: JSON.stringify({ error: 'query-out-of-bounds', message: message }) }
+    statusCode: status,
+    statusDescription: description,
+    headers: headers,
+    body: { encoding: 'text', data: JSON.stringify({ error: error, message: message }) }
   };
 }
-function keyRuleRequest(request, rule) {
+function badQuery(message) {
+  return refusal(400, 'Bad Request', 'query-out-of-bounds', message);
+}
+function keyRuleRequest(request, rule, requestId) {
   var values = {};
   var names = Object.keys(request.querystring);
   for (var i = 0; i < names.length; i++) {
@@ -268,6 +302,7 @@ function keyRuleRequest(request, rule) {
   }
   var verdict = keyParamsVerdict(rule, values);
   if (verdict === 'pass') {
+    request.headers[PASS_KEY] = { value: requestId };
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }

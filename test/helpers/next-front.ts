@@ -1,7 +1,8 @@
 /**
  * `npm start`'s front over the fixture Next.js app, as test/next/whole-site.test.ts wires it:
- * the generated viewer-request function, the origin on in-memory ports, the HTTP renderer and
- * pass-through, from the settings `npm start` reads. Renders are counted by cache key.
+ * the local CloudFront of the synthesized distribution, the origin on in-memory ports, the HTTP
+ * renderer and pass-through, from the settings `npm start` reads. Renders are counted by cache
+ * key.
  */
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
@@ -9,8 +10,10 @@ import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { loadOriginConfig, type OriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';
-import { localEdge } from '../../local/edge.js';
+import type { LocalCloudFront } from '../../local/cloudfront/cloudfront.js';
+import type { OriginHandler } from '../../local/cloudfront/origins.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
+import { testCloudFront } from './local-cloudfront.js';
 import { memoryService, type MemoryService } from './memory-service.js';
 import { TestClock } from './clock.js';
 
@@ -39,6 +42,8 @@ export interface NextFront {
   /** How many requests reached the origin function. */
   readonly originCalls: () => number;
   readonly clock: TestClock;
+  /** The local CloudFront in front (its clock is the test's). */
+  readonly cloudfront: LocalCloudFront;
 }
 
 /** The origin's settings as `npm start` reads them: `env` over the app upstream. */
@@ -84,17 +89,19 @@ export async function startNextFront(
     ...createObservability('origin'),
   });
   let calls = 0;
+  const counted: OriginHandler = (event, context) => {
+    calls += 1;
+    return handler(event, context);
+  };
+  const cloudfront = await testCloudFront(config.settings, counted, { clock });
   const front = await startHttpFront({
-    handler: (event, context) => {
-      calls += 1;
-      return handler(event, context);
-    },
+    handler: counted,
     port: 0,
     tenantHeader: undefined,
     variantHeaders: config.settings.variantHeaders.map((rule) => rule.name),
     functionTimeoutMs: 30_000,
     onError: () => undefined,
-    edge: localEdge(config.settings, undefined),
+    cloudfront,
   });
-  return { front, config, service, renders, originCalls: () => calls, clock };
+  return { front, config, service, renders, originCalls: () => calls, clock, cloudfront };
 }

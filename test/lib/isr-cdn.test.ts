@@ -1,5 +1,6 @@
 // CDK's Template methods (hasResourceProperties, resourceCountIs, ...) are the assertions here.
 import { describe, expect, it } from '@jest/globals';
+import { PASS_KEY_HEADER } from '../../lib/edge/viewer-request-function.js';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
@@ -216,7 +217,7 @@ describe('IsrService CloudFront', () => {
     });
   });
 
-  it('the nextjs preset keys on the RSC headers and the bypass header, and ignores _rsc at the edge', () => {
+  it('the nextjs preset keys on the RSC headers and the pass key (never a bypass header), and ignores _rsc at the edge', () => {
     const { template: next } = synthIsrStack({
       service: { preset: 'nextjs', renderOriginUrl: 'https://ssr.example.com' },
     });
@@ -237,8 +238,8 @@ describe('IsrService CloudFront', () => {
     expect(pages?.ParametersInCacheKeyAndForwardedToOrigin.HeadersConfig.Headers?.sort()).toEqual([
       'next-router-prefetch',
       'next-router-segment-prefetch',
-      'next-url',
       'rsc',
+      PASS_KEY_HEADER,
     ]);
     const [fn] = Object.values(next.findResources('AWS::CloudFront::Function')) as {
       Properties: { FunctionCode: string };

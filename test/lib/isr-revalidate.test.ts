@@ -23,6 +23,7 @@ import {
   type LambdaProperties,
   distributionArnOf,
 } from './stack-fixture.js';
+import { evaluate, resolveValue, type IamRequest, type Statement } from '../helpers/iam-policy.js';
 
 /** A service with a webhook key, in one stack the way an app would wire them. */
 function withWebhookSecret() {
@@ -114,7 +115,7 @@ describe('the revalidate endpoint', () => {
     expect(loadRevalidateConfig(env).revalidateMaxPaths).toBe(100);
   });
 
-  it('grantRevalidate allows InvokeFunctionUrl on this function only, through IAM auth', () => {
+  it('grantRevalidate gives a SigV4 caller what AWS requires of a function URL caller, on this function only (issue 31, fix 6)', () => {
     const { template: granted, service: granting } = synthIsrStack({
       alter: (built) => {
         const cms = new Role(built, 'Cms', {
@@ -126,13 +127,38 @@ describe('the revalidate endpoint', () => {
     const cmsId = Object.keys(granted.findResources('AWS::IAM::Role')).find((id) =>
       id.includes('Cms'),
     );
-    const statements = policyStatementsOf(granted, cmsId!).statements;
-    expect(statements).toEqual([
-      expect.objectContaining({
-        Action: 'lambda:InvokeFunctionUrl',
-        Resource: getAtt(logicalIdOf(granting.revalidateFunction), 'Arn'),
-        Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
-      }),
+    const functionId = logicalIdOf(granting.revalidateFunction);
+    const arn = 'arn:aws:lambda:us-east-1:123456789012:function:isr-revalidate';
+    const statements = policyStatementsOf(granted, cmsId!).statements.map(
+      (statement) => resolveValue(statement, { [`${functionId}.Arn`]: arn }) as Statement,
+    );
+    // "Control access to Lambda function URLs" (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html):
+    // since October 2025 a new function URL needs both actions of its caller.
+    const viaUrl: IamRequest[] = [
+      {
+        action: 'lambda:InvokeFunctionUrl',
+        resource: arn,
+        context: { 'lambda:functionurlauthtype': 'AWS_IAM' },
+      },
+      {
+        action: 'lambda:InvokeFunction',
+        resource: arn,
+        context: { 'lambda:invokedviafunctionurl': 'true' },
+      },
+    ];
+    expect(viaUrl.map((request) => evaluate(statements, request))).toEqual(['allowed', 'allowed']);
+    // Nothing more: not a plain Invoke, not another function.
+    expect(evaluate(statements, { action: 'lambda:InvokeFunction', resource: arn })).toBe(
+      'implicit-deny',
+    );
+    expect(evaluate(statements, { ...viaUrl[0], resource: `${arn}-other` })).toBe('implicit-deny');
+    // Negative control: the grant before the fix (InvokeFunctionUrl alone) fails the caller.
+    const before = statements.filter(
+      (statement) => statement.Action === 'lambda:InvokeFunctionUrl',
+    );
+    expect(viaUrl.map((request) => evaluate(before, request))).toEqual([
+      'allowed',
+      'implicit-deny',
     ]);
   });
 });

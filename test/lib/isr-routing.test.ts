@@ -7,6 +7,7 @@ import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { ApplicationLoadBalancer } from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import {
+  PASS_KEY_HEADER,
   UPSTREAM_ORIGIN_ID,
   viewerRequestFunctionSource,
 } from '../../lib/edge/viewer-request-function.js';
@@ -137,15 +138,15 @@ describe('IsrService routing to the upstream', () => {
     });
   });
 
-  it('keys pages on the bypass cookies and headers and, with unknown parameters passing, on every parameter; an answer without Cache-Control is never cached', () => {
+  it('keys pages on the pass key a passed request gets (never a bypass cookie or header) and on the allow-listed parameters only, unknown ones passing; an answer without Cache-Control is never cached', () => {
     template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
       CachePolicyConfig: Match.objectLike({
         MinTTL: 0,
         DefaultTTL: 0,
         ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({
-          CookiesConfig: { CookieBehavior: 'whitelist', Cookies: ['__prerender_bypass'] },
-          HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-preview'] },
-          QueryStringsConfig: { QueryStringBehavior: 'all' },
+          CookiesConfig: { CookieBehavior: 'none' },
+          HeadersConfig: { HeaderBehavior: 'whitelist', Headers: [PASS_KEY_HEADER] },
+          QueryStringsConfig: { QueryStringBehavior: 'whitelist', QueryStrings: ['page'] },
         }),
       }),
     });
@@ -164,10 +165,13 @@ describe('IsrService routing to the upstream', () => {
     });
   });
 
-  it('never keeps a 404 for lack of headers (a renamed asset after an upstream deploy)', () => {
+  it('keeps no error for lack of headers: a renamed asset after an upstream deploy, a passed error made with a viewer’s cookies', () => {
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        CustomErrorResponses: [{ ErrorCode: 404, ErrorCachingMinTTL: 0 }],
+        CustomErrorResponses: [404, 405, 414, 500, 501, 502, 503, 504].map((ErrorCode) => ({
+          ErrorCode,
+          ErrorCachingMinTTL: 0,
+        })),
       }),
     });
   });

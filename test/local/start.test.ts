@@ -91,11 +91,14 @@ async function queuedRegenerations(sqsEndpoint: string): Promise<number> {
   }
 }
 
+/** The origin alone, behind a local CloudFront that keeps nothing (ISR_LOCAL_EDGE_CACHE=0). */
+const ORIGIN_ONLY = { ISR_LOCAL_EDGE_CACHE: '0' };
+
 describe('npm start', () => {
   it('serves MISS, HIT, STALE, then the regenerated page; a storm renders once per stale generation; a restart keeps the cache', async () => {
     const port = await freePort();
     const dataDir = freshDataDir();
-    const first = await npmStart({ port, dataDir });
+    const first = await npmStart({ port, dataDir, env: ORIGIN_ONLY });
     const page = `${first.url}/e2e`;
 
     expect(await get(page)).toEqual({ status: 200, cache: 'MISS', count: 1 });
@@ -159,7 +162,7 @@ describe('npm start', () => {
     expect(javaProcessesFor(dataDir)).toEqual([]);
 
     // Restart on the same data: the cached page is served, not rendered again.
-    const second = await npmStart({ port, dataDir });
+    const second = await npmStart({ port, dataDir, env: ORIGIN_ONLY });
     const afterRestart = await get(`${second.url}/e2e`);
     expect(afterRestart.status).toBe(200);
     expect(afterRestart.cache).not.toBe('MISS');
@@ -217,6 +220,17 @@ describe('npm start, running', () => {
       sqs: ['127.0.0.1'],
     });
     expect((await rawRequest(`${onOtherAddress.url}/there`)).status).toBe(200);
+  });
+
+  it('answers as the synthesized CloudFront: a Miss, then a Hit from cloudfront with its Age', async () => {
+    expect(serving.output()).toContain('cloudfront: the synthesized distribution (behaviours *');
+    const first = await rawRequest(`${serving.url}/edge`);
+    const second = await rawRequest(`${serving.url}/edge`);
+    expect(first.headers['x-cache']).toBe('Miss from cloudfront');
+    expect(second.headers['x-cache']).toBe('Hit from cloudfront');
+    expect(second.headers.age).toMatch(/^\d+$/);
+    expect(second.headers.via).toMatch(/\(CloudFront\)$/);
+    expect(second.body.toString()).toBe(first.body.toString());
   });
 
   it('answers with Content-Length, as a function URL behind CloudFront does', async () => {
@@ -318,6 +332,7 @@ describe('npm start, on Ctrl-C', () => {
           RENDER_ORIGIN_URL: upstream.url,
           POWERTOOLS_LOG_LEVEL: 'INFO',
           POWERTOOLS_DEV: 'false',
+          ...ORIGIN_ONLY,
         },
       });
       expect((await get(`${started.url}/slow`)).cache).toBe('MISS');

@@ -1,6 +1,7 @@
 /**
- * The CDN of `npm start`, which has none: each purge is recorded (for tests and the local
- * tools) and printed as one line with the `#tag` items CloudFront would have been sent.
+ * The CDN of `npm start`: each purge is recorded (for tests and the local tools), made on the
+ * local CloudFront when there is one (`edge`), and printed as one line with the `#tag` items
+ * CloudFront gets.
  */
 import { CDN_TAG_ITEM_PREFIX, purgeTagsOf } from '../../core/cdn-purge.js';
 import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/page/ports.js';
@@ -13,18 +14,29 @@ export interface LocalPurge {
   readonly effectId: string | undefined;
 }
 
-/** Records and prints purges instead of invalidating a CDN. */
+/** A local CDN cache that takes CloudFront's invalidation items (`#tag`, paths). */
+export interface LocalEdgeCache {
+  /** Removes what the items name; returns how many objects went. */
+  invalidate(items: readonly string[]): number;
+}
+
+/** Records, makes on the local CloudFront and prints purges. */
 export class LocalCdnInvalidator implements CdnInvalidator {
   readonly #purges: LocalPurge[] = [];
   readonly #print: (line: string) => void;
+  readonly #edge: LocalEdgeCache | undefined;
   readonly #idPrefix: string;
 
   /**
-   * `print` gets one line per purge (@default console.log). `idPrefix` names this CDN's ids, so
-   * a second process (the ops CLI) never prints an id `npm start` also gave. @default 'local'
+   * `print` gets one line per purge (@default console.log); `edge` makes them. `idPrefix` names
+   * this CDN's ids, so a second process (the ops CLI) never prints an id `npm start` also gave.
+   * @default 'local'
    */
-  constructor(options: { print?: (line: string) => void; idPrefix?: string } = {}) {
+  constructor(
+    options: { print?: (line: string) => void; edge?: LocalEdgeCache; idPrefix?: string } = {},
+  ) {
     this.#print = options.print ?? ((line) => console.log(line));
+    this.#edge = options.edge;
     this.#idPrefix = options.idPrefix ?? 'local';
   }
 
@@ -38,7 +50,9 @@ export class LocalCdnInvalidator implements CdnInvalidator {
       const items = purgeTagsOf(tags).map((tag) => `${CDN_TAG_ITEM_PREFIX}${tag}`);
       const invalidationId = `${this.#idPrefix}-${this.#purges.length + 1}`;
       this.#purges.push({ invalidationId, items, effectId: options.effectId });
-      this.#print(`cdn purge ${invalidationId}: ${items.join(', ')}`);
+      const removed = this.#edge?.invalidate(items);
+      const objects = removed === undefined ? '' : ` (${removed} cached objects removed)`;
+      this.#print(`cdn purge ${invalidationId}: ${items.join(', ')}${objects}`);
       return Promise.resolve({ status: 'submitted', invalidationIds: [invalidationId] });
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));

@@ -3,17 +3,30 @@
  * Set-Cookie, Location, Content-Encoding, body bytes), nothing stored. For what the cache must not
  * answer: other methods, and answers the upstream marks per viewer (`traffic.ts`).
  */
+import { tenantFor, type Tenancy } from '../page/cache-key.js';
 import type { Clock } from '../clock.js';
-import { PassFailure, PassThroughError } from '../errors.js';
+import { InvalidCacheKeyError, PassFailure, PassThroughError } from '../errors.js';
 import type { HeaderPairs } from '../forwarding.js';
+import { privateCacheControl } from '../pass-privacy.js';
 import type { PassAnswer, PassThrough } from './ports.js';
-import { cacheStatusHeader, jsonError, PASS, type PageResponse } from './responses.js';
+import {
+  cacheStatusHeader,
+  errorResponse,
+  jsonError,
+  PASS,
+  type PageResponse,
+} from './responses.js';
 
 /** The largest answer a buffered function URL returns (6 MB), less base64's growth. */
 export const MAX_PASS_ANSWER_BYTES = 4_400_000;
 
 export interface PassDeps {
   readonly passThrough?: PassThrough | undefined;
+  /**
+   * Multi-tenant mode: the tenant header, and the tenants served. A pass carries the tenant as
+   * validated (a request without a valid one is refused, as for a page), never the viewer's copy.
+   */
+  readonly tenancy?: ({ readonly header: string } & Tenancy) | undefined;
   /** How long the upstream has to answer a pass-through, body included. */
   readonly passTimeoutMs: number;
   readonly clock: Clock;
@@ -22,6 +35,8 @@ export interface PassDeps {
 /** The viewer's request as a pass-through needs it: only ever used for pass, never a render. */
 export interface ViewerRequest {
   readonly method: string;
+  /** The tenant header's value as received; read in multi-tenant mode only. */
+  readonly tenant?: string | undefined;
   readonly rawPath: string;
   readonly rawQueryString: string;
   /** As received (lower-case names, repeated as several entries); filtered on the way out. */
@@ -45,6 +60,10 @@ export async function servePass(
   request: ViewerRequest,
   why: PassWhy,
 ): Promise<PageResponse> {
+  const headers = passHeaders(deps, request);
+  if (headers instanceof InvalidCacheKeyError) {
+    return errorResponse(400, headers.reason, headers.message);
+  }
   const timeout = new AbortController();
   const done = new AbortController();
   void deps.clock.sleep(deps.passTimeoutMs, done.signal).then(() => {
@@ -55,7 +74,7 @@ export async function servePass(
       method: request.method,
       path: request.rawPath,
       query: request.rawQueryString,
-      headers: request.headers ?? [],
+      headers,
       body: request.body,
       signal: timeout.signal,
     });
@@ -71,6 +90,24 @@ export async function servePass(
     };
   } finally {
     done.abort();
+  }
+}
+
+/**
+ * The viewer's headers as the pass sends them: in multi-tenant mode the tenant header is the
+ * validated tenant, set by the service (a viewer's copy never goes on as it came).
+ */
+function passHeaders(deps: PassDeps, request: ViewerRequest): HeaderPairs | InvalidCacheKeyError {
+  const headers = request.headers ?? [];
+  const tenancy = deps.tenancy;
+  if (tenancy === undefined) return headers;
+  try {
+    const tenant = tenantFor(tenancy, request.tenant) ?? '';
+    const name = tenancy.header.toLowerCase();
+    return [...headers.filter(([header]) => header.toLowerCase() !== name), [name, tenant]];
+  } catch (error) {
+    if (error instanceof InvalidCacheKeyError) return error;
+    throw error;
   }
 }
 
@@ -113,6 +150,9 @@ function passResponse(
     if (name === 'set-cookie') cookies.push(value);
     else headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
+  // Made with this viewer's request: no shared cache on the way may keep it (pass-privacy.ts).
+  headers['cache-control'] = privateCacheControl(headers['cache-control'], answer.status);
+  if (answer.status >= 400) delete headers.expires;
   headers['x-isr-cache'] = PASS;
   headers['cache-status'] = cacheStatusHeader({ fwd: why.fwd, detail: why.detail });
   return {

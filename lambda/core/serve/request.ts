@@ -10,6 +10,7 @@ import type { CacheKey } from '../page/model.js';
 import type { LogSink } from '../log.js';
 import type { BodyStore, CacheTable, RegenerationQueue, TagPageCounter } from '../page/ports.js';
 import type { InProgressReader } from '../page/in-progress.js';
+import type { TrafficRules } from '../traffic-rules.js';
 import type { PassDeps } from './pass.js';
 import type { InRequestRegeneration } from './ports.js';
 import type { CachingPolicy } from './responses.js';
@@ -58,6 +59,11 @@ export interface OriginDeps extends InRequestRegeneration, PassDeps {
   readonly inProgress?: InProgressReader | undefined;
   /** Most variants a page keeps; a new one past it passes (`variantLimited`). @default none */
   readonly maxVariantsPerPage?: number | undefined;
+  /**
+   * The paths the edge routes past the cache (with an upstream): a key whose decoded path is one
+   * of them is passed, never rendered (`routedPathReason`). @default none
+   */
+  readonly routing?: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'> | undefined;
 }
 
 /** An origin request, as the use case needs it (never the Host header). */

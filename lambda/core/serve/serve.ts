@@ -14,6 +14,7 @@ import {
   RenderRefusedError,
 } from '../errors.js';
 import { isFresh, isHeld } from '../page/freshness.js';
+import { routedPathReason } from '../traffic-rules.js';
 import { regenerationIntent } from '../page/intent.js';
 import { variantTagOf } from '../page/variants.js';
 import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
@@ -56,6 +57,10 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
       });
     }
     return errorResponse(400, error.reason, error.message);
+  }
+  const routed = deps.routing && routedPathReason(deps.routing, cacheKey.path);
+  if (routed !== undefined && deps.passThrough !== undefined) {
+    return servePass(deps, deps.passThrough, request, { fwd: 'request', detail: routed });
   }
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };

@@ -297,6 +297,11 @@ export const FUNCTION_SETTINGS = {
   }),
   /** Where DynamoDB Local and s3rver keep their data (the ops CLI finds it there too). */
   localDataDir: text('ISR_LOCAL_DATA_DIR', 'env', LOCAL, '.local'),
+  /**
+   * Whether `npm start`'s CloudFront keeps answers as the deployed one would (`1`); `0` routes
+   * and answers every request at the origin, to watch the origin alone.
+   */
+  localEdgeCache: flag('ISR_LOCAL_EDGE_CACHE', 'env', LOCAL, true),
   /** The HMAC secret itself (local only) `POST /_isr/revalidate` requires; unset: open on loopback. */
   revalidateSecret: {
     ...text('ISR_REVALIDATE_SECRET', 'env', LOCAL, undefined),

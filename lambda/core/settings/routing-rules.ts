@@ -32,10 +32,12 @@ const routingNeedsUpstream: SettingRule = {
 
 /**
  * The tenant header is every request's: as a bypass header it would pass everything. A variant
- * header must be neither (it selects a cached entry). CloudFront keys on at most 10 headers.
+ * header must be neither (it selects a cached entry). CloudFront keys on at most 10 headers:
+ * the tenant header, the variant headers and, with an upstream, the pass key the edge gives a
+ * passed request (`PASS_KEY_HEADER`, lib/edge/viewer-request-function.ts).
  */
 const bypassHeadersFitTheKey: SettingRule = {
-  keys: ['bypassHeaders', 'tenantHeader', 'variantHeaders'],
+  keys: ['bypassHeaders', 'tenantHeader', 'variantHeaders', 'renderOriginUrl'],
   readers: ['origin'],
   check: (values, nameOf) => {
     const headers = listOf(values, 'bypassHeaders');
@@ -52,10 +54,11 @@ const bypassHeadersFitTheKey: SettingRule = {
         `${nameOf('variantHeaders')} must not name the tenant header or a bypass header (${name})`,
       );
     }
-    const keyed = headers.length + variants.length + (tenant === undefined ? 0 : 1);
+    const passKey = values.renderOriginUrl === undefined ? 0 : 1;
+    const keyed = variants.length + (tenant === undefined ? 0 : 1) + passKey;
     if (keyed > MAX_CACHE_KEY_HEADERS) {
       problems.push(
-        `${nameOf('bypassHeaders')}, ${nameOf('variantHeaders')} and the tenant header make ` +
+        `${nameOf('variantHeaders')}, the tenant header and the pass key make ` +
           `${keyed} headers in CloudFront's cache key, at most ${MAX_CACHE_KEY_HEADERS}`,
       );
     }
@@ -77,21 +80,16 @@ const behavioursWithinQuota: SettingRule = {
   },
 };
 
-/**
- * The cache key lists the allowed parameters by name unless unknown ones pass through to the
- * upstream (then it takes every parameter): CloudFront lists at most 10.
- */
+/** The cache key lists the allowed parameters by name: CloudFront lists at most 10. */
 const allowedParamsFitTheKey: SettingRule = {
-  keys: ['allowedQueryParams', 'unknownQuery', 'renderOriginUrl'],
+  keys: ['allowedQueryParams'],
   readers: ['origin'],
   check: (values, nameOf) => {
-    const listed = values.renderOriginUrl === undefined || values.unknownQuery === 'drop';
     const count = listOf(values, 'allowedQueryParams').length;
-    if (!listed || count <= MAX_CACHE_KEY_QUERY_STRINGS) return [];
+    if (count <= MAX_CACHE_KEY_QUERY_STRINGS) return [];
     return [
       `${nameOf('allowedQueryParams')} names ${count} parameters, at most ` +
-        `${MAX_CACHE_KEY_QUERY_STRINGS} in CloudFront's cache key (with ${nameOf('unknownQuery')} ` +
-        "'pass' and an upstream the key takes every parameter instead)",
+        `${MAX_CACHE_KEY_QUERY_STRINGS} in CloudFront's cache key`,
     ];
   },
 };

@@ -103,8 +103,9 @@ export const ROUTING_SETTINGS = {
   }),
   /**
    * Cookies whose presence sends a request to the upstream as it is (a preview or draft
-   * session, e.g. Next.js `__prerender_bypass`). They are part of CloudFront's cache key, so a
-   * viewer holding one never gets the public cached copy. Needs `renderOriginUrl`.
+   * session, e.g. Next.js `__prerender_bypass`). The edge gives such a request a cache key of its
+   * own, so a viewer holding one never gets the public cached copy, nor leaves one. Needs
+   * `renderOriginUrl`.
    * @default [] - none
    * @bounds at most 10 cookie names (RFC 6265 tokens)
    */
@@ -115,8 +116,8 @@ export const ROUTING_SETTINGS = {
     ],
   }),
   /**
-   * Request headers whose presence sends a request to the upstream as it is. They are part of
-   * CloudFront's cache key. Needs `renderOriginUrl`.
+   * Request headers whose presence sends a request to the upstream as it is, with a cache key
+   * of its own at the edge (never the public copy). Needs `renderOriginUrl`.
    * @default [] - none
    * @bounds lower-case header names, not privileged (`x-isr-*`, Next.js internals), not `cookie`;
    * with the tenant header, at most 10

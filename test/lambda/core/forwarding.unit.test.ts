@@ -5,11 +5,14 @@ import {
 } from '../../../lambda/core/forwarding.js';
 
 describe('what a pass-through forwards', () => {
-  it('drops hop-by-hop headers, those Connection names, privileged and internal ones', () => {
+  it("drops hop-by-hop headers, those Connection names, the origin access control's signature, privileged and internal ones", () => {
     const kept = forwardedRequestHeaders(
       [
         ['Cookie', 's=1'],
-        ['authorization', 'Bearer t'],
+        ['authorization', 'AWS4-HMAC-SHA256 Credential=ASIA.../lambda/aws4_request'],
+        ['x-amz-date', '20261128T120000Z'],
+        ['x-amz-security-token', 'token'],
+        ['x-amz-content-sha256', 'e3b0c442'],
         ['connection', 'keep-alive, X-Custom-Hop'],
         ['x-custom-hop', '1'],
         ['transfer-encoding', 'chunked'],
@@ -29,7 +32,6 @@ describe('what a pass-through forwards', () => {
     );
     expect(kept).toEqual([
       ['cookie', 's=1'],
-      ['authorization', 'Bearer t'],
       ['accept-encoding', 'gzip'],
     ]);
   });

@@ -3,14 +3,16 @@ import { ConfigError } from '../../../lambda/core/errors.js';
 import { loadLocalConfig, localDefaults } from '../../../lambda/shared/config.js';
 
 describe("npm start's own settings", () => {
-  it('listen on loopback port 3000 and keep data in .local by default', () => {
+  it('listen on loopback port 3000, keep data in .local and cache at the edge by default', () => {
     expect(loadLocalConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',
       dataDir: '.local',
       revalidateSecret: undefined,
       maxReceiveCount: 5,
+      edgeCache: true,
     });
+    expect(loadLocalConfig({ ISR_LOCAL_EDGE_CACHE: '0' }).edgeCache).toBe(false);
   });
 
   it('name the variable that is wrong', () => {

@@ -75,6 +75,10 @@ function agree(edgeRules: TrafficRules, originRules: TrafficRules, drawn: Drawn)
     originRules,
   );
   const selected = 'request' in edge ? edge.origin : 'answered';
+  // The service's own paths take GET and HEAD only: the edge answers another method itself.
+  const internalRefused =
+    origin.reason === 'internal' && drawn.method !== 'GET' && drawn.method !== 'HEAD';
+  if (internalRefused) return selected === 'answered';
   return selected === (origin.class === 'cached' ? undefined : UPSTREAM_ORIGIN_ID);
 }
 

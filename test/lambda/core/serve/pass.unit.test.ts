@@ -130,3 +130,45 @@ describe('pass-through in the origin (unit, in-memory ports)', () => {
     expect(response.decision).toBe('pass:pass-timeout');
   });
 });
+
+describe('the tenant of a pass-through (issue 31, fix 9)', () => {
+  /** An upstream that says which tenant it was asked for. */
+  const tenantEcho: InProcessUpstream = (request) => ({
+    status: 200,
+    headers: [['content-type', 'text/plain']],
+    body:
+      request.headers
+        .filter(([name]) => name === 'x-tenant')
+        .map(([, value]) => value)
+        .join('|') || 'none',
+  });
+  const send = (tenant: string | undefined, headers: [string, string][]) => {
+    const service = memoryService({
+      renderer: countingRenderer(privatePage).renderer,
+      passThrough: new InProcessPassThrough(tenantEcho, 16),
+    });
+    const deps = { ...service.originDeps, tenancy: { header: 'x-tenant' } };
+    return servePage(deps, {
+      method: 'POST',
+      rawPath: '/form',
+      rawQueryString: '',
+      tenant,
+      ifNoneMatch: undefined,
+      headers,
+    });
+  };
+  const text = (body: Uint8Array | undefined) => new TextDecoder().decode(body);
+
+  it('sends the validated tenant once, whatever copies the viewer sent', async () => {
+    const response = await send('acme', [
+      ['x-tenant', 'acme'],
+      ['x-tenant', 'globex'],
+    ]);
+    expect(text(response.body)).toBe('acme');
+  });
+
+  it('refuses a pass without a valid tenant, as a page is refused (fails closed)', async () => {
+    expect((await send(undefined, [])).status).toBe(400);
+    expect((await send('not a tenant!', [['x-tenant', 'not a tenant!']])).status).toBe(400);
+  });
+});
