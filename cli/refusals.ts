@@ -74,7 +74,7 @@ export function nextStep(result: RevalidateResult, call: RefusedCall, where: Whe
         ? `a call with this key is still being applied: ${again(call, retryAfter)}`
         : 'this Idempotency-Key was used before with another request (the diff above); nothing was applied: run it without --key for a new one';
     case 429:
-      return `the revalidate function is at its concurrency limit (revalidateReservedConcurrency): ${again(call, retryAfter)}`;
+      return `the revalidate function is at its concurrency limit (revalidateReservedConcurrency if set, else the account's): ${again(call, retryAfter)}`;
     case 503:
       return `the service could not apply it now and kept nothing: ${again(call, retryAfter)}`;
     default:

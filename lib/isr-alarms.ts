@@ -44,7 +44,8 @@ export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
   readonly originErrors: Alarm;
   /**
    * The origin was throttled at all in 5 minutes (threshold 0): every throttle is a viewer
-   * error, and it means the reserved concurrency (`originReservedConcurrency`) is too small.
+   * error, and it means the origin's reservation (`originReservedConcurrency`, when set) or the
+   * account's concurrency limit is too small.
    */
   readonly originThrottles: Alarm;
 }
@@ -110,7 +111,7 @@ export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAla
     originThrottles: isrAlarm(scope, 'OriginThrottlesAlarm', {
       description:
         'ISR: the origin function was throttled; viewers got errors. Runbook: raise ' +
-        'originReservedConcurrency (or the account limit), or look for a flood of uncached requests.',
+        'originReservedConcurrency if set, else the account limit, or look for a flood of uncached requests.',
       metric: input.origin.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
       threshold: 0,
     }),

@@ -55,15 +55,17 @@ export const DEPLOY_SETTINGS = {
    */
   workerBatchSize: count(10, 1, 10, 'a FIFO event source takes at most 10'),
   /**
-   * Concurrent worker invocations the event source may run.
+   * Concurrent worker invocations the event source may run (its maximum concurrency, which
+   * reserves nothing from the account).
    * @default 10
    */
   workerMaxConcurrency: count(10, 2, 1000),
   /**
    * Concurrency reserved for the worker, so a flood of origin traffic can never take the slots
-   * regenerations need; at least `workerMaxConcurrency`. `0` reserves nothing (use it where the
-   * account's limit is low: Lambda keeps 10 unreserved, so a new 10-slot account cannot reserve).
-   * @default - `workerMaxConcurrency`, exactly what its event source can use
+   * regenerations need; at least `workerMaxConcurrency`. Opt-in: without it the worker runs in
+   * the account's unreserved pool, bounded by its event source (`workerMaxConcurrency`, which
+   * reserves nothing). `0` reserves nothing.
+   * @default - nothing reserved; `workerMaxConcurrency` bounds it
    * @bounds at least `workerMaxConcurrency`
    */
   workerReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
@@ -100,20 +102,38 @@ export const DEPLOY_SETTINGS = {
   originMemorySize: memory(),
   /**
    * Concurrency reserved for (and capping) the origin: bounds its share of the account and the
-   * render load a flood of misses puts on the upstream; throttles raise an alarm. `0` reserves
-   * nothing and leaves the origin uncapped (for accounts whose limit is too low to reserve).
-   * @default 100
+   * render load a flood of misses puts on the upstream; throttles raise an alarm. Opt-in, so a
+   * new account with a low concurrency limit can deploy: without it `missRenderLimit` still
+   * bounds the renders at once. `0` reserves nothing.
+   * @default - nothing reserved; the origin scales within the account's unreserved concurrency
    * @bounds above `missRenderLimit`
    */
-  originReservedConcurrency: count(100, 0, ANY, '0 reserves none'),
+  originReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
   /**
    * Concurrency reserved for (and capping) the revalidate function. With
    * `revalidateWebhookSecret` its URL is open to anyone (each request is then refused by its
    * signature, but runs): the cap keeps a flood of such requests from taking the account's
-   * concurrency from the origin and the worker. `0` reserves nothing and leaves it uncapped.
-   * @default 10
+   * concurrency from the origin and the worker. Opt-in (docs/DEPLOY.md says what bounds it
+   * without). `0` reserves nothing.
+   * @default - nothing reserved; the account's unreserved concurrency bounds it
    */
-  revalidateReservedConcurrency: count(10, 0, ANY, '0 reserves none'),
+  revalidateReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
+  /**
+   * Concurrency reserved for the sweeper. Not needed for one run at a time: each run holds a
+   * lease in the cache table (`ISR#SWEEPER`) and a run that finds it held skips. `0` reserves
+   * nothing.
+   * @default - nothing reserved
+   */
+  sweeperReservedConcurrency: count(undefined, 0, ANY, '0 reserves none'),
+  /**
+   * The account's concurrent executions limit in the stack's region (`aws lambda
+   * get-account-settings`: `AccountLimit.ConcurrentExecutions`). Synth refuses reservations
+   * that would leave Lambda less than the 100 unreserved executions it keeps, and reports what
+   * the template needs. The default is Lambda's documented default quota (new accounts may
+   * start lower: check yours).
+   * @default 1_000
+   */
+  accountConcurrencyLimit: count(1_000, 0),
   /**
    * Days a retired body (a version no longer kept, or an orphan) is kept after it was deleted,
    * as a noncurrent version of the versioned bucket, before the lifecycle rule expires it.

@@ -52,7 +52,7 @@ export interface ServiceFunctionOptions {
 
 /**
  * A function with its own log group, writable by its role only, and the concurrency reserved
- * for it (see `originReservedConcurrency` / `workerReservedConcurrency`).
+ * for it when a `*ReservedConcurrency` prop opts in (none by default: `lib/isr-quota.ts`).
  */
 export function createServiceFunction(
   scope: Construct,
@@ -108,10 +108,9 @@ const readsSecret = (kind: FunctionKind, settings: IsrSettings): boolean => {
 };
 
 /**
- * Each function's size and reserved concurrency. The sweeper runs alone (one reserved
- * instance): a run that outlived the 5-minute schedule never overlaps the next, which would
- * list the same page of bodies twice. The revalidate function is capped: with a webhook key its
- * URL is open to anyone.
+ * Each function's size and reserved concurrency, all opt-in. The sweeper runs alone without a
+ * reservation: each run holds a lease (`lambda/core/operate/sweep-lease.ts`). The queue
+ * consumers are bounded by their event source's maximum concurrency, which reserves nothing.
  */
 function functionSettings(kind: FunctionKind, settings: IsrSettings) {
   const timeout = functionTimeout(kind, settings);
@@ -129,7 +128,11 @@ function functionSettings(kind: FunctionKind, settings: IsrSettings) {
         reservedConcurrency: settings.workerReservedConcurrency,
       };
     case 'sweeper':
-      return { timeout, memorySize: 256, reservedConcurrency: 1 };
+      return {
+        timeout,
+        memorySize: 256,
+        reservedConcurrency: settings.sweeperReservedConcurrency,
+      };
     // Bounded by its event source (at most two at once), so nothing is reserved for it.
     case 'purger':
       return { timeout, memorySize: 256, reservedConcurrency: undefined };

@@ -65,7 +65,11 @@ export function createRegenerationQueues(
 
 /**
  * The worker consumes the queue in batches, reporting failures per record, with a bounded
- * concurrency (the reserved concurrency of the worker covers it, see `isr-settings.ts`).
+ * concurrency: the event source's maximum concurrency, which "limits the number of concurrent
+ * instances that the Amazon SQS event source can invoke" (2..1000,
+ * https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html,
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html) and, unlike a
+ * reserved concurrency, sets nothing aside from the account.
  */
 export function consumeRegenerationQueue(
   worker: IFunction,

@@ -23,6 +23,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Function as CloudFrontFunction } from 'aws-cdk-lib/aws-cloudfront';
+import { Annotations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { alarmsOf, createIsrAlarms, type IsrAlarms } from './isr-alarms.js';
 import type { CdnLogDelivery } from './isr-cdn-logs.js';
@@ -45,6 +46,7 @@ import {
   createPurgeQueues,
   createRegenerationQueues,
 } from './isr-queues.js';
+import { quotaLine, quotaOf } from './isr-quota.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 import { PURGER_TIMEOUT, resolveSettings, type IsrSettings } from './isr-settings.js';
 import { bodyBucketOf, cacheTableOf, grantStorageKeys } from './isr-storage.js';
@@ -131,6 +133,8 @@ export class IsrService extends Construct {
     super(scope, id);
     const settings = resolveSettings(props);
     this.settings = settings;
+    // What the account must set aside, printed by every synth (issue 31, fix 7).
+    Annotations.of(this).addInfo(quotaLine(quotaOf(settings)));
     this.originRole = createFunctionRole(this, 'origin', props);
     this.workerRole = createFunctionRole(this, 'worker', props);
     // The sweeper reaches AWS APIs only: no VPC, no upstream secret.

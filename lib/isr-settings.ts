@@ -21,6 +21,7 @@ import {
 } from '../lambda/core/settings/index.js';
 import { DEPLOY_SETTINGS, type DeployValues } from './isr-deploy-settings.js';
 import { edgeProblems, resourceProblems } from './isr-prop-rules.js';
+import { quotaProblems, type ReservationKey } from './isr-quota.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /** Visibility timeout per unit of worker timeout, as AWS advises for SQS event sources. */
@@ -29,9 +30,6 @@ export const VISIBILITY_TIMEOUT_FACTOR = 6;
 export const MAX_FIFO_BATCH_SIZE = 10;
 /** AWS advises a redrive of at least 5 receives, so a throttled batch is not dead-lettered. */
 export const MIN_REDRIVE_RECEIVES = 5;
-/** Default reservation of the origin: see `originReservedConcurrency`. */
-export const DEFAULT_ORIGIN_RESERVED_CONCURRENCY =
-  DEPLOY_SETTINGS.originReservedConcurrency.default;
 /** A sweep reads a bounded amount (see core/sweep.ts); two minutes leave it ample room. */
 export const SWEEPER_TIMEOUT = Duration.minutes(2);
 /** A tag of 10,000 pages is marked 32 at a time in a few seconds; a minute leaves room. */
@@ -56,19 +54,15 @@ type FunctionValues = Omit<
 >;
 
 /** Props with every default applied and every rule checked. */
-export interface IsrSettings
-  extends
-    FunctionValues,
-    Omit<
-      DeployValues,
-      'workerReservedConcurrency' | 'originReservedConcurrency' | 'revalidateReservedConcurrency'
-    > {
-  /** Undefined when nothing is reserved. */
+export interface IsrSettings extends FunctionValues, Omit<DeployValues, ReservationKey> {
+  /** Undefined when nothing is reserved (the default; `0` too). */
   readonly workerReservedConcurrency: number | undefined;
-  /** Undefined when nothing is reserved. */
+  /** Undefined when nothing is reserved (the default; `0` too). */
   readonly originReservedConcurrency: number | undefined;
-  /** Undefined when nothing is reserved. */
+  /** Undefined when nothing is reserved (the default; `0` too). */
   readonly revalidateReservedConcurrency: number | undefined;
+  /** Undefined when nothing is reserved (the default; `0` too). */
+  readonly sweeperReservedConcurrency: number | undefined;
   /** The upstream's shared secret: which secret (ARN), sent in which header. */
   readonly upstreamSecret: { readonly arn: string; readonly header: string } | undefined;
   /** The webhook HMAC key's ARN: HMAC mode when set. */
@@ -110,17 +104,15 @@ export function applyDefaults(props: IsrServiceProps): IsrSettings {
       (props as Record<string, unknown>)[key] ?? spec.default,
     ]),
   ) as DeployValues;
-  const reserved = (value: number | undefined, fallback: number) =>
-    value === 0 ? undefined : (value ?? fallback);
+  // Reservations are opt-in: unset or 0 reserves nothing.
+  const reserved = (value: number | undefined) => (value === 0 ? undefined : value);
   return {
     ...values,
     ...deploy,
-    workerReservedConcurrency: reserved(
-      deploy.workerReservedConcurrency,
-      deploy.workerMaxConcurrency,
-    ),
-    originReservedConcurrency: reserved(deploy.originReservedConcurrency, 0),
-    revalidateReservedConcurrency: reserved(deploy.revalidateReservedConcurrency, 0),
+    workerReservedConcurrency: reserved(deploy.workerReservedConcurrency),
+    originReservedConcurrency: reserved(deploy.originReservedConcurrency),
+    revalidateReservedConcurrency: reserved(deploy.revalidateReservedConcurrency),
+    sweeperReservedConcurrency: reserved(deploy.sweeperReservedConcurrency),
     upstreamSecret:
       values.upstreamSecretArn === undefined
         ? undefined
@@ -286,6 +278,6 @@ function deployProblems(settings: IsrSettings, props: IsrServiceProps): string[]
         `(${s.workerMaxConcurrency}), or 0 to reserve none: its event source would be throttled`,
     );
   }
-  problems.push(...resourceProblems(props));
+  problems.push(...quotaProblems(s), ...resourceProblems(props));
   return problems;
 }

@@ -59,56 +59,109 @@ function opsSettingsOf(service: IsrService): string {
   });
 }
 
+/** How a context value becomes a prop: text, a list, a `host=tenant` table, or an integer. */
+type ContextKind = 'text' | 'list' | 'table' | 'integer';
+
+/**
+ * Every key `cdk deploy -c <key>=<value>` may set, and how it is read. A key outside it is
+ * refused (issue 31, fix 8): CDK would ignore it without a word.
+ */
+export const CONTEXT_KEYS = {
+  renderOriginUrl: 'text',
+  preset: 'text',
+  allowedQueryParams: 'list',
+  tenantHeader: 'text',
+  tenants: 'list',
+  tenantsByHost: 'table',
+  deployId: 'text',
+  staticPrefixes: 'list',
+  bypassPaths: 'list',
+  bypassCookies: 'list',
+  bypassHeaders: 'list',
+  // Checked with the other settings: a value outside pass|drop is refused by name.
+  unknownQuery: 'text',
+  missRenderLimit: 'integer',
+  workerMaxConcurrency: 'integer',
+  originReservedConcurrency: 'integer',
+  workerReservedConcurrency: 'integer',
+  revalidateReservedConcurrency: 'integer',
+  sweeperReservedConcurrency: 'integer',
+  accountConcurrencyLimit: 'integer',
+  rateLimitPerFiveMinutes: 'integer',
+} as const satisfies Partial<Record<keyof IsrServiceProps, ContextKind>>;
+
+/**
+ * Context keys that are not ours and must pass: CDK's own (`aws:cdk:*` from the CLI, feature
+ * flags `@aws-cdk/...:...` from cdk.json, lookups `<provider>:account=...` in cdk.context.json)
+ * all hold a colon; these plain ones are written by `cdk acknowledge` and `cdk cli-telemetry`.
+ */
+const CDK_PLAIN_KEYS: readonly string[] = ['acknowledged-issue-numbers', 'cli-telemetry'];
+
+/** Context keys given that neither this stack nor CDK reads. */
+export function unknownContextKeys(context: Readonly<Record<string, unknown>>): string[] {
+  return Object.keys(context).filter(
+    (key) =>
+      !key.includes(':') && !CDK_PLAIN_KEYS.includes(key) && !Object.hasOwn(CONTEXT_KEYS, key),
+  );
+}
+
 /** The construct props settable from context; a list is comma-separated or a JSON array. */
 function serviceContext(scope: Construct): IsrServiceProps {
-  const text = (key: string): string | undefined => {
-    const value: unknown = scope.node.tryGetContext(key);
-    if (value === undefined || value === null || value === '') return undefined;
-    if (typeof value !== 'string') throw new Error(`context ${key} must be a string`);
-    return value.trim() || undefined;
-  };
-  const list = (
-    key: string,
-    value: unknown = scope.node.tryGetContext(key),
-  ): string[] | undefined => {
-    if (value === undefined || value === null) return undefined;
-    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
-    if (typeof value !== 'string') throw new Error(`context ${key} must be a list of strings`);
-    if (value.trim().startsWith('[')) return list(key, JSON.parse(value) as unknown);
-    return value
-      .split(',')
-      .map((item) => item.trim())
-      .filter((item) => item !== '');
-  };
-  /** `host=tenant,host=tenant` or a JSON object. */
-  const table = (key: string): Record<string, string> | undefined => {
-    const value: unknown = scope.node.tryGetContext(key);
-    if (value === undefined || value === null || value === '') return undefined;
-    const parsed: unknown =
-      typeof value === 'string' && value.trim().startsWith('{') ? JSON.parse(value) : value;
-    if (typeof parsed === 'string') {
-      return Object.fromEntries(
-        list(key, parsed)?.map((pair) => pair.split('=').map((part) => part.trim())) ?? [],
-      ) as Record<string, string>;
-    }
-    if (typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new Error(`context ${key} must be host=tenant pairs or a JSON object`);
-    }
-    return parsed as Record<string, string>;
-  };
-  const props: IsrServiceProps = {
-    renderOriginUrl: text('renderOriginUrl'),
-    allowedQueryParams: list('allowedQueryParams'),
-    tenantHeader: text('tenantHeader'),
-    tenants: list('tenants'),
-    tenantsByHost: table('tenantsByHost'),
-    deployId: text('deployId'),
-    staticPrefixes: list('staticPrefixes'),
-    bypassPaths: list('bypassPaths'),
-    bypassCookies: list('bypassCookies'),
-    bypassHeaders: list('bypassHeaders'),
-    // Checked with the other settings: a value outside pass|drop is refused by name.
-    unknownQuery: text('unknownQuery') as IsrServiceProps['unknownQuery'],
-  };
-  return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined));
+  const unknown = unknownContextKeys(scope.node.getAllContext() as Record<string, unknown>);
+  if (unknown.length > 0) {
+    throw new Error(
+      `IsrStack: unknown context key ${unknown.map((key) => `'${key}'`).join(', ')} (-c): ` +
+        `CDK would ignore it. Known keys: ${Object.keys(CONTEXT_KEYS).join(', ')}`,
+    );
+  }
+  const read = { text, list, table, integer };
+  return Object.fromEntries(
+    Object.entries(CONTEXT_KEYS).flatMap(([key, kind]) => {
+      const value = read[kind](key, scope.node.tryGetContext(key));
+      return value === undefined ? [] : [[key, value]];
+    }),
+  );
 }
+
+const text = (key: string, value: unknown): string | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new Error(`context ${key} must be a string`);
+  return value.trim() || undefined;
+};
+
+const list = (key: string, value: unknown): string[] | undefined => {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  if (typeof value !== 'string') throw new Error(`context ${key} must be a list of strings`);
+  if (value.trim().startsWith('[')) return list(key, JSON.parse(value) as unknown);
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+};
+
+/** `host=tenant,host=tenant` or a JSON object. */
+const table = (key: string, value: unknown): Record<string, string> | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  const parsed: unknown =
+    typeof value === 'string' && value.trim().startsWith('{') ? JSON.parse(value) : value;
+  if (typeof parsed === 'string') {
+    return Object.fromEntries(
+      list(key, parsed)?.map((pair) => pair.split('=').map((part) => part.trim())) ?? [],
+    ) as Record<string, string>;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`context ${key} must be host=tenant pairs or a JSON object`);
+  }
+  return parsed as Record<string, string>;
+};
+
+/** `-c key=12` arrives as text; cdk.json may hold a number. Bounds are the construct's. */
+const integer = (key: string, value: unknown): number | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  const number = typeof value === 'string' ? Number(value.trim()) : value;
+  if (typeof number !== 'number' || !Number.isInteger(number)) {
+    throw new Error(`context ${key} must be an integer, got ${JSON.stringify(value)}`);
+  }
+  return number;
+};

@@ -3,8 +3,8 @@
  * `<!-- doc: aws synth -->`) need an AWS account, so each is checked by what cdk does first:
  * the block is run by sh as printed with `npx` recording its arguments, and the app of
  * bin/isr.ts (the stack, with cdk-nag's AWS Solutions checks as a synth plugin) is synthesized
- * with that line's `-c` context. A setting the construct refuses fails the synth; a key the app
- * never reads (a typo CDK would ignore) fails the test.
+ * with that line's `-c` context. A setting the construct refuses fails the synth, and so does a
+ * key the app does not know (a typo CDK would ignore); a key known but never read fails the test.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -117,10 +117,10 @@ describe('the cdk deploy lines of the docs, synthesized with their context', () 
     120_000,
   );
 
-  it('negative controls: a refused value fails the synth, an unread key is caught', () => {
+  it('negative controls: a refused value fails the synth, an unknown key too (issue 31, fix 8)', () => {
     expect(() => synthesize({ unknownQuery: 'keep' })).toThrow(/unknownQuery/);
-    expect(synthesize({ renderOriginURL: 'https://x.example.com' }).has('renderOriginURL')).toBe(
-      false,
+    expect(() => synthesize({ renderOriginURL: 'https://x.example.com' })).toThrow(
+      /unknown context key 'renderOriginURL'.*Known keys: renderOriginUrl/,
     );
   }, 120_000);
 });

@@ -80,17 +80,15 @@ describe('IsrService functions', () => {
     expect(timeoutOf(slowService.originFunction)).toBe('20000');
   });
 
-  it('reserve concurrency: the origin capped, the worker what its event source may use', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-origin' }) },
-      ReservedConcurrentExecutions: 100,
-    });
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'isr-worker' }) },
-      ReservedConcurrentExecutions: 10,
-    });
+  it('reserve concurrency only when asked: the worker bounded by its event source', () => {
+    for (const kind of ['isr-origin', 'isr-worker']) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: kind }) },
+        ReservedConcurrentExecutions: Match.absent(),
+      });
+    }
     const { template: sized } = synthIsrStack({
-      service: { workerMaxConcurrency: 25, originReservedConcurrency: 0 },
+      service: { workerMaxConcurrency: 25, workerReservedConcurrency: 25 },
     });
     sized.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       ScalingConfig: { MaximumConcurrency: 25 },

@@ -32,8 +32,11 @@ describe('IsrService settings', () => {
       removalPolicy: 'retain',
       clockSkewMarginSeconds: 2,
       maxBodyBytes: 4 * 1024 * 1024,
-      workerReservedConcurrency: 10,
-      originReservedConcurrency: 100,
+      workerReservedConcurrency: undefined,
+      originReservedConcurrency: undefined,
+      revalidateReservedConcurrency: undefined,
+      sweeperReservedConcurrency: undefined,
+      accountConcurrencyLimit: 1_000,
       rateLimitPerFiveMinutes: undefined,
     });
   });
@@ -44,8 +47,12 @@ describe('IsrService settings', () => {
     );
   });
 
-  it('reserves concurrency for both functions, the worker at least what its event source uses', () => {
-    expect(resolveSettings({ workerMaxConcurrency: 40 }).workerReservedConcurrency).toBe(40);
+  it('reserves concurrency when asked, the worker at least what its event source uses', () => {
+    expect(resolveSettings({ workerMaxConcurrency: 40 }).workerReservedConcurrency).toBeUndefined();
+    expect(
+      resolveSettings({ workerMaxConcurrency: 40, workerReservedConcurrency: 40 })
+        .workerReservedConcurrency,
+    ).toBe(40);
     expect(refusal({ workerMaxConcurrency: 40, workerReservedConcurrency: 20 })).toMatch(
       /workerReservedConcurrency \(20\) must be at least workerMaxConcurrency \(40\)/,
     );

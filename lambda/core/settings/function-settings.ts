@@ -117,7 +117,8 @@ export const FUNCTION_SETTINGS = {
   /**
    * Renders inside viewer requests (MISSes) at once, across every origin instance; past it a
    * viewer gets 503 + Retry-After (or `overloadFallbackPath`) at once. `0` turns the cap off.
-   * Keep it below `originReservedConcurrency`, so HITs are still served during a flood.
+   * Keep it below `originReservedConcurrency` when you set one, so HITs are still served during
+   * a flood.
    * @default 25
    */
   missRenderLimit: int('ISR_MISS_RENDER_LIMIT', 'prop', ['origin', 'deploy'], 25, 0, undefined, {
