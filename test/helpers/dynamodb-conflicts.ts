@@ -16,6 +16,7 @@
  * there first goes on. A request is ongoing from when it is sent until its answer is back
  * (`attach`), or for as long as the model check's schedule holds it (`begin`).
  */
+import type { Clock } from '../../lambda/core/clock.js';
 import {
   TransactionCanceledException,
   TransactionConflictException,
@@ -81,6 +82,8 @@ export function touchedBy(
 export class TransactionConflicts {
   /** Item -> the kinds of the requests that include it and are ongoing (one entry each). */
   readonly #ongoing = new Map<string, Kind[]>();
+  /** Requests sent through `attach`ed clients whose answer is not back yet, of any kind. */
+  #inFlight = 0;
   /** Requests refused by the rule, by command: what a test asserts the rule did. */
   readonly refused = new Map<string, number>();
 
@@ -127,14 +130,24 @@ export class TransactionConflicts {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const end = this.begin(context.commandName ?? '', args.input);
+        this.#inFlight += 1;
         try {
           return await next(args);
         } finally {
+          this.#inFlight -= 1;
           end();
         }
       },
       { step: 'initialize', name: 'transaction-conflicts', priority: 'low' },
     );
+  }
+
+  /** Resolves once no request of an attached client has been in flight for two turns. */
+  async whenQuiet(): Promise<void> {
+    for (let quiet = 0; quiet < 2;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      quiet = this.#inFlight === 0 ? quiet + 1 : 0;
+    }
   }
 
   #kinds(id: string): readonly Kind[] {
@@ -164,4 +177,52 @@ function conflictError(kind: Kind | 'read', items: Touched[], conflicting: Touch
         : { Code: 'None' },
     ),
   });
+}
+
+/**
+ * Virtual time for code run under the rule (a backoff's jitter must spread writers apart, and
+ * tests never wait on the wall clock): sleepers wake in the order of their wake-up times, the
+ * next only once no request is in flight, so a writer that waited longer meets the writes of
+ * those that woke before it as DynamoDB would, done.
+ */
+export class QuietClock implements Clock {
+  #ms: number;
+  #sleepers: { wakeAt: number; wake: () => void }[] = [];
+  #driving = false;
+
+  constructor(
+    readonly rule: TransactionConflicts,
+    startSeconds = 1_800_000_000,
+  ) {
+    this.#ms = startSeconds * 1000;
+  }
+
+  now(): number {
+    return this.#ms;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#sleepers.push({ wakeAt: this.#ms + ms, wake: resolve });
+      void this.#drive();
+    });
+  }
+
+  async #drive(): Promise<void> {
+    if (this.#driving) return;
+    this.#driving = true;
+    try {
+      while (this.#sleepers.length > 0) {
+        await this.rule.whenQuiet();
+        this.#sleepers.sort((a, b) => a.wakeAt - b.wakeAt);
+        const wakeAt = this.#sleepers[0]?.wakeAt ?? this.#ms;
+        const due = this.#sleepers.filter((sleeper) => sleeper.wakeAt === wakeAt);
+        this.#sleepers = this.#sleepers.filter((sleeper) => sleeper.wakeAt !== wakeAt);
+        this.#ms = Math.max(this.#ms, wakeAt);
+        for (const sleeper of due) sleeper.wake();
+      }
+    } finally {
+      this.#driving = false;
+    }
+  }
 }

@@ -5,7 +5,12 @@
  * operator's hold, maybe released; and the invariant that the tag index covers every tag of
  * every META. What a 202 promises is checked in `revalidation-checks.ts`.
  */
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  type DynamoDBClient,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { IN_PROGRESS_PREFIX } from '../../lambda/adapters/revalidations-in-progress/keys.js';
 import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
@@ -18,7 +23,7 @@ import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/rollback.js';
-import type { CdnInvalidator, RevalidationsInProgress } from '../../lambda/core/page/ports.js';
+import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
 import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
@@ -159,7 +164,7 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
       queue,
       fanOutQueue: queue,
       statuses: deps.statuses,
-      ...mutated(ctx.mutation, background),
+      ...mutated(ctx.mutation, clients.dynamodb),
     },
     {
       tenant: undefined,
@@ -180,23 +185,28 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
 }
 
 /** The revalidate function's guards a negative control removes. */
-function mutated(
-  mutation: string,
-  background: { readonly inProgress: RevalidationsInProgress },
-): { inProgress?: RevalidationsInProgress; inProgressCacheMs?: number } {
-  const rows = background.inProgress;
-  if (mutation === 'no-in-progress-entries') {
-    return {
-      inProgress: {
-        begin: () => Promise.resolve(),
-        end: (tenant, shard, key, effectId) => rows.end(tenant, shard, key, effectId),
-        read: (tenant, shard) => rows.read(tenant, shard),
-      },
-    };
-  }
+function mutated(mutation: string, client: DynamoDBClient): { inProgressCacheMs?: number } {
+  // The fan-outs start without their in-progress entries (the shards' updates dropped).
+  if (mutation === 'no-in-progress-entries') withoutEntries(client);
   // The 202 does not wait for origins' cached reads of the rows to run out.
   if (mutation === 'no-in-progress-wait') return { inProgressCacheMs: 0 };
   return {};
+}
+
+/** Drops every in-progress shard's update from the transactions `client` sends. */
+function withoutEntries(client: DynamoDBClient): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as TransactWriteItemsCommandInput;
+      if (input.TransactItems !== undefined) {
+        input.TransactItems = input.TransactItems.filter(
+          (item) => item.Update?.Key?.pk?.S?.startsWith(IN_PROGRESS_PREFIX) !== true,
+        );
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'no-in-progress-entries' },
+  );
 }
 
 /**

@@ -42,7 +42,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
 
   async start(progress: FanOutProgress): Promise<void> {
     await this.#client.send(
-      new PutItemCommand({ TableName: this.#tableName, Item: itemOf(progress) }),
+      new PutItemCommand({ TableName: this.#tableName, Item: fanOutProgressItem(progress) }),
     );
   }
 
@@ -167,7 +167,8 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
 
 const ttlOf = (atMs: number): number => Math.floor(atMs / 1000) + PROGRESS_TTL_SECONDS;
 
-function itemOf(progress: FanOutProgress): Item {
+/** A progress row as it is kept (`FanOutStarts` writes it too). */
+export function fanOutProgressItem(progress: FanOutProgress): Item {
   return {
     ...keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
     ...(progress.tenant === undefined ? {} : { tenant: { S: progress.tenant } }),

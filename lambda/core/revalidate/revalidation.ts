@@ -17,6 +17,7 @@
 import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { RevalidationMode, type CacheKey, type CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
+import type { Random } from '../random.js';
 import { isHeld } from '../page/freshness.js';
 import { regenerationIntent, type QueuedIntent } from '../page/intent.js';
 import { VARIANT_SEPARATOR, variantTagOf } from '../page/variants.js';
@@ -34,6 +35,8 @@ export interface RevalidationDeps {
   readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
+  /** Jitter of the waits after a transaction conflict (`conflict-retry.ts`). @default the system's */
+  readonly random?: Random | undefined;
   readonly deployId: string;
   /** Pages marked at once (`ISR_FAN_OUT_CONCURRENCY`). @default 32 */
   readonly fanOutConcurrency?: number;
