@@ -246,6 +246,29 @@ describe('markBatch (unit, in-memory ports)', () => {
     });
   });
 
+  it('the same, when the step removed a gone page of its batch from the index: its redelivery still queues the next (issue 33, item 4)', async () => {
+    const ctx = backgroundService({ batchSize: 2 });
+    for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
+    // A page of the first batch is gone (its META expired): the step unindexes it.
+    const [gone] = (await ctx.tagIndex.pages(undefined, 'post', undefined, 2)).pks;
+    ctx.state.metas.delete(gone);
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    const first = parseFanOut(ctx.queue.fanOuts.shift()?.body ?? '');
+    const send = ctx.queue.sendFanOut.bind(ctx.queue);
+    ctx.queue.sendFanOut = () => Promise.reject(new Error('crashed before the send'));
+    await expect(markBatch(ctx.deps, first)).rejects.toThrow('crashed before the send');
+    ctx.queue.sendFanOut = send;
+    // The index read from the same cursor now ends elsewhere: the cursor moved from this step's.
+    expect(await markBatch(ctx.deps, first)).toMatchObject({ outcome: 'duplicate' });
+    expect(ctx.queue.fanOuts).toHaveLength(1); // the next step, queued again: no wait for the sweeper
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['marked', 'done']);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({
+      state: 'done',
+      marked: 4,
+    });
+  });
+
   it('tries a step again when the status row was busy, without marking its batch twice', async () => {
     const ctx = backgroundService();
     await ctx.get('/a');
