@@ -28,7 +28,7 @@ import {
   withSoftPurges,
 } from './soft-purge.js';
 import type { DeferredPurge, Revalidation, RevalidationEffect } from './model.js';
-import { markTargets, pagesToMark, type RevalidationDeps } from './revalidation.js';
+import { markTargets, pagesToMark, variantTagsOf, type RevalidationDeps } from './revalidation.js';
 
 export interface FanOutDeps extends RevalidationDeps {
   readonly inProgress: RevalidationsInProgress;
@@ -105,7 +105,9 @@ export async function acceptRevalidation(
 
 /**
  * Records each tag's revalidation time, then reads (strongly consistent) whether its index holds
- * a page. @returns the tags that do, which are the ones to fan out over
+ * a page; and records the time of each path's variant tag, as `revalidate` does (a variant's
+ * first render in flight is in no index yet: publishing, it compares its start with that time).
+ * @returns the tags with pages, which are the ones to fan out over
  */
 async function tagsWithPages(
   deps: FanOutDeps,
@@ -113,6 +115,11 @@ async function tagsWithPages(
   atMs: number,
 ): Promise<string[]> {
   const { tenant, effectId } = revalidation;
+  await Promise.all(
+    variantTagsOf(revalidation).map((tag) =>
+      deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs }),
+    ),
+  );
   const found = await Promise.all(
     revalidation.tags.map(async (tag) => {
       await deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs });

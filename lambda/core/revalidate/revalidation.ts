@@ -44,6 +44,13 @@ export interface RevalidationDeps {
   readonly softPurge?: SoftPurgeDeps | undefined;
 }
 
+/**
+ * The variant tags of a revalidation's paths (`page/variants.ts`). Their times are recorded as
+ * its tags' are: a variant's first render, not indexed yet, compares its start with them.
+ */
+export const variantTagsOf = (revalidation: Pick<Revalidation, 'keys'>): string[] =>
+  revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
+
 /** A page found: where it lives, its key when a path named it, the tags it was found under. */
 export interface Target {
   readonly pk: string;
@@ -62,10 +69,8 @@ export async function revalidate(
   revalidation: Revalidation,
 ): Promise<RevalidationEffect> {
   const { tenant, tags, effectId } = revalidation;
-  // A path's variant tag too: a variant's first render, not indexed yet, compares its start.
-  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   await Promise.all(
-    [...tags, ...variantTags].map((tag) =>
+    [...tags, ...variantTagsOf(revalidation)].map((tag) =>
       deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs: deps.clock.now() }),
     ),
   );
@@ -158,9 +163,8 @@ export async function pagesToMark(
 ): Promise<Target[]> {
   const targets = new Map<string, Target>();
   for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
-  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   const tags = options.tags === false ? [] : revalidation.tags;
-  for (const tag of [...tags, ...variantTags]) {
+  for (const tag of [...tags, ...variantTagsOf(revalidation)]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
