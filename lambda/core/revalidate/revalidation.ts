@@ -190,8 +190,12 @@ async function markPage(
   revalidation: Revalidation,
   target: Target,
 ): Promise<CacheMeta | undefined> {
-  // A page named by path loses its hit-for-pass mark: the caller says it changed (issue 21).
-  if (target.key !== undefined) await deps.marks.clearPass(target.pk);
+  // A page named by path loses its hit-for-pass mark, and so does each of its variants (found
+  // under its variant tag): the caller says it changed (issues 21, 33).
+  const variantTags = variantTagsOf(revalidation);
+  if (target.key !== undefined || target.foundUnder.some((tag) => variantTags.includes(tag))) {
+    await deps.marks.clearPass(target.pk);
+  }
   const markMeta = () =>
     revalidation.mode === RevalidationMode.Expire
       ? deps.marks.expire(target.pk)
