@@ -65,7 +65,8 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
       Update: {
         TableName: this.#tableName,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-        UpdateExpression: 'SET #cursor = :to, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
+        UpdateExpression:
+          'SET #cursor = :to, moved_from = :from, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
         ConditionExpression: AT_CURSOR,
         ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
@@ -177,6 +178,7 @@ export function fanOutProgressItem(progress: FanOutProgress): Item {
     tag: { S: progress.tag },
     regenerate: { BOOL: progress.regenerate },
     cursor: { S: progress.cursor },
+    ...(progress.movedFrom === undefined ? {} : { moved_from: { S: progress.movedFrom } }),
     updated_at_ms: { N: String(progress.updatedAtMs) },
     marked: { N: String(progress.marked) },
     ttl: { N: String(ttlOf(progress.updatedAtMs)) },
@@ -191,6 +193,7 @@ function progressOf(item: Item): FanOutProgress {
     tag: str(item, 'tag') ?? '',
     regenerate: item.regenerate?.BOOL === true,
     cursor: str(item, 'cursor') ?? '',
+    ...(item.moved_from?.S === undefined ? {} : { movedFrom: item.moved_from.S }),
     updatedAtMs: num(item, 'updated_at_ms') ?? 0,
     marked: num(item, 'marked') ?? 0,
   };

@@ -217,8 +217,8 @@ export type FanOutStep =
 /**
  * One fan-out step. It reads, at once, the in-progress entry, its progress row, its batch of the
  * tag index (a duplicate wastes that Query page) and, with soft purges, the status, then stops
- * when the progress row is no longer at this step's cursor (a duplicate: if a copy moved it here
- * and died before queuing the next step, that step is queued again) or another effect took the
+ * when the progress row is no longer at this step's cursor (a duplicate: if a copy moved it on
+ * from here and may have died before queuing the next step, that step is queued again) or another effect took the
  * tag over (superseded). Else it marks the batch, moves the cursor on while it is still the one
  * read, counting the batch on the status in the same transaction (of two copies of a step, one
  * wins, and counts once), and queues the next step. After the last batch it deletes its progress
@@ -245,9 +245,9 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
     return { outcome: 'duplicate', marked: 0 };
   }
   if (progress.cursor !== cursor) {
-    if (found.next !== undefined && progress.cursor === found.next) {
-      await send(deps, fanOutMessage(progress, found.next));
-    }
+    // A copy moved the cursor on from here: its next step is queued again, in case it died
+    // before queuing it (not `found.next`: the batch it marked may have unindexed gone pages).
+    if (progress.movedFrom === cursor) await send(deps, fanOutMessage(progress, progress.cursor));
     return { outcome: 'duplicate', marked: 0 };
   }
   if (!ours) {

@@ -119,6 +119,11 @@ export interface FanOutProgress {
   readonly regenerate: boolean;
   /** Where the next batch starts in the tag index; '' for its start. */
   readonly cursor: string;
+  /**
+   * The cursor the last advance moved from (absent before the first): a copy of that step, whose
+   * own index read may now end elsewhere (its batch unindexed gone pages), knows it moved here.
+   */
+  readonly movedFrom?: string | undefined;
   readonly updatedAtMs: number;
   readonly marked: number;
 }
