@@ -4,6 +4,7 @@
  * (drain has nothing left to do); a background fan-out plugs in here with its own pair.
  */
 import { setTimeout as wait } from 'node:timers/promises';
+import { DynamoFanOutStarts } from '../lambda/adapters/fan-out-start/dynamodb.js';
 import { DynamoFanOutProgressRows } from '../lambda/adapters/fan-out-progress/dynamodb.js';
 import { InMemoryRegenerationQueue } from '../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';
@@ -15,7 +16,7 @@ import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import {
   acceptRevalidation,
   markBatch,
-  type FanOutDeps,
+  type AcceptDeps,
 } from '../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../lambda/core/revalidate/fan-out-message.js';
 import { revalidate } from '../lambda/core/revalidate/revalidation.js';
@@ -80,7 +81,7 @@ const tagRevalidation = (tag: string, effectId: string): Revalidation => ({
 export const fanOutMarking: MarkingFactory = (s, clients) => {
   const tables = { client: clients.dynamodb, tableName: s.tableName };
   const queue = new InMemoryRegenerationQueue();
-  const deps: FanOutDeps = {
+  const deps: AcceptDeps = {
     marks: new DynamoRevalidationMarks(tables),
     tagIndex: new DynamoTagRevalidations(tables),
     queue,
@@ -90,6 +91,7 @@ export const fanOutMarking: MarkingFactory = (s, clients) => {
     inProgress: new DynamoRevalidationsInProgress(tables),
     shards: 4,
     progress: new DynamoFanOutProgressRows(tables),
+    starts: new DynamoFanOutStarts(tables),
     fanOutQueue: queue,
     statuses: new DynamoRevalidationStatuses(tables),
     batchSize: SETTING_DEFAULTS.fanOutBatchSize,

@@ -1,4 +1,5 @@
 import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutStarts } from '../adapters/fan-out-start/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
@@ -80,6 +81,7 @@ export function createRevalidateDeps(
       inProgress: new DynamoRevalidationsInProgress(tables),
       shards: config.revalidationShards,
       progress: new DynamoFanOutProgressRows(tables),
+      starts: new DynamoFanOutStarts({ ...tables, ttlSeconds: config.revalidateKeyTtlSeconds }),
       fanOutQueue: new SqsRegenerationQueue({
         client: runtime.clients.sqs,
         queueUrl: config.queueUrl,

@@ -21,6 +21,8 @@ import { InMemoryBodyReferences } from '../../lambda/adapters/body-references/me
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
 import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
 import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { DynamoFanOutStarts } from '../../lambda/adapters/fan-out-start/dynamodb.js';
+import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
@@ -73,6 +75,7 @@ import type {
 } from '../../lambda/core/page/ports.js';
 import type {
   FanOutProgressRows,
+  FanOutStarts,
   PurgeQueue,
   RevalidationStatuses,
   BatchRegenerationQueue,
@@ -89,6 +92,7 @@ import {
   testClients,
 } from './backends.js';
 import { TestClock } from './clock.js';
+import { TransactionConflicts } from './dynamodb-conflicts.js';
 
 /** Every port the cache table serves, over one table. */
 export interface TableSubject {
@@ -106,6 +110,13 @@ export interface TableSubject {
   readonly statusIndex: StatusIndexReader;
   readonly inProgress: RevalidationsInProgress;
   readonly fanOutProgress: FanOutProgressRows;
+  readonly fanOutStarts: FanOutStarts;
+  /**
+   * AWS's transaction conflict rule, when the subject follows it (`TransactionConflicts`, the
+   * stand-in over DynamoDB Local): the conflict cases run only there, since DynamoDB Local
+   * serialises transactions and the fakes are atomic.
+   */
+  readonly conflicts?: { readonly rule: TransactionConflicts; readonly tableName: string };
   /** Puts a row in the status index, as the writers of REQ#, LOCK and a broken META do. */
   indexRow(shard: string, row: StatusRow): Promise<void>;
   destroy(): void;
@@ -132,15 +143,26 @@ export function memoryTableSubject(): Promise<TableSubject> {
     statusIndex,
     inProgress: new InMemoryRevalidationsInProgress(state),
     fanOutProgress: new InMemoryFanOutProgressRows(state, revalidationStatuses),
+    fanOutStarts: new InMemoryFanOutStarts(state, revalidationStatuses),
     indexRow: (shard, row) => Promise.resolve(statusIndex.add(shard, row)),
     destroy: () => undefined,
   });
 }
 
+/**
+ * A fresh table on DynamoDB Local under AWS's transaction conflict rule (the stand-in,
+ * `TransactionConflicts`): the adapters as deployed, meeting the conflicts DynamoDB Local hides.
+ */
+export const conflictingTableSubject = (): Promise<TableSubject> =>
+  dynamoSubject(new TransactionConflicts());
+
 /** A fresh table on DynamoDB Local. */
-export async function dynamoTableSubject(): Promise<TableSubject> {
+export const dynamoTableSubject = (): Promise<TableSubject> => dynamoSubject(undefined);
+
+async function dynamoSubject(rule: TransactionConflicts | undefined): Promise<TableSubject> {
   const clock = new TestClock();
   const clients = testClients();
+  rule?.attach(clients.dynamodb);
   const tableName = await createTestTable(clients);
   const table = { client: clients.dynamodb, tableName };
   return {
@@ -159,8 +181,10 @@ export async function dynamoTableSubject(): Promise<TableSubject> {
     statusIndex: new DynamoStatusIndexReader(table),
     inProgress: new DynamoRevalidationsInProgress(table),
     fanOutProgress: new DynamoFanOutProgressRows(table),
+    fanOutStarts: new DynamoFanOutStarts(table),
     indexRow: (shard, row) => putIndexedRow(clients, tableName, shard, row),
     destroy: () => clients.dynamodb.destroy(),
+    ...(rule === undefined ? {} : { conflicts: { rule, tableName } }),
   };
 }
 

@@ -1,9 +1,10 @@
 import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
 import type { CdnPurge } from '../../lambda/core/page/ports.js';
-import { markBatch, type FanOutDeps } from '../../lambda/core/revalidate/fan-out.js';
+import { markBatch, type AcceptDeps } from '../../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';
 import { InProgressReader } from '../../lambda/core/page/in-progress.js';
 import type { Revalidation } from '../../lambda/core/revalidate/model.js';
@@ -56,7 +57,7 @@ export function backgroundService(
   const inProgress = new InMemoryRevalidationsInProgress(service.state);
   const purges: string[][] = [];
   const statuses = new InMemoryRevalidationStatuses();
-  const deps: FanOutDeps = {
+  const deps: AcceptDeps = {
     marks: service.marks,
     tagIndex: service.tagIndex,
     queue: service.queue,
@@ -71,6 +72,7 @@ export function backgroundService(
     inProgress,
     shards: 4,
     progress: new InMemoryFanOutProgressRows(service.state, statuses),
+    starts: new InMemoryFanOutStarts(service.state, statuses),
     fanOutQueue: service.queue,
     statuses,
     batchSize: options.batchSize ?? 100,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../helpers/backends.js';
-import { backgroundRace, targetedPlanArbitrary } from './plans.js';
+import { backgroundRace, retriedRevalidation, targetedPlanArbitrary } from './plans.js';
 import {
   modelContext,
   planArbitrary,
@@ -169,6 +169,25 @@ describe('model check', () => {
   it('negative control: an advance that ignores the cursor it read doubles `marked`', async () => {
     expect(await firstViolation('no-cursor-condition', 4, 10, backgroundRace)).toMatch(
       /counts \d+ pages marked, but found \d+ with META/,
+    );
+  }, 600_000);
+
+  // Issue 33: a revalidation that dies right after any of its writes, retried with the same
+  // Idempotency-Key, ends as one effect whose status reaches `done` (`checkFanOutsDone`).
+  it('a revalidation crashed after any write and retried as the same effect holds every invariant', async () => {
+    await fc.assert(
+      fc.asyncProperty(retriedRevalidation, async (plan) => {
+        await runPlan(context, plan);
+      }),
+      { numRuns: 5, seed: 33, endOnFailure: true },
+    );
+  }, 600_000);
+
+  // Seed 2 finds it at its first run (a crash right after the fan-out's start): the effect
+  // counts its pages twice, or waits for a fan-out that never runs.
+  it('negative control: a retry that starts its fan-out again is not one effect reaching `done`', async () => {
+    expect(await firstViolation('restart-fan-outs', 2, 10, retriedRevalidation)).toMatch(
+      /is still 'marking' after every fan-out step ran|counts \d+ pages marked, but found \d+ with META/,
     );
   }, 600_000);
 

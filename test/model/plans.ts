@@ -248,3 +248,17 @@ export const targetedPlanArbitrary: fc.Arbitrary<Plan> = fc.oneof(
   holdThenExpire,
   backgroundRace,
 );
+
+/**
+ * A revalidation that dies right after one of its writes (the first to the fourth: its tag's
+ * time, its fan-out's start, its expected pages, its purge's record), retried with the same
+ * Idempotency-Key once dead, among background marking's races (`backgroundRace`).
+ */
+export const retriedRevalidation: fc.Arbitrary<Plan> = fc
+  .tuple(backgroundRace, fc.integer({ min: 1, max: 4 }))
+  .map(([plan, crashAfterWrites]) => ({
+    ...plan,
+    revalidations: plan.revalidations.map((revalidation, index) =>
+      index === 0 ? { ...revalidation, crashAfterWrites } : revalidation,
+    ),
+  }));

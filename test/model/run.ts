@@ -225,6 +225,7 @@ export type Mutation =
   | 'no-in-progress-entries'
   | 'no-in-progress-wait'
   | 'no-cursor-condition'
+  | 'restart-fan-outs'
   | 'origin-ignores-in-progress'
   | SweeperMutation;
 
@@ -299,6 +300,10 @@ export async function runPlan(
     }
     // A step's advance ignores the cursor it read (its finish, a Delete, keeps the condition).
     if (mutation === 'no-cursor-condition') removeGuard(client, '#cursor = :from', ['Update']);
+    // A revalidation's retry starts again the fan-out its crashed attempt started.
+    if (mutation === 'restart-fan-outs') {
+      removeGuard(client, 'NOT contains(started_tags, :s0)', ['Update']);
+    }
   };
 
   try {
@@ -520,7 +525,7 @@ export async function runPlan(
       await checkLiveBody(world.log, fresh, observer);
       // A step sent is delivered as the plan says (a crashed one again), and a container whose
       // request crashed serves its next: new actors, let run to their first gate.
-      const started = [deliveries.start(), viewers.poke()];
+      const started = [deliveries.start(), viewers.poke(), writers.poke()];
       if (started.some(Boolean)) await interleaver.settle();
       // The tag index covers META's tags at every moment, not just at the end (a later render
       // may change the tags back and hide a lost row).
@@ -571,7 +576,7 @@ export async function runPlan(
       ...plan.messages.flatMap((m, i) => m.deliveries.map((_, d) => `w${i}.${d}`)),
       ...plan.origins.map((_, i) => `o${i}`),
       ...plan.rollbacks.map((_, i) => `r${i}`),
-      ...writers,
+      ...writers.actors,
       ...deliveries.actors(),
     ]) {
       const error = interleaver.errorOf(actor);

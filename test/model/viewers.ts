@@ -80,7 +80,6 @@ export function startViewers(
   origins: readonly OriginPlan[],
 ): { poke(): boolean } {
   const rows: RevalidationsInProgress = {
-    begin: () => Promise.reject(new Error('an origin only reads the in-progress rows')),
     end: () => Promise.reject(new Error('an origin only reads the in-progress rows')),
     read: (tenant, shard) => {
       const own = caller.getStore();

@@ -5,7 +5,12 @@
  * operator's hold, maybe released; and the invariant that the tag index covers every tag of
  * every META. What a 202 promises is checked in `revalidation-checks.ts`.
  */
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  type DynamoDBClient,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { IN_PROGRESS_PREFIX } from '../../lambda/adapters/revalidations-in-progress/keys.js';
 import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
@@ -18,7 +23,7 @@ import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/rollback.js';
-import type { CdnInvalidator, RevalidationsInProgress } from '../../lambda/core/page/ports.js';
+import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
 import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
@@ -27,7 +32,7 @@ import { createRevalidateDeps } from '../../lambda/revalidate/build.js';
 import type { Interleaver } from './interleaver.js';
 import type { FakeSqs } from './queue.js';
 import { purgerFor, type FakeCdn } from './sweeper.js';
-import { LEASE_SECONDS, type ModelEvent } from './world.js';
+import { LEASE_SECONDS, type ActorFaults, type ModelEvent } from './world.js';
 
 export interface RevalidationPlan {
   readonly skew: number;
@@ -35,6 +40,11 @@ export interface RevalidationPlan {
   readonly tag: 'all' | 'p0' | 'p1';
   readonly mode: 'stale' | 'expire';
   readonly regenerate: boolean;
+  /**
+   * It dies right after its n-th write that took effect, and its caller retries it with the same
+   * Idempotency-Key (the same effect, by a new actor `<actor>r`) once it is dead.
+   */
+  readonly crashAfterWrites?: number | undefined;
 }
 export interface HoldPlan {
   readonly skew: number;
@@ -71,7 +81,7 @@ export interface WriterContext {
   readonly tableName: string;
   readonly bucket: string;
   readonly deployId: string;
-  readonly clientsOf: (actor: string, faults: { skew: number }) => AwsClients;
+  readonly clientsOf: (actor: string, faults: ActorFaults) => AwsClients;
   readonly runId: string;
   readonly revalidateConfig: RevalidateConfig;
   /** The queue fan-out steps and intents go to. */
@@ -86,17 +96,37 @@ export interface WriterContext {
   readonly mutation: string;
 }
 
-/** Starts every revalidation and hold of the plan on the interleaver; @returns their actor names */
+/**
+ * Starts every revalidation and hold of the plan on the interleaver. @returns their actor names
+ * (the retries' too, as they start) and `poke`: starts the retry of each revalidation that died
+ * as planned (its caller's retry with the same Idempotency-Key), let run to its first gate
+ */
 export function startWriters(
   ctx: WriterContext,
   plan: { revalidations: readonly RevalidationPlan[]; holds: readonly HoldPlan[] },
-): string[] {
+): { actors: string[]; poke(): boolean } {
   const actors: string[] = [];
+  const retried = new Set<string>();
   plan.revalidations.forEach((revalidation, index) => {
     const actor = `v${index}`;
     actors.push(actor);
     void ctx.interleaver.start(actor, () => runRevalidation(ctx, actor, revalidation));
   });
+  const poke = () => {
+    let started = false;
+    plan.revalidations.forEach((revalidation, index) => {
+      const actor = `v${index}`;
+      if (ctx.interleaver.state(actor) !== 'dead' || retried.has(actor)) return;
+      retried.add(actor);
+      actors.push(`${actor}r`);
+      const retry = { ...revalidation, crashAfterWrites: undefined };
+      void ctx.interleaver.start(`${actor}r`, () =>
+        runRevalidation(ctx, `${actor}r`, retry, actor),
+      );
+      started = true;
+    });
+    return started;
+  };
   plan.holds.forEach((holdPlan, index) => {
     const actor = `h${index}`;
     actors.push(actor);
@@ -120,7 +150,7 @@ export function startWriters(
       }
     });
   });
-  return actors;
+  return { actors, poke };
 }
 
 /**
@@ -130,14 +160,24 @@ export function startWriters(
  * `createRevalidateDeps` wires it: DynamoDB rows, the model's queue and CDN, and a clock whose
  * wait is model time. Its request arrives when the schedule says (`revalidate:request`).
  */
-async function runRevalidation(ctx: WriterContext, actor: string, plan: RevalidationPlan) {
+async function runRevalidation(
+  ctx: WriterContext,
+  actor: string,
+  plan: RevalidationPlan,
+  retryOf?: string,
+) {
   await ctx.interleaver.gate(actor, 'revalidate:request');
-  const from = ctx.world.log.length;
+  // A retry's request began with the first attempt's: what it covers is counted from there.
+  const from = retryOf === undefined ? ctx.world.log.length : ctx.world.firstCall.get(retryOf);
+  if (from === undefined) throw new Error(`${retryOf ?? actor} never started`);
   ctx.world.firstCall.set(actor, from);
-  const clients = ctx.clientsOf(actor, { skew: plan.skew });
+  const clients = ctx.clientsOf(actor, {
+    skew: plan.skew,
+    crashAfterWrites: plan.crashAfterWrites,
+  });
   const tags = plan.by === 'tag' ? [`${ctx.world.tagPrefix}${plan.tag}`] : [];
   const clock = ctx.world.sleepingClockFor(actor, plan.skew, ctx.interleaver);
-  const effectId = `rv_${actor}-${ctx.runId}`;
+  const effectId = `rv_${retryOf ?? actor}-${ctx.runId}`;
   ctx.effectIds.add(effectId);
   const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
   let purgeId: string | undefined;
@@ -159,7 +199,7 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
       queue,
       fanOutQueue: queue,
       statuses: deps.statuses,
-      ...mutated(ctx.mutation, background),
+      ...mutated(ctx.mutation, clients.dynamodb),
     },
     {
       tenant: undefined,
@@ -180,23 +220,28 @@ async function runRevalidation(ctx: WriterContext, actor: string, plan: Revalida
 }
 
 /** The revalidate function's guards a negative control removes. */
-function mutated(
-  mutation: string,
-  background: { readonly inProgress: RevalidationsInProgress },
-): { inProgress?: RevalidationsInProgress; inProgressCacheMs?: number } {
-  const rows = background.inProgress;
-  if (mutation === 'no-in-progress-entries') {
-    return {
-      inProgress: {
-        begin: () => Promise.resolve(),
-        end: (tenant, shard, key, effectId) => rows.end(tenant, shard, key, effectId),
-        read: (tenant, shard) => rows.read(tenant, shard),
-      },
-    };
-  }
+function mutated(mutation: string, client: DynamoDBClient): { inProgressCacheMs?: number } {
+  // The fan-outs start without their in-progress entries (the shards' updates dropped).
+  if (mutation === 'no-in-progress-entries') withoutEntries(client);
   // The 202 does not wait for origins' cached reads of the rows to run out.
   if (mutation === 'no-in-progress-wait') return { inProgressCacheMs: 0 };
   return {};
+}
+
+/** Drops every in-progress shard's update from the transactions `client` sends. */
+function withoutEntries(client: DynamoDBClient): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as TransactWriteItemsCommandInput;
+      if (input.TransactItems !== undefined) {
+        input.TransactItems = input.TransactItems.filter(
+          (item) => item.Update?.Key?.pk?.S?.startsWith(IN_PROGRESS_PREFIX) !== true,
+        );
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'no-in-progress-entries' },
+  );
 }
 
 /**

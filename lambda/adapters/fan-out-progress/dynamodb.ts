@@ -42,7 +42,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
 
   async start(progress: FanOutProgress): Promise<void> {
     await this.#client.send(
-      new PutItemCommand({ TableName: this.#tableName, Item: itemOf(progress) }),
+      new PutItemCommand({ TableName: this.#tableName, Item: fanOutProgressItem(progress) }),
     );
   }
 
@@ -65,7 +65,8 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
       Update: {
         TableName: this.#tableName,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-        UpdateExpression: 'SET #cursor = :to, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
+        UpdateExpression:
+          'SET #cursor = :to, moved_from = :from, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
         ConditionExpression: AT_CURSOR,
         ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
@@ -167,7 +168,8 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
 
 const ttlOf = (atMs: number): number => Math.floor(atMs / 1000) + PROGRESS_TTL_SECONDS;
 
-function itemOf(progress: FanOutProgress): Item {
+/** A progress row as it is kept (`FanOutStarts` writes it too). */
+export function fanOutProgressItem(progress: FanOutProgress): Item {
   return {
     ...keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
     ...(progress.tenant === undefined ? {} : { tenant: { S: progress.tenant } }),
@@ -176,6 +178,7 @@ function itemOf(progress: FanOutProgress): Item {
     tag: { S: progress.tag },
     regenerate: { BOOL: progress.regenerate },
     cursor: { S: progress.cursor },
+    ...(progress.movedFrom === undefined ? {} : { moved_from: { S: progress.movedFrom } }),
     updated_at_ms: { N: String(progress.updatedAtMs) },
     marked: { N: String(progress.marked) },
     ttl: { N: String(ttlOf(progress.updatedAtMs)) },
@@ -190,6 +193,7 @@ function progressOf(item: Item): FanOutProgress {
     tag: str(item, 'tag') ?? '',
     regenerate: item.regenerate?.BOOL === true,
     cursor: str(item, 'cursor') ?? '',
+    ...(item.moved_from?.S === undefined ? {} : { movedFrom: item.moved_from.S }),
     updatedAtMs: num(item, 'updated_at_ms') ?? 0,
     marked: num(item, 'marked') ?? 0,
   };

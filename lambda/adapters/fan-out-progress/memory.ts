@@ -34,7 +34,13 @@ export class InMemoryFanOutProgressRows implements FanOutProgressRows {
     const row = this.state.fanOuts.get(sk);
     if (row?.cursor !== input.from) return Promise.resolve(false);
     const marked = row.marked + input.counts.marked;
-    this.state.fanOuts.set(sk, { ...row, cursor: input.to, updatedAtMs: input.atMs, marked });
+    this.state.fanOuts.set(sk, {
+      ...row,
+      cursor: input.to,
+      movedFrom: input.from,
+      updatedAtMs: input.atMs,
+      marked,
+    });
     this.statuses.count(progress.effectId, input.counts);
     return Promise.resolve(true);
   }

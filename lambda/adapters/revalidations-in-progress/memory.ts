@@ -9,22 +9,6 @@ export class InMemoryRevalidationsInProgress implements RevalidationsInProgress 
 
   constructor(readonly state: MemoryTable) {}
 
-  begin(
-    tenant: string | undefined,
-    shards: number,
-    entry: InProgressEntry & { readonly key: string },
-  ): Promise<void> {
-    const rows = rowsOf(this.state, tenant, shards);
-    // The last writer owns the entry, and its time never goes back.
-    const later = rows.map((entries) => {
-      const held = entries.get(entry.key)?.atMs;
-      return held !== undefined && held > entry.atMs ? held + 1 : entry.atMs;
-    });
-    const atMs = Math.max(entry.atMs, ...later);
-    for (const entries of rows) entries.set(entry.key, { atMs, effectId: entry.effectId });
-    return Promise.resolve();
-  }
-
   end(tenant: string | undefined, shards: number, key: string, effectId: string): Promise<boolean> {
     const rows = rowsOf(this.state, tenant, shards);
     if (rows.some((entries) => entries.get(key)?.effectId !== effectId)) {
@@ -41,8 +25,8 @@ export class InMemoryRevalidationsInProgress implements RevalidationsInProgress 
   }
 }
 
-/** The entries of every shard, each row made when absent. */
-function rowsOf(
+/** The entries of every shard, each row made when absent (the fan-out start's fake writes them too). */
+export function rowsOf(
   state: MemoryTable,
   tenant: string | undefined,
   shards: number,

@@ -250,16 +250,10 @@ export interface InProgressEntry {
  */
 export interface RevalidationsInProgress {
   /**
-   * Makes `entry.effectId` the owner of the entry on all `shards` at once, at the later of its
-   * time and the entry's: the revalidation that writes last owns it (whatever the clocks say),
-   * and its time never goes back.
+   * Removes the entry from all `shards` at once while it is `effectId`'s (entries are written
+   * with their fan-out's start, `FanOutStarts`). @returns whether it went
+   * @throws TransactionConflictError when another writer's transaction cancelled it
    */
-  begin(
-    tenant: string | undefined,
-    shards: number,
-    entry: InProgressEntry & { readonly key: string },
-  ): Promise<void>;
-  /** Removes the entry from all `shards` at once while it is `effectId`'s. @returns whether it went */
   end(tenant: string | undefined, shards: number, key: string, effectId: string): Promise<boolean>;
   /** The shard's entries, strongly consistent, by `<mode>#<tag>`. */
   read(tenant: string | undefined, shard: number): Promise<ReadonlyMap<string, InProgressEntry>>;

@@ -4,6 +4,7 @@
  * for tags it loses, and the versions a publish drops from META's list.
  */
 import type { CacheKey, CacheMeta } from '../page/model.js';
+import { variantTagOf } from '../page/variants.js';
 import type { AdmittedPage } from './render-policy.js';
 import type { RegenerateDeps } from './deps.js';
 import { retireBody } from './retire.js';
@@ -32,6 +33,19 @@ export async function indexGainedTags(
     render.seen.set(tag, atMs);
   }
   return racing;
+}
+
+/**
+ * A variant about to be marked pass is indexed under its page's variant tag first, so a path
+ * revalidation finds it and lifts the mark (none of a revalidated page's keys keeps one: the
+ * caller says the page changed). The row names no META: that revalidation unindexes it again.
+ */
+export async function indexPassedVariant(
+  deps: Pick<RegenerateDeps, 'tagIndex'>,
+  cacheKey: CacheKey,
+): Promise<void> {
+  if (deps.tagIndex === undefined || cacheKey.pageHash === undefined) return;
+  await deps.tagIndex.add(cacheKey.tenant, cacheKey.pk, [variantTagOf(cacheKey.pageHash)]);
 }
 
 /**

@@ -27,7 +27,7 @@ import {
   type RenderPolicy,
 } from './render-policy.js';
 import { admitVariant } from '../page/variants.js';
-import { indexGainedTags, afterPublish } from './after-publish.js';
+import { indexGainedTags, indexPassedVariant, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
 import { publish } from './publish.js';
 import { logDropped, renderInSlot, renderUnderLease } from './render.js';
@@ -248,6 +248,7 @@ class Regeneration {
     const { cacheKey } = this.#input;
     await this.#keeper.stop();
     try {
+      await indexPassedVariant(deps, cacheKey);
       await deps.cacheTable.markPass({
         lease: this.#keeper.lease,
         now,

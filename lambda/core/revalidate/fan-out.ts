@@ -6,12 +6,14 @@
  * resumable from the progress row's cursor (`resumeStalledFanOuts`, run by the sweeper).
  */
 import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
-import { TransactionConflictError } from '../errors.js';
+import { retryConflicts } from '../conflict-retry.js';
 import type { CdnPurge, RevalidationsInProgress, TagPageCount } from '../page/ports.js';
 import type {
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
+  FanOutStarts,
+  RevalidationStatus,
   RevalidationStatuses,
 } from './ports.js';
 import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
@@ -26,7 +28,7 @@ import {
   withSoftPurges,
 } from './soft-purge.js';
 import type { DeferredPurge, Revalidation, RevalidationEffect } from './model.js';
-import { markTargets, pagesToMark, type RevalidationDeps } from './revalidation.js';
+import { markTargets, pagesToMark, variantTagsOf, type RevalidationDeps } from './revalidation.js';
 
 export interface FanOutDeps extends RevalidationDeps {
   readonly inProgress: RevalidationsInProgress;
@@ -41,6 +43,11 @@ export interface FanOutDeps extends RevalidationDeps {
   readonly inProgressCacheMs: number;
 }
 
+/** What accepting a revalidation needs beyond its steps: how its fan-outs start. */
+export interface AcceptDeps extends FanOutDeps {
+  readonly starts: FanOutStarts;
+}
+
 /**
  * What the 202 reports: pages marked before it, the tags still marking after it, and the pages
  * the revalidation will have marked in all (`expectedPages`, see `expectedPages`).
@@ -53,18 +60,20 @@ export interface AcceptedRevalidation extends RevalidationEffect {
 export const COUNTED_PAGES_PER_TAG = 1_000;
 
 /**
- * Accepts a revalidation (see the module comment). Write order: the status; per tag its time,
- * then whether its index holds a page at all (a tag with none costs that one write: a render
- * that indexes it later compares its start with that time, `indexGainedTags`); the path pages;
- * the status again with the fan-outs to wait for; then per tag with pages its in-progress
- * entries BEFORE its progress row and message (a step finds its own entry), the wait for
+ * Accepts a revalidation (see the module comment). Write order: per tag its time, then whether
+ * its index holds a page at all (a tag with none costs that one write: a render that indexes it
+ * later compares its start with that time, `indexGainedTags`); the path pages; then the start
+ * of the tags' fan-outs (`startFanOuts`: the status, the in-progress entries and the progress
+ * rows, all or nothing) BEFORE their first steps (a step finds its own entry), the wait for
  * origins' cached reads to run out, and data caches' reads of the tag times (`tag-times.ts`),
  * even for a tag without pages (the pages are counted meanwhile), then the CDN purge (an
- * edge refetch meets an origin that honours the entries). A crash anywhere: the same effect is
- * retried by its Idempotency-Key and every write repeats harmlessly.
+ * edge refetch meets an origin that honours the entries). Without tags to fan out, the status
+ * is written once, done. So a failed accept leaves no status `marking`, and a crash anywhere
+ * is redone by the same effect, retried by its Idempotency-Key: every write repeats
+ * harmlessly, and a fan-out it started is not started twice.
  */
 export async function acceptRevalidation(
-  deps: FanOutDeps,
+  deps: AcceptDeps,
   revalidation: Revalidation,
 ): Promise<AcceptedRevalidation> {
   const atMs = deps.clock.now();
@@ -72,7 +81,6 @@ export async function acceptRevalidation(
     ...acceptedStatus(revalidation, atMs),
     ...statusDeadlineOf(deps, revalidation),
   };
-  await deps.statuses.put(accepted);
   const live = await tagsWithPages(deps, revalidation, atMs);
   const paths = await markTargets(
     deps,
@@ -83,9 +91,7 @@ export async function acceptRevalidation(
     const effect = { ...paths, cdn: { status: 'not-configured' } as const };
     await deps.statuses.put(doneStatus(accepted, effect, deps.clock.now()));
   } else {
-    // Before any step is queued: the last step to finish counts the status down to 0.
-    await deps.statuses.put(markingStatus(accepted, paths, live.length));
-    await Promise.all(live.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
+    await startFanOuts(deps, revalidation, live, markingStatus(accepted, paths, live.length));
   }
   // With entries written, the wait; the tags' pages are counted (and kept) meanwhile. A tag
   // without pages waits too: data caches (facetheory-isr/next) reuse tag-time reads as long.
@@ -99,7 +105,9 @@ export async function acceptRevalidation(
 
 /**
  * Records each tag's revalidation time, then reads (strongly consistent) whether its index holds
- * a page. @returns the tags that do, which are the ones to fan out over
+ * a page; and records the time of each path's variant tag, as `revalidate` does (a variant's
+ * first render in flight is in no index yet: publishing, it compares its start with that time).
+ * @returns the tags with pages, which are the ones to fan out over
  */
 async function tagsWithPages(
   deps: FanOutDeps,
@@ -107,6 +115,11 @@ async function tagsWithPages(
   atMs: number,
 ): Promise<string[]> {
   const { tenant, effectId } = revalidation;
+  await Promise.all(
+    variantTagsOf(revalidation).map((tag) =>
+      deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs }),
+    ),
+  );
   const found = await Promise.all(
     revalidation.tags.map(async (tag) => {
       await deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs });
@@ -163,17 +176,21 @@ async function purgeAccepted(
   });
 }
 
-/** One tag's entry on every shard (at once), its progress row, then its first step. */
-async function startFanOut(
-  deps: FanOutDeps,
+/**
+ * The tags' fan-outs start (`FanOutStarts`: the status counting them, each tag's entry on every
+ * shard, its progress row), a conflict with another writer tried again after a jittered wait;
+ * then every tag's first step is queued, also of a fan-out an earlier attempt of this effect
+ * started (a copy of a step that moved on is a duplicate, and queues the step it is at).
+ */
+async function startFanOuts(
+  deps: AcceptDeps,
   revalidation: Revalidation,
-  tag: string,
-  atMs: number,
+  live: readonly string[],
+  status: RevalidationStatus,
 ): Promise<void> {
   const { tenant, effectId, mode, regenerate } = revalidation;
-  const key = inProgressKey(mode, tag);
-  await deps.inProgress.begin(tenant, deps.shards, { key, atMs, effectId });
-  const progress = {
+  const atMs = status.acceptedAtMs;
+  const fanOuts = live.map((tag): FanOutProgress => ({
     tenant,
     effectId,
     mode,
@@ -182,9 +199,11 @@ async function startFanOut(
     cursor: '',
     updatedAtMs: atMs,
     marked: 0,
-  };
-  await deps.progress.start(progress);
-  await send(deps, fanOutMessage(progress, ''));
+  }));
+  await retryConflicts(deps, () =>
+    deps.starts.start({ status, shards: deps.shards, fanOuts, atMs }),
+  );
+  await Promise.all(fanOuts.map((progress) => send(deps, fanOutMessage(progress, ''))));
 }
 
 const send = (deps: Pick<FanOutDeps, 'fanOutQueue'>, queued: ReturnType<typeof fanOutMessage>) =>
@@ -198,8 +217,8 @@ export type FanOutStep =
 /**
  * One fan-out step. It reads, at once, the in-progress entry, its progress row, its batch of the
  * tag index (a duplicate wastes that Query page) and, with soft purges, the status, then stops
- * when the progress row is no longer at this step's cursor (a duplicate: if a copy moved it here
- * and died before queuing the next step, that step is queued again) or another effect took the
+ * when the progress row is no longer at this step's cursor (a duplicate: if a copy moved it on
+ * from here and may have died before queuing the next step, that step is queued again) or another effect took the
  * tag over (superseded). Else it marks the batch, moves the cursor on while it is still the one
  * read, counting the batch on the status in the same transaction (of two copies of a step, one
  * wins, and counts once), and queues the next step. After the last batch it deletes its progress
@@ -221,18 +240,19 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
   const ours = state.get(key)?.effectId === effectId;
   if (progress === undefined) {
     // Finished: maybe by this very step, redelivered after a crash before it removed its entries.
-    if (ours) await deps.inProgress.end(tenant, deps.shards, key, effectId);
+    if (ours)
+      await retryConflicts(deps, () => deps.inProgress.end(tenant, deps.shards, key, effectId));
     return { outcome: 'duplicate', marked: 0 };
   }
   if (progress.cursor !== cursor) {
-    if (found.next !== undefined && progress.cursor === found.next) {
-      await send(deps, fanOutMessage(progress, found.next));
-    }
+    // A copy moved the cursor on from here: its next step is queued again, in case it died
+    // before queuing it (not `found.next`: the batch it marked may have unindexed gone pages).
+    if (progress.movedFrom === cursor) await send(deps, fanOutMessage(progress, progress.cursor));
     return { outcome: 'duplicate', marked: 0 };
   }
   if (!ours) {
     const counts = { marked: 0, regenerations: 0 };
-    await retried(deps, () =>
+    await retryConflicts(deps, () =>
       deps.progress.finish(progress, { from: cursor, counts, atMs: deps.clock.now() }),
     );
     return { outcome: 'superseded', marked: 0 };
@@ -253,7 +273,7 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
   if (found.next !== undefined) {
     const to = found.next;
     const moved = { from: cursor, to, counts, atMs };
-    if (!(await retried(deps, () => deps.progress.advance(progress, moved)))) {
+    if (!(await retryConflicts(deps, () => deps.progress.advance(progress, moved)))) {
       return { outcome: 'duplicate', marked: 0 };
     }
     await send(deps, fanOutMessage(progress, to));
@@ -261,29 +281,11 @@ export async function markBatch(deps: FanOutDeps, message: FanOutMessage): Promi
   }
   await sendTagDeadline(deps, message);
   const last = { from: cursor, counts, atMs };
-  if (!(await retried(deps, () => deps.progress.finish(progress, last)))) {
+  if (!(await retryConflicts(deps, () => deps.progress.finish(progress, last)))) {
     return { outcome: 'duplicate', marked: 0 };
   }
-  await deps.inProgress.end(tenant, deps.shards, key, effectId);
+  await retryConflicts(deps, () => deps.inProgress.end(tenant, deps.shards, key, effectId));
   return { outcome: 'done', marked: batch.pages };
-}
-
-/** Attempts at a step's transaction when a concurrent write to the status cancels it. */
-const STEP_ATTEMPTS = 3;
-
-/**
- * A step's transaction, tried again after a short wait when the status row was busy (the tags
- * of one effect count on one row): a batch is not marked again for that.
- */
-async function retried(deps: Pick<FanOutDeps, 'clock'>, write: () => Promise<boolean>) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (!(error instanceof TransactionConflictError) || attempt >= STEP_ATTEMPTS) throw error;
-      await deps.clock.sleep(10 * 2 ** attempt);
-    }
-  }
 }
 
 /** What resuming stopped fan-outs needs (the sweeper's wiring gives it, `resumeStalledFanOuts`). */

@@ -119,6 +119,11 @@ export interface FanOutProgress {
   readonly regenerate: boolean;
   /** Where the next batch starts in the tag index; '' for its start. */
   readonly cursor: string;
+  /**
+   * The cursor the last advance moved from (absent before the first): a copy of that step, whose
+   * own index read may now end elsewhere (its batch unindexed gone pages), knows it moved here.
+   */
+  readonly movedFrom?: string | undefined;
   readonly updatedAtMs: number;
   readonly marked: number;
 }
@@ -135,6 +140,7 @@ export interface StepCounts {
  * of a step, exactly one moves the cursor and counts, and a crash leaves neither half.
  */
 export interface FanOutProgressRows {
+  /** Writes the row as given (a revalidation starts its fan-outs with `FanOutStarts`). */
   start(progress: FanOutProgress): Promise<void>;
   get(
     progress: Pick<FanOutProgress, 'tenant' | 'effectId' | 'mode' | 'tag'>,
@@ -160,6 +166,36 @@ export interface FanOutProgressRows {
   ): Promise<boolean>;
   /** Rows not advanced since `beforeMs`, at most `limit`. */
   stalled(beforeMs: number, limit: number): Promise<FanOutProgress[]>;
+}
+
+/**
+ * A revalidation's fan-outs as they start: the status that waits for them (its detail: the path
+ * pages' counts), each tag's progress row (cursor '') and, on every shard of the in-progress
+ * rows, each tag's entry (`<mode>#<tag>`) at `atMs`.
+ */
+export interface FanOutStart {
+  readonly status: RevalidationStatus;
+  readonly shards: number;
+  readonly fanOuts: readonly FanOutProgress[];
+  readonly atMs: number;
+}
+
+/**
+ * How fan-outs start: each one all or nothing, its count on the status, its entries and its
+ * progress row together, so an accept that fails leaves no status waiting for a fan-out that
+ * never started, nor an entry no fan-out removes.
+ */
+export interface FanOutStarts {
+  /**
+   * Starts the fan-outs (in groups: each group in one transaction): the status gets the detail
+   * and counts them, every shard holds each tag's entry (the last writer owns it, its time never
+   * goes back), each progress row is written. A fan-out the same effect started before (an
+   * Idempotency-Key retry after a crash) is not started again, even once it has finished.
+   * @returns the tags started now
+   * @throws TransactionConflictError when another writer's transaction cancelled a group (the
+   * groups before it are started: a retry starts the rest)
+   */
+  start(start: FanOutStart): Promise<readonly string[]>;
 }
 
 /** Where fan-out steps are queued: the regeneration queue, as another message type. */

@@ -17,6 +17,7 @@
 import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { RevalidationMode, type CacheKey, type CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
+import type { Random } from '../random.js';
 import { isHeld } from '../page/freshness.js';
 import { regenerationIntent, type QueuedIntent } from '../page/intent.js';
 import { VARIANT_SEPARATOR, variantTagOf } from '../page/variants.js';
@@ -34,12 +35,21 @@ export interface RevalidationDeps {
   readonly queue: BatchRegenerationQueue;
   readonly cdn: CdnInvalidator;
   readonly clock: Clock;
+  /** Jitter of the waits after a transaction conflict (`conflict-retry.ts`). @default the system's */
+  readonly random?: Random | undefined;
   readonly deployId: string;
   /** Pages marked at once (`ISR_FAN_OUT_CONCURRENCY`). @default 32 */
   readonly fanOutConcurrency?: number;
   /** Soft purges (`regenerate: true`): the purge queue, deadline and bound. @default - none */
   readonly softPurge?: SoftPurgeDeps | undefined;
 }
+
+/**
+ * The variant tags of a revalidation's paths (`page/variants.ts`). Their times are recorded as
+ * its tags' are: a variant's first render, not indexed yet, compares its start with them.
+ */
+export const variantTagsOf = (revalidation: Pick<Revalidation, 'keys'>): string[] =>
+  revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
 
 /** A page found: where it lives, its key when a path named it, the tags it was found under. */
 export interface Target {
@@ -59,10 +69,8 @@ export async function revalidate(
   revalidation: Revalidation,
 ): Promise<RevalidationEffect> {
   const { tenant, tags, effectId } = revalidation;
-  // A path's variant tag too: a variant's first render, not indexed yet, compares its start.
-  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   await Promise.all(
-    [...tags, ...variantTags].map((tag) =>
+    [...tags, ...variantTagsOf(revalidation)].map((tag) =>
       deps.tagIndex.recordRevalidation(tenant, tag, { effectId, atMs: deps.clock.now() }),
     ),
   );
@@ -155,9 +163,8 @@ export async function pagesToMark(
 ): Promise<Target[]> {
   const targets = new Map<string, Target>();
   for (const key of revalidation.keys) targets.set(key.pk, { pk: key.pk, key, foundUnder: [] });
-  const variantTags = revalidation.keys.map((key) => variantTagOf(key.pageHash ?? key.hash));
   const tags = options.tags === false ? [] : revalidation.tags;
-  for (const tag of [...tags, ...variantTags]) {
+  for (const tag of [...tags, ...variantTagsOf(revalidation)]) {
     let cursor: string | undefined;
     do {
       const page = await deps.tagIndex.pages(revalidation.tenant, tag, cursor);
@@ -183,8 +190,12 @@ async function markPage(
   revalidation: Revalidation,
   target: Target,
 ): Promise<CacheMeta | undefined> {
-  // A page named by path loses its hit-for-pass mark: the caller says it changed (issue 21).
-  if (target.key !== undefined) await deps.marks.clearPass(target.pk);
+  // A page named by path loses its hit-for-pass mark, and so does each of its variants (found
+  // under its variant tag): the caller says it changed (issues 21, 33).
+  const variantTags = variantTagsOf(revalidation);
+  if (target.key !== undefined || target.foundUnder.some((tag) => variantTags.includes(tag))) {
+    await deps.marks.clearPass(target.pk);
+  }
   const markMeta = () =>
     revalidation.mode === RevalidationMode.Expire
       ? deps.marks.expire(target.pk)

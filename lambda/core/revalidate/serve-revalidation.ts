@@ -30,7 +30,7 @@ import {
   type CanonicalRevalidation,
   type RevalidatePolicy,
 } from './request.js';
-import { acceptRevalidation, type FanOutDeps } from './fan-out.js';
+import { acceptRevalidation, type AcceptDeps } from './fan-out.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
 import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { statusDeadlineOf } from './soft-purge.js';
@@ -77,7 +77,7 @@ export interface RevalidateServiceDeps {
    * Tags marked in the background (`fan-out.ts`): the 202 after a fixed number of calls.
    * Absent: every page is marked before the 202 (`revalidate`).
    */
-  readonly background?: Omit<FanOutDeps, keyof RevalidationDeps | 'statuses'> | undefined;
+  readonly background?: Omit<AcceptDeps, keyof RevalidationDeps | 'statuses'> | undefined;
   readonly policy: RevalidatePolicy;
   readonly auth: CallerAuth;
   readonly idempotency: Idempotency;

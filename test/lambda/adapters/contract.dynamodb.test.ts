@@ -1,5 +1,6 @@
 /** The contract suite on the DynamoDB adapters, on DynamoDB Local (see contract.memory.unit.test.ts). */
-import { dynamoTableSubject } from '../../helpers/contract-subjects.js';
+import { conflictingTableSubject, dynamoTableSubject } from '../../helpers/contract-subjects.js';
+import { fanOutStartContract } from './fan-out-start/contract.js';
 import { bodyReferencesContract } from './body-references/contract.js';
 import { cacheTableContract } from './cache-table/contract.js';
 import { pageHistoryContract } from './page-history/contract.js';
@@ -27,3 +28,11 @@ bodyReferencesContract('DynamoDB Local', dynamoTableSubject);
 statusIndexReaderContract('DynamoDB Local', dynamoTableSubject);
 revalidationsInProgressContract('DynamoDB Local', dynamoTableSubject);
 fanOutProgressContract('DynamoDB Local', dynamoTableSubject);
+fanOutStartContract('DynamoDB Local', dynamoTableSubject);
+
+// The adapters that write the in-progress and progress rows again, under AWS's transaction
+// conflict rule (test/helpers/dynamodb-conflicts.ts): the cases DynamoDB Local does not show.
+const underConflicts = 'DynamoDB Local + AWS transaction conflicts';
+fanOutStartContract(underConflicts, conflictingTableSubject);
+revalidationsInProgressContract(underConflicts, conflictingTableSubject);
+fanOutProgressContract(underConflicts, conflictingTableSubject);

@@ -45,7 +45,7 @@ export function fanOutProgressContract(name: string, make: () => Promise<TableSu
       fanOuts,
     });
 
-    it('moves the cursor only from the cursor read: a second move from it loses', async () => {
+    it('moves the cursor only from the cursor read: a second move from it loses; the row keeps where it moved from', async () => {
       const rows = s.fanOutProgress;
       await rows.start(progress);
       const step = { from: '', to: 'c1', counts: { marked: 2, regenerations: 0 }, atMs: 2_000 };
@@ -54,11 +54,12 @@ export function fanOutProgressContract(name: string, make: () => Promise<TableSu
       expect(await rows.get(progress)).toEqual({
         ...progress,
         cursor: 'c1',
+        movedFrom: '',
         marked: 2,
         updatedAtMs: 2_000,
       });
       expect(await rows.advance(progress, { ...step, from: 'c1', to: 'c2' })).toBe(true);
-      expect((await rows.get(progress))?.marked).toBe(4);
+      expect(await rows.get(progress)).toMatchObject({ cursor: 'c2', movedFrom: 'c1', marked: 4 });
     });
 
     it('finishes (deletes) only from the cursor read', async () => {

@@ -1,10 +1,47 @@
 /**
- * The RevalidationsInProgress port's contract: the last writer owns an entry on every shard at
- * once and its time never goes back, `stale` and `expire` entries never merge, and only the
- * effect that owns an entry removes it.
+ * The RevalidationsInProgress port's contract: only the effect that owns an entry removes it,
+ * from every shard at once; tenants are apart. Entries are written by a fan-out's start (its
+ * own contract, `fan-out-start/contract.ts`). The conflict case runs where the subject follows
+ * AWS's transaction conflict rule (DynamoDB Local does not show it).
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { keyOf } from '../../../../lambda/adapters/shared/dynamodb/items.js';
+import {
+  IN_PROGRESS_SK,
+  inProgressPartition,
+} from '../../../../lambda/adapters/revalidations-in-progress/keys.js';
+import { TransactionConflictError } from '../../../../lambda/core/errors.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
+
+const start = (effectId: string, shards: number, tenant?: string) => ({
+  status: {
+    effectId,
+    tenant,
+    mode: 'stale' as const,
+    regenerate: false,
+    state: 'marking' as const,
+    pages: 0,
+    marked: 0,
+    regenerations: 0,
+    held: 0,
+    heldPages: [],
+    acceptedAtMs: 2_000,
+  },
+  shards,
+  fanOuts: [
+    {
+      tenant,
+      effectId,
+      mode: 'stale' as const,
+      tag: 'post',
+      regenerate: false,
+      cursor: '',
+      updatedAtMs: 2_000,
+      marked: 0,
+    },
+  ],
+  atMs: 2_000,
+});
 
 export function revalidationsInProgressContract(
   name: string,
@@ -17,35 +54,37 @@ export function revalidationsInProgressContract(
     });
     afterEach(() => s.destroy());
 
-    it('the last writer owns an entry on every shard, and its time never goes back; modes apart', async () => {
-      const rows = s.inProgress;
-      await rows.begin(undefined, 2, { key: 'stale#post', atMs: 2_000, effectId: 'rv_b' });
-      // Written last, on a clock behind: it owns the entry, one millisecond past the other.
-      await rows.begin(undefined, 2, { key: 'stale#post', atMs: 1_000, effectId: 'rv_a' });
-      await rows.begin(undefined, 2, { key: 'expire#post', atMs: 500, effectId: 'rv_c' });
-      for (const shard of [0, 1]) {
-        const state = await rows.read(undefined, shard);
-        expect(state.get('stale#post')).toEqual({ atMs: 2_001, effectId: 'rv_a' });
-        expect(state.get('expire#post')).toEqual({ atMs: 500, effectId: 'rv_c' });
-      }
-      // A later time is kept as it is; the same effect again keeps its time.
-      await rows.begin(undefined, 2, { key: 'stale#post', atMs: 3_000, effectId: 'rv_d' });
-      await rows.begin(undefined, 2, { key: 'stale#post', atMs: 3_000, effectId: 'rv_d' });
-      expect((await rows.read(undefined, 1)).get('stale#post')).toEqual({
-        atMs: 3_000,
-        effectId: 'rv_d',
-      });
-    });
-
     it('removes an entry from every shard, only for the effect that owns it; tenants are apart', async () => {
       const rows = s.inProgress;
-      await rows.begin(undefined, 4, { key: 'stale#post', atMs: 2_000, effectId: 'rv_b' });
-      await rows.begin('t1', 1, { key: 'stale#post', atMs: 2_000, effectId: 'rv_t' });
+      await s.fanOutStarts.start(start('rv_b', 4));
+      await s.fanOutStarts.start(start('rv_t', 1, 't1'));
       expect(await rows.end(undefined, 4, 'stale#post', 'rv_a')).toBe(false);
       expect((await rows.read(undefined, 3)).get('stale#post')?.effectId).toBe('rv_b');
       expect(await rows.end(undefined, 4, 'stale#post', 'rv_b')).toBe(true);
       for (const shard of [0, 1, 2, 3]) expect((await rows.read(undefined, shard)).size).toBe(0);
       expect((await rows.read('t1', 0)).get('stale#post')?.effectId).toBe('rv_t');
+    });
+
+    // What DynamoDB Local does not show: it serialises transactions, so none is ever cancelled.
+    it('a removal meeting another writer’s transaction (DynamoDB Local does not show it) is refused whole, to be tried again', async () => {
+      if (s.conflicts === undefined) return;
+      await s.fanOutStarts.start(start('rv_b', 2));
+      const ongoing = s.conflicts.rule.begin('TransactWriteItemsCommand', {
+        TransactItems: [
+          {
+            Update: {
+              TableName: s.conflicts.tableName,
+              Key: keyOf(inProgressPartition(undefined, 1), IN_PROGRESS_SK),
+            },
+          },
+        ],
+      });
+      await expect(s.inProgress.end(undefined, 2, 'stale#post', 'rv_b')).rejects.toBeInstanceOf(
+        TransactionConflictError,
+      );
+      expect((await s.inProgress.read(undefined, 0)).get('stale#post')?.effectId).toBe('rv_b');
+      ongoing();
+      expect(await s.inProgress.end(undefined, 2, 'stale#post', 'rv_b')).toBe(true);
     });
   });
 }

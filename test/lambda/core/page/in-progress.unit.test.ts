@@ -10,7 +10,6 @@ import { TestClock } from '../../../helpers/clock.js';
 function rowsByHand() {
   const reads: { tenant: string | undefined; shard: number; answer: (ok: boolean) => void }[] = [];
   const rows: RevalidationsInProgress = {
-    begin: () => Promise.resolve(),
     end: () => Promise.resolve(true),
     read: (tenant, shard) =>
       new Promise<ReadonlyMap<string, InProgressEntry>>((resolve, reject) => {

@@ -10,7 +10,7 @@ import {
   COUNTED_PAGES_PER_TAG,
   markBatch,
   resumeStalledFanOuts,
-  type FanOutDeps,
+  type AcceptDeps,
 } from '../../../../lambda/core/revalidate/fan-out.js';
 import { TransactionConflictError } from '../../../../lambda/core/errors.js';
 import { revalidate } from '../../../../lambda/core/revalidate/revalidation.js';
@@ -31,7 +31,7 @@ function blindProgress(state: MemoryTable, statuses: InMemoryRevalidationStatuse
 }
 
 /** `deps` with every port counted, calls by name in order. */
-function countedDeps(deps: FanOutDeps, calls: string[]): FanOutDeps {
+function countedDeps(deps: AcceptDeps, calls: string[]): AcceptDeps {
   return {
     ...deps,
     marks: counted('marks', deps.marks, calls),
@@ -40,6 +40,7 @@ function countedDeps(deps: FanOutDeps, calls: string[]): FanOutDeps {
     cdn: counted('cdn', deps.cdn, calls),
     inProgress: counted('inProgress', deps.inProgress, calls),
     progress: counted('progress', deps.progress, calls),
+    starts: counted('starts', deps.starts, calls),
     fanOutQueue: counted('fanOutQueue', deps.fanOutQueue, calls),
     statuses: counted('statuses', deps.statuses, calls),
   };
@@ -66,7 +67,7 @@ describe('acceptRevalidation (unit, in-memory ports)', () => {
     expect(await callsFor(1_000, acceptRevalidation)).toEqual(one);
     expect(one.filter((call) => call.startsWith('marks.'))).toEqual([]);
     // Control: marking every page before the answer (revalidate) makes calls per page.
-    const sync = (deps: FanOutDeps, r: Parameters<typeof revalidate>[1]) =>
+    const sync = (deps: AcceptDeps, r: Parameters<typeof revalidate>[1]) =>
       revalidate(deps, r).then((effect) => ({
         ...effect,
         marking: { tags: 0, expected: { count: 0, exact: true } },
@@ -245,6 +246,29 @@ describe('markBatch (unit, in-memory ports)', () => {
     });
   });
 
+  it('the same, when the step removed a gone page of its batch from the index: its redelivery still queues the next (issue 33, item 4)', async () => {
+    const ctx = backgroundService({ batchSize: 2 });
+    for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
+    // A page of the first batch is gone (its META expired): the step unindexes it.
+    const [gone] = (await ctx.tagIndex.pages(undefined, 'post', undefined, 2)).pks;
+    ctx.state.metas.delete(gone);
+    const revalidation = ctx.revalidation();
+    await acceptRevalidation(ctx.deps, revalidation);
+    const first = parseFanOut(ctx.queue.fanOuts.shift()?.body ?? '');
+    const send = ctx.queue.sendFanOut.bind(ctx.queue);
+    ctx.queue.sendFanOut = () => Promise.reject(new Error('crashed before the send'));
+    await expect(markBatch(ctx.deps, first)).rejects.toThrow('crashed before the send');
+    ctx.queue.sendFanOut = send;
+    // The index read from the same cursor now ends elsewhere: the cursor moved from this step's.
+    expect(await markBatch(ctx.deps, first)).toMatchObject({ outcome: 'duplicate' });
+    expect(ctx.queue.fanOuts).toHaveLength(1); // the next step, queued again: no wait for the sweeper
+    expect((await ctx.drain()).map((step) => step.outcome)).toEqual(['marked', 'done']);
+    expect(await ctx.deps.statuses.get(revalidation.effectId)).toMatchObject({
+      state: 'done',
+      marked: 4,
+    });
+  });
+
   it('tries a step again when the status row was busy, without marking its batch twice', async () => {
     const ctx = backgroundService();
     await ctx.get('/a');
@@ -295,7 +319,11 @@ describe('markBatch (unit, in-memory ports)', () => {
         read: async (tenant: string | undefined, shard: number) => {
           const state = await read(tenant, shard);
           const key = 'stale#post';
-          await ctx.inProgress.begin(undefined, 4, { key, atMs: 9e15, effectId: 'rv_later' });
+          for (const shard of [0, 1, 2, 3]) {
+            ctx.state.inProgress
+              .get(`REVALIDATING#_#${shard}`)
+              ?.set(key, { atMs: 9e15, effectId: 'rv_later' });
+          }
           return state;
         },
       }),

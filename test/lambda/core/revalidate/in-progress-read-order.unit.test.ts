@@ -30,7 +30,6 @@ describe('a request racing the end of a fan-out', () => {
     });
     // ... and the rows' read lands after whatever META read went first.
     const rows: RevalidationsInProgress = {
-      begin: (...args) => ctx.inProgress.begin(...args),
       end: (...args) => ctx.inProgress.end(...args),
       read: async (tenant, shard) => {
         await Promise.resolve();
@@ -60,7 +59,6 @@ describe('a request racing the end of a fan-out', () => {
     ctx.clock.advance(1);
     let failing = true;
     const rows: RevalidationsInProgress = {
-      begin: (...args) => ctx.inProgress.begin(...args),
       end: (...args) => ctx.inProgress.end(...args),
       read: (tenant, shard) =>
         failing
