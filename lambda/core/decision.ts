@@ -7,6 +7,8 @@
  */
 export const Decision = {
   New: 'new',
+  /** Rendered, equal to the live generation: its freshness moved on, nothing else was written. */
+  Unchanged: 'unchanged',
   Fresh: 'fresh',
   Duplicate: 'duplicate',
   Conflict: 'conflict',

@@ -36,6 +36,7 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
 /** The metric each decision counts towards (alarms and dashboards key on these names). */
 const DECISION_METRICS: Record<Decision, string> = {
   new: 'Regenerations',
+  unchanged: 'RegenerationsUnchanged',
   fresh: 'SkippedFresh',
   duplicate: 'DuplicatesDropped',
   conflict: 'IdempotencyConflicts',

@@ -17,6 +17,7 @@ import type {
   MarkPassInput,
   PublishInput,
   RecordFailureInput,
+  RefreshInput,
 } from '../../core/page/ports.js';
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/page/rows.js';
@@ -33,6 +34,7 @@ import {
 import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { readPageRows, writePassMark } from '../shared/dynamodb/pass-mark.js';
+import { refreshGeneration } from '../shared/dynamodb/refresh.js';
 
 export interface DynamoCacheTableOptions {
   readonly client: DynamoDBClient;
@@ -164,6 +166,10 @@ export class DynamoCacheTable implements CacheTable {
       ),
     );
     return released !== undefined;
+  }
+
+  refreshGeneration(input: RefreshInput): Promise<void> {
+    return refreshGeneration(this.#client, this.#tableName, input);
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {

@@ -13,6 +13,7 @@ import type {
   MarkPassInput,
   PublishInput,
   RecordFailureInput,
+  RefreshInput,
 } from '../../core/page/ports.js';
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { RequestStatus } from '../../core/page/rows.js';
@@ -150,6 +151,33 @@ export class InMemoryCacheTable implements CacheTable {
       request.ttl = seal.ttl;
       request.ending = sealedEnding({ s3Key: meta.s3Key, generatedAt: meta.generatedAt });
     }
+    return Promise.resolve();
+  }
+
+  refreshGeneration(input: RefreshInput): Promise<void> {
+    const { observed, meta } = input;
+    const live = this.state.metas.get(observed.pk);
+    if (live === undefined) return Promise.reject(new RevalidatedDuringRenderError(observed.pk));
+    if (live.s3Key !== observed.s3Key || live.generatedAt !== observed.generatedAt) {
+      return Promise.reject(new NewerGenerationError(observed.pk, live.generatedAt));
+    }
+    if (live.revalidatedBy !== observed.revalidatedBy) {
+      return Promise.reject(new RevalidatedDuringRenderError(observed.pk));
+    }
+    if (live.holdUntil !== observed.holdUntil) {
+      return Promise.reject(new LeaseLostError(observed.pk, undefined));
+    }
+    this.state.metas.set(observed.pk, {
+      ...live,
+      generatedAt: meta.generatedAt,
+      revalidateSeconds: meta.revalidateSeconds,
+      ttl: meta.ttl,
+      modifiedAt: meta.modifiedAt,
+      unchangedRenders: meta.unchangedRenders,
+      revalidatedAt: undefined,
+      revalidatedBy: undefined,
+      failures: undefined,
+    });
     return Promise.resolve();
   }
 

@@ -65,6 +65,18 @@ export interface CacheMeta extends Generation {
   readonly holdUntil?: number | undefined;
   /** Set by a rollback, for operators: which version was live before, when, and who. */
   readonly rolledBack?: RollbackRecord | undefined;
+  /**
+   * sha256 of what a render stores (status, type, location, kept headers, tags, body:
+   * `pageDigest`), `content_digest`: a render with the same digest only refreshes freshness.
+   */
+  readonly digest?: string | undefined;
+  /**
+   * When this content was first published (`modified_at`, epoch seconds), once a render found it
+   * unchanged and moved `generated_at` on: what Last-Modified says. Absent: `generatedAt`.
+   */
+  readonly modifiedAt?: number | undefined;
+  /** Renders since this content was published that found it unchanged (`unchanged_renders`). */
+  readonly unchangedRenders?: number | undefined;
 }
 
 export interface RollbackRecord {

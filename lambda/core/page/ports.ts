@@ -44,6 +44,19 @@ export interface PublishInput {
   readonly observed: CacheMeta | undefined;
 }
 
+/**
+ * An unchanged render's write: only META's freshness moves, and only while META is still the
+ * generation (`s3_key`, `generated_at`), the revalidation mark and the hold the render read under
+ * its lease. No transaction: see `refreshUnchanged` (core/regenerate/unchanged.ts) for why the
+ * lease and the mark still fence it.
+ */
+export interface RefreshInput {
+  /** META as the render read it under its lease. */
+  readonly observed: CacheMeta;
+  /** META once refreshed (`refreshedMeta`): its freshness, TTL and counts are what is written. */
+  readonly meta: CacheMeta;
+}
+
 export interface MarkPassInput {
   readonly lease: Lease;
   readonly mark: PassMark;
@@ -77,6 +90,13 @@ export interface CacheTable {
    * RevalidatedDuringRenderError, TransactionConflictError
    */
   publishGeneration(input: PublishInput): Promise<void>;
+  /**
+   * Moves META's freshness on (`generated_at`, `revalidate_seconds`, `ttl`), counts the unchanged
+   * render and lifts the mark and failure record, in one conditional write of META alone.
+   * @throws NewerGenerationError (another generation is live), RevalidatedDuringRenderError (a
+   * revalidation marked or expired META since), LeaseLostError (an operator held the page since)
+   */
+  refreshGeneration(input: RefreshInput): Promise<void>;
   /**
    * Records one more failed regeneration on META, only while META still holds the generation
    * the caller saw and the failure count it read (else someone published or recorded first).

@@ -24,7 +24,8 @@ export async function serveMiss(
   need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
   const outcome = await deps.regenerate({ cacheKey, need, owner: deps.owner });
-  if (outcome.decision === ServeDecision.New) {
+  // An unchanged render is served as a new one: it is the page, with its freshness moved on.
+  if (outcome.decision === ServeDecision.New || outcome.decision === 'unchanged') {
     const headers = generationHeaders(
       outcome.meta,
       CacheStatus.Miss,
@@ -43,7 +44,7 @@ export async function serveMiss(
       status: outcome.page.status,
       headers,
       body: request.method === 'HEAD' ? undefined : outcome.page.body,
-      decision: ServeDecision.New,
+      decision: outcome.decision,
       cacheStatus: CacheStatus.Miss,
       cacheKeyHash: undefined,
     };

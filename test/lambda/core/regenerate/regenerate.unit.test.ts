@@ -150,7 +150,7 @@ describe('regenerate (unit, in-memory ports)', () => {
     });
 
     it('a generation newer than the one the intent saw answers it, even when stale', async () => {
-      const ctx = setup(() => htmlPage('page'));
+      const ctx = setup((_request, call) => htmlPage(`page ${call}`));
       const before = await afterGoodPage(ctx);
       const need: Need = { kind: 'intent', observedGeneratedAt: (before?.generatedAt ?? 0) - 1 };
       expect((await ctx.run(ctx.deps, need)).decision).toBe('fresh');
@@ -352,7 +352,7 @@ describe('regenerate (unit, in-memory ports)', () => {
     });
 
     it('refused by a newer generation: superseded, body deleted, lease released', async () => {
-      const ctx = setup(() => htmlPage('older'));
+      const ctx = setup((_request, call) => htmlPage(`older ${call}`));
       const newer = withOverrides(ctx.cacheTable, {
         publishGeneration: (input) =>
           ctx.cacheTable.publishGeneration({
