@@ -37,6 +37,7 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
 const DECISION_METRICS: Record<Decision, string> = {
   new: 'Regenerations',
   unchanged: 'RegenerationsUnchanged',
+  gone: 'GonePagesStored',
   fresh: 'SkippedFresh',
   duplicate: 'DuplicatesDropped',
   conflict: 'IdempotencyConflicts',

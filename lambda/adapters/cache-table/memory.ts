@@ -14,6 +14,7 @@ import type {
   PublishInput,
   RecordFailureInput,
   RefreshInput,
+  StoreGoneInput,
 } from '../../core/page/ports.js';
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { RequestStatus } from '../../core/page/rows.js';
@@ -63,10 +64,22 @@ export class InMemoryCacheTable implements CacheTable {
   readPage(pk: string): Promise<PageRows> {
     const meta = this.state.metas.get(pk);
     const pass = this.state.passes.get(pk);
+    const gone = this.state.gones.get(pk);
     return Promise.resolve({
       meta: meta === undefined ? undefined : { ...meta },
       pass: pass === undefined ? undefined : { ...pass },
+      gone: gone === undefined ? undefined : { ...gone },
     });
+  }
+
+  storeGone(input: StoreGoneInput): Promise<void> {
+    const { lease, gone, now } = input;
+    if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
+    const refused = lockRefusalOf(this.state, lease, now);
+    if (refused !== undefined) return Promise.reject(refused);
+    this.state.gones.set(gone.pk, { ...gone });
+    this.state.locks.delete(lease.pk);
+    return Promise.resolve();
   }
 
   markPass(input: MarkPassInput): Promise<void> {

@@ -133,10 +133,33 @@ export interface PassMark {
   readonly ttl?: number | undefined;
 }
 
+/**
+ * A 404 or 410 answer of a path never published, kept whole in one small row (`META#GONE`,
+ * beside META) when its body is at most `goneInlineMaxBytes`: no body object, no version row, no
+ * tags. A FaceTheory reader (GetItem of `META`) never sees it: for it the path is a miss. A META
+ * beside it always wins (a publish is newer); a revalidation of the path deletes it.
+ */
+export interface GonePage {
+  readonly pk: string;
+  readonly generatedAt: number;
+  readonly revalidateSeconds: number;
+  /** 404 or 410. */
+  readonly statusCode: number;
+  readonly contentType: string;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly body: Uint8Array;
+  readonly etag: string;
+  readonly cacheKey?: string | undefined;
+  /** GC horizon only (`goneTtlSeconds` after it goes stale). */
+  readonly ttl?: number | undefined;
+}
+
 /** What the origin reads of a page on every request, in one round trip. */
 export interface PageRows {
   readonly meta: CacheMeta | undefined;
   readonly pass: PassMark | undefined;
+  /** A gone path's row; only consulted while there is no META. */
+  readonly gone?: GonePage | undefined;
 }
 
 /** A rendered page. `admitPage` (render-policy.ts) decides what happens to it. */

@@ -6,7 +6,7 @@
  */
 import type { FailureRecord } from '../backoff.js';
 import type { RegenerationIntent } from './intent.js';
-import type { AcquiredLease, CacheMeta, Lease, PageRows, PassMark } from './model.js';
+import type { AcquiredLease, CacheMeta, GonePage, Lease, PageRows, PassMark } from './model.js';
 
 export interface AcquireLeaseInput {
   readonly pk: string;
@@ -57,6 +57,13 @@ export interface RefreshInput {
   readonly meta: CacheMeta;
 }
 
+export interface StoreGoneInput {
+  readonly lease: Lease;
+  readonly gone: GonePage;
+  /** Caller's clock, epoch seconds: the lease must still be live at this time. */
+  readonly now: number;
+}
+
 export interface MarkPassInput {
   readonly lease: Lease;
   readonly mark: PassMark;
@@ -68,7 +75,7 @@ export interface MarkPassInput {
 export interface CacheTable {
   getMeta(pk: string, options?: { consistent?: boolean }): Promise<CacheMeta | undefined>;
   /**
-   * META and META#PASS, strongly consistent, in one round trip (a Query on
+   * META, META#PASS and META#GONE, strongly consistent, in one round trip (a Query on
    * `begins_with(sk, 'META')`): the origin's read of every request.
    */
   readPage(pk: string): Promise<PageRows>;
@@ -78,6 +85,12 @@ export interface CacheTable {
    * @throws LeaseLostError, RevalidatedDuringRenderError, TransactionConflictError
    */
   markPass(input: MarkPassInput): Promise<void>;
+  /**
+   * Puts a gone path's row (`META#GONE`) and deletes LOCK, in one transaction under the lease (a
+   * publish's LOCK conditions); no body is written.
+   * @throws LeaseLostError, RevalidatedDuringRenderError, TransactionConflictError
+   */
+  storeGone(input: StoreGoneInput): Promise<void>;
   /** @throws LeaseHeldError when another contender holds a live lease. */
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease>;
   /** Extends a lease this caller still owns. @throws LeaseLostError otherwise. */

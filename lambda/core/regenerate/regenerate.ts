@@ -8,7 +8,8 @@
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
 import { isOwnKeyOf } from '../page/cache-key.js';
-import type { AcquiredLease, CacheMeta, RenderResult } from '../page/model.js';
+import type { AcquiredLease, CacheMeta, GonePage, RenderResult } from '../page/model.js';
+import { goneAsMeta } from '../page/gone.js';
 import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
 import { epochSeconds } from '../clock.js';
 import { RenderRefusedError, RevalidatedDuringRenderError } from '../errors.js';
@@ -33,6 +34,7 @@ import { publish } from './publish.js';
 import { logDropped, renderInSlot, renderUnderLease } from './render.js';
 import { retireBody } from './retire.js';
 import { isUnchanged, pageDigest, refreshUnchanged } from './unchanged.js';
+import { goneToStore, storeGone } from './gone.js';
 import type { RegenerateDeps } from './deps.js';
 
 /**
@@ -158,6 +160,8 @@ class Regeneration {
       answerPolicy: { ...answerPolicy, isOwnKey: isOwnKeyOf(cacheKey) },
     });
     logDropped(deps, cacheKey, page);
+    const gone = goneToStore(deps, cacheKey, page, { current, generatedAt });
+    if (gone !== undefined) return this.#storeGone(gone, page);
     const since = { renderStartedMs, seen: this.#seenTagRevalidations };
     if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;
     const digest = pageDigest(page);
@@ -165,6 +169,20 @@ class Regeneration {
     const meta = await this.#writeBody(page, { generatedAt, current, digest });
     await this.#keeper.stop();
     return this.#publish(current, meta, page);
+  }
+
+  /** A gone path's small 404 or 410: one row, written as LOCK is released (`gone.ts`). */
+  async #storeGone(
+    gone: GonePage,
+    page: AdmittedPage,
+  ): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
+    await this.#keeper.stop();
+    const stored = await storeGone(this.#deps, this.#keeper.lease, gone);
+    if (stored === 'revalidated') return RENDER_AGAIN;
+    this.#standing = stored === 'stored' ? { step: 'published' } : { step: 'lease-lost' };
+    return stored === 'stored'
+      ? { decision: 'gone', meta: goneAsMeta(gone), page }
+      : { decision: 'lease-lost' };
   }
 
   /**

@@ -86,6 +86,7 @@ export async function settleIntent(
         s3Key: outcome.meta.s3Key,
         generatedAt: outcome.meta.generatedAt,
       };
+    case 'gone':
     case 'unchanged':
       // No publish sealed REQ#: the claim is settled COMPLETED, as for any other answer.
       return {

@@ -224,6 +224,48 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       expect((await s.cacheTable.readPage(pk)).pass).toBeUndefined();
     });
 
+    const goneRow = (pk: string, at: number) => ({
+      pk,
+      generatedAt: at,
+      revalidateSeconds: 60,
+      statusCode: 404,
+      contentType: 'text/html',
+      body: new TextEncoder().encode('<h1>not here</h1>'),
+      etag: '"g1"',
+      cacheKey: '/gone',
+      ttl: at + 3_660,
+    });
+
+    it('keeps a gone path’s 404 in one row under the lease, freeing LOCK; FaceTheory sees no META', async () => {
+      const pk = freshPk();
+      await s.cacheTable.storeGone({ lease: await take(pk), gone: goneRow(pk, T), now: T });
+      const page = await s.cacheTable.readPage(pk);
+      expect(page.meta).toBeUndefined();
+      expect(page.gone).toEqual(goneRow(pk, T));
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+      expect(await heldBy(pk, T)).toBe('free');
+      // A path revalidation deletes it, with the hit-for-pass mark.
+      expect(await s.marks.clearPass(pk)).toBe(true);
+      expect((await s.cacheTable.readPage(pk)).gone).toBeUndefined();
+    });
+
+    it('refuses the gone row of a lost or revalidation-marked lease; nothing is written', async () => {
+      const marked = freshPk();
+      const held = await take(marked);
+      expect(await s.marks.markLock(marked, 'rv_contract_gone')).toBe(true);
+      await expect(
+        s.cacheTable.storeGone({ lease: held, gone: goneRow(marked, T), now: T + 1 }),
+      ).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      const pk = freshPk();
+      const lease = await take(pk);
+      await take(pk, T + 30, 'b');
+      await expect(
+        s.cacheTable.storeGone({ lease, gone: goneRow(pk, T), now: T + 31 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await s.cacheTable.readPage(marked)).gone).toBeUndefined();
+      expect((await s.cacheTable.readPage(pk)).gone).toBeUndefined();
+    });
+
     it('refuses a publish after a revalidation marked LOCK, until its holder lifts the mark', async () => {
       const pk = freshPk();
       const lease = await take(pk);

@@ -70,9 +70,23 @@ describe('regenerate (unit, in-memory ports)', () => {
   ])(
     'lets DynamoDB TTL collect a %i page nobody asks for, %i s after it goes stale',
     async (status, after) => {
-      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }));
+      // Every 404 published as a page (a gone path's small one is kept inline otherwise).
+      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }), {
+        goneInlineMaxBytes: 0,
+      });
       await ctx.run();
       expect((await ctx.meta())?.ttl).toBe(ctx.clock.seconds + 30 + after);
+    },
+  );
+
+  it.each([404, 410])(
+    'gives a gone path’s inline %i row the same TTL: 3600 s after it goes stale',
+    async (status) => {
+      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }));
+      await ctx.run();
+      const { meta, gone } = await ctx.cacheTable.readPage(ctx.cacheKey.pk);
+      expect(meta).toBeUndefined();
+      expect(gone?.ttl).toBe(ctx.clock.seconds + 30 + 3_600);
     },
   );
 
