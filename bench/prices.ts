@@ -1,6 +1,6 @@
 /**
  * AWS's published prices, us-east-1, as the cost benches and docs/PERFORMANCE.md's cost model use
- * them. Read 2026-11-29 from stored copies of the pages named beside each (this machine cannot
+ * them. Read 2026-11-28 from stored copies of the pages named beside each (this machine cannot
  * reach AWS): check them against the pages before quoting a bill.
  */
 export const PRICES = {
