@@ -178,7 +178,9 @@ async function countRows(
       }),
     );
     for (const item of page.Items ?? []) {
-      const kind = (item.sk?.S ?? '?').split('#')[0] ?? '?';
+      // META#GONE (a gone path's inline 404) and META#PASS apart from META.
+      const sk = item.sk?.S ?? '?';
+      const kind = sk.startsWith('META#') ? sk : (sk.split('#')[0] ?? '?');
       rows[kind] = (rows[kind] ?? 0) + 1;
     }
     start = page.LastEvaluatedKey;

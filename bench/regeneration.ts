@@ -176,7 +176,8 @@ const workerMessage = (cacheKey: CacheKey, observedGeneratedAt: number) => ({
   groupId: 'g',
 });
 
-function talliedClients(backends: Backends, tally: Tally): AwsClients {
+/** The SDK clients of one system under test, each call counted and priced into `tally`. */
+export function talliedClients(backends: Backends, tally: Tally): AwsClients {
   const clients = createAwsClients({
     region: LOCAL_REGION,
     credentials: LOCAL_CREDENTIALS,

@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { bundles } from './bundles.js';
+import { crawlerSweep, printCost, regenerationKinds } from './cost.js';
 import { flood, type FloodResult } from './flood.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
@@ -44,6 +45,8 @@ const settings = {
   nextRevalidateRounds: quick ? 3 : 10,
   trafficIterations: quick ? 200 : 1_000,
   variantIterations: quick ? 300 : 2_000,
+  costKeys: quick ? 50 : 200,
+  crawlerPages: quick ? 1_000 : 10_000,
 };
 
 /** One benchmark: runs, then prints its table from what it returned. */
@@ -142,6 +145,18 @@ try {
           console.log(regenerationTable(regen));
         }
       },
+    }),
+    section({
+      name: 'cost',
+      run: async () => ({
+        kinds: await regenerationKinds(backends, settings.costKeys),
+        sweep: await crawlerSweep(
+          backends,
+          settings.crawlerPages,
+          settings.regenerationConcurrency,
+        ),
+      }),
+      print: printCost,
     }),
     section({
       name: 'versions',

@@ -87,6 +87,12 @@ export function formatInspection(i: Inspection): string {
       ['etag', meta?.etag],
       ['tags', meta?.tags?.join(', ')],
       ['version', meta?.currentSk === undefined ? undefined : versionIdOf(meta.currentSk)],
+      // A render equal to the live version is counted here, never listed as a version.
+      [
+        'unchanged renders',
+        meta?.unchangedRenders &&
+          `${meta.unchangedRenders} since it was published ${when(meta.modifiedAt, now)}`,
+      ],
       [
         'rolled back',
         meta?.rolledBack && `${when(meta.rolledBack.at, now)} by ${meta.rolledBack.by}`,

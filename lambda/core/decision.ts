@@ -7,6 +7,10 @@
  */
 export const Decision = {
   New: 'new',
+  /** Rendered, equal to the live generation: its freshness moved on, nothing else was written. */
+  Unchanged: 'unchanged',
+  /** A 404 or 410 of a path never published, kept inline in one row (no body object, no version). */
+  Gone: 'gone',
   Fresh: 'fresh',
   Duplicate: 'duplicate',
   Conflict: 'conflict',

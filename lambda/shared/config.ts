@@ -73,6 +73,7 @@ function toServiceConfig(s: SettingValues) {
     upstreamTagHeader: s.upstreamTagHeader,
     retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
     keepVersions: s.keepVersions,
+    goneInlineMaxBytes: s.goneInlineMaxBytes,
     renderOriginUrl: s.renderOriginUrl,
     /** Where the upstream's shared secret lives and the header it goes in; never the value. */
     upstreamSecret:

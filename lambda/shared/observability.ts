@@ -36,6 +36,8 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
 /** The metric each decision counts towards (alarms and dashboards key on these names). */
 const DECISION_METRICS: Record<Decision, string> = {
   new: 'Regenerations',
+  unchanged: 'RegenerationsUnchanged',
+  gone: 'GonePagesStored',
   fresh: 'SkippedFresh',
   duplicate: 'DuplicatesDropped',
   conflict: 'IdempotencyConflicts',

@@ -105,6 +105,7 @@ export function createRegenerateDeps(
     tagIndex: new DynamoTagIndex({ ...tables, clock, random: runtime.random }),
     versions: new DynamoVersionRows(tables),
     keepVersions: config.keepVersions,
+    goneInlineMaxBytes: config.goneInlineMaxBytes,
     renderer: runtime.renderer ?? createRenderer(config, runtime, clock),
     clock,
     leaseSeconds: config.leaseSeconds,

@@ -75,6 +75,31 @@ describe('isr inspect: the state line', () => {
   });
 });
 
+describe('isr inspect: unchanged renders', () => {
+  it('counts renders equal to the live version beside it, and lists no version for them', () => {
+    const now = 1_800_000_000;
+    const text = formatInspection({
+      cacheKey: { key: '/hello', pk: 'CACHE#x' },
+      now,
+      meta: {
+        pk: 'CACHE#x',
+        s3Key: 'k',
+        generatedAt: now - 5,
+        revalidateSeconds: 60,
+        modifiedAt: now - 3_600,
+        unchangedRenders: 59,
+      },
+      freshness: { state: 'fresh', secondsLeft: 55, held: false },
+      lock: undefined,
+      requests: [],
+      versions: [],
+      body: undefined,
+    } as unknown as Inspection);
+    expect(text).toMatch(/^unchanged renders: +59 since it was published .* \(60m ago\)$/m);
+    expect(text).toMatch(/^versions \(0\)$/m);
+  });
+});
+
 describe('isr failed and isr stuck with nothing to show', () => {
   it('says what failed looks for, and where a page still retrying shows its failures', () => {
     expect(formatStatusRows([], 'failed')).toMatch(

@@ -17,6 +17,8 @@ import type {
   MarkPassInput,
   PublishInput,
   RecordFailureInput,
+  RefreshInput,
+  StoreGoneInput,
 } from '../../core/page/ports.js';
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/page/rows.js';
@@ -33,6 +35,8 @@ import {
 import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { readPageRows, writePassMark } from '../shared/dynamodb/pass-mark.js';
+import { refreshGeneration } from '../shared/dynamodb/refresh.js';
+import { writeGonePage } from '../shared/dynamodb/gone-page.js';
 
 export interface DynamoCacheTableOptions {
   readonly client: DynamoDBClient;
@@ -76,6 +80,10 @@ export class DynamoCacheTable implements CacheTable {
 
   markPass(input: MarkPassInput): Promise<void> {
     return writePassMark(this.#client, this.#tableName, input);
+  }
+
+  storeGone(input: StoreGoneInput): Promise<void> {
+    return writeGonePage(this.#client, this.#tableName, input);
   }
 
   /**
@@ -164,6 +172,10 @@ export class DynamoCacheTable implements CacheTable {
       ),
     );
     return released !== undefined;
+  }
+
+  refreshGeneration(input: RefreshInput): Promise<void> {
+    return refreshGeneration(this.#client, this.#tableName, input);
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {

@@ -13,6 +13,8 @@ import type {
   MarkPassInput,
   PublishInput,
   RecordFailureInput,
+  RefreshInput,
+  StoreGoneInput,
 } from '../../core/page/ports.js';
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { RequestStatus } from '../../core/page/rows.js';
@@ -62,10 +64,22 @@ export class InMemoryCacheTable implements CacheTable {
   readPage(pk: string): Promise<PageRows> {
     const meta = this.state.metas.get(pk);
     const pass = this.state.passes.get(pk);
+    const gone = this.state.gones.get(pk);
     return Promise.resolve({
       meta: meta === undefined ? undefined : { ...meta },
       pass: pass === undefined ? undefined : { ...pass },
+      gone: gone === undefined ? undefined : { ...gone },
     });
+  }
+
+  storeGone(input: StoreGoneInput): Promise<void> {
+    const { lease, gone, now } = input;
+    if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
+    const refused = lockRefusalOf(this.state, lease, now);
+    if (refused !== undefined) return Promise.reject(refused);
+    this.state.gones.set(gone.pk, { ...gone });
+    this.state.locks.delete(lease.pk);
+    return Promise.resolve();
   }
 
   markPass(input: MarkPassInput): Promise<void> {
@@ -150,6 +164,33 @@ export class InMemoryCacheTable implements CacheTable {
       request.ttl = seal.ttl;
       request.ending = sealedEnding({ s3Key: meta.s3Key, generatedAt: meta.generatedAt });
     }
+    return Promise.resolve();
+  }
+
+  refreshGeneration(input: RefreshInput): Promise<void> {
+    const { observed, meta } = input;
+    const live = this.state.metas.get(observed.pk);
+    if (live === undefined) return Promise.reject(new RevalidatedDuringRenderError(observed.pk));
+    if (live.s3Key !== observed.s3Key || live.generatedAt !== observed.generatedAt) {
+      return Promise.reject(new NewerGenerationError(observed.pk, live.generatedAt));
+    }
+    if (live.revalidatedBy !== observed.revalidatedBy) {
+      return Promise.reject(new RevalidatedDuringRenderError(observed.pk));
+    }
+    if (live.holdUntil !== observed.holdUntil) {
+      return Promise.reject(new LeaseLostError(observed.pk, undefined));
+    }
+    this.state.metas.set(observed.pk, {
+      ...live,
+      generatedAt: meta.generatedAt,
+      revalidateSeconds: meta.revalidateSeconds,
+      ttl: meta.ttl,
+      modifiedAt: meta.modifiedAt,
+      unchangedRenders: meta.unchangedRenders,
+      revalidatedAt: undefined,
+      revalidatedBy: undefined,
+      failures: undefined,
+    });
     return Promise.resolve();
   }
 

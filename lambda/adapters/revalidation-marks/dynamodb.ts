@@ -83,14 +83,17 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
     return expired?.Attributes === undefined ? undefined : itemToMeta(expired.Attributes);
   }
 
+  /** Two DeleteItems side by side (1 WCU each, found or not): META#PASS and META#GONE. */
   async clearPass(pk: string): Promise<boolean> {
-    const cleared = await this.#client.send(
-      new DeleteItemCommand({
-        TableName: this.#tableName,
-        Key: keyOf(pk, SortKey.Pass),
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return cleared.Attributes !== undefined;
+    const clear = (sk: string) =>
+      this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#tableName,
+          Key: keyOf(pk, sk),
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+    const cleared = await Promise.all([clear(SortKey.Pass), clear(SortKey.Gone)]);
+    return cleared.some((deleted) => deleted.Attributes !== undefined);
   }
 }

@@ -34,6 +34,7 @@ export class InMemoryRevalidationMarks implements RevalidationMarks {
   }
 
   clearPass(pk: string): Promise<boolean> {
-    return Promise.resolve(this.state.passes.delete(pk));
+    const pass = this.state.passes.delete(pk);
+    return Promise.resolve(this.state.gones.delete(pk) || pass);
   }
 }

@@ -3,7 +3,7 @@
  * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
  * the real transaction does.
  */
-import type { CacheMeta, PageVersion, PassMark } from '../../core/page/model.js';
+import type { CacheMeta, GonePage, PageVersion, PassMark } from '../../core/page/model.js';
 import type { FanOutProgress } from '../../core/revalidate/ports.js';
 import type { InProgressEntry } from '../../core/page/ports.js';
 import type { RequestStatus } from '../../core/page/rows.js';
@@ -36,6 +36,8 @@ export class MemoryTable {
   readonly locks = new Map<string, LockRow>();
   /** META#PASS rows (hit-for-pass marks). */
   readonly passes = new Map<string, PassMark>();
+  /** META#GONE rows (a gone path's inline 404 or 410). */
+  readonly gones = new Map<string, GonePage>();
   readonly requests = new Map<string, RequestRowState>();
   /** VER# rows, by `versionId(pk, sk)`. */
   readonly versions = new Map<string, PageVersion>();

@@ -65,6 +65,18 @@ export interface CacheMeta extends Generation {
   readonly holdUntil?: number | undefined;
   /** Set by a rollback, for operators: which version was live before, when, and who. */
   readonly rolledBack?: RollbackRecord | undefined;
+  /**
+   * sha256 of what a render stores (status, type, location, kept headers, tags, body:
+   * `pageDigest`), `content_digest`: a render with the same digest only refreshes freshness.
+   */
+  readonly digest?: string | undefined;
+  /**
+   * When this content was first published (`modified_at`, epoch seconds), once a render found it
+   * unchanged and moved `generated_at` on: what Last-Modified says. Absent: `generatedAt`.
+   */
+  readonly modifiedAt?: number | undefined;
+  /** Renders since this content was published that found it unchanged (`unchanged_renders`). */
+  readonly unchangedRenders?: number | undefined;
 }
 
 export interface RollbackRecord {
@@ -121,10 +133,33 @@ export interface PassMark {
   readonly ttl?: number | undefined;
 }
 
+/**
+ * A 404 or 410 answer of a path never published, kept whole in one small row (`META#GONE`,
+ * beside META) when its body is at most `goneInlineMaxBytes`: no body object, no version row, no
+ * tags. A FaceTheory reader (GetItem of `META`) never sees it: for it the path is a miss. A META
+ * beside it always wins (a publish is newer); a revalidation of the path deletes it.
+ */
+export interface GonePage {
+  readonly pk: string;
+  readonly generatedAt: number;
+  readonly revalidateSeconds: number;
+  /** 404 or 410. */
+  readonly statusCode: number;
+  readonly contentType: string;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly body: Uint8Array;
+  readonly etag: string;
+  readonly cacheKey?: string | undefined;
+  /** GC horizon only (`goneTtlSeconds` after it goes stale). */
+  readonly ttl?: number | undefined;
+}
+
 /** What the origin reads of a page on every request, in one round trip. */
 export interface PageRows {
   readonly meta: CacheMeta | undefined;
   readonly pass: PassMark | undefined;
+  /** A gone path's row; only consulted while there is no META. */
+  readonly gone?: GonePage | undefined;
 }
 
 /** A rendered page. `admitPage` (render-policy.ts) decides what happens to it. */

@@ -6,7 +6,7 @@
  */
 import type { FailureRecord } from '../backoff.js';
 import type { RegenerationIntent } from './intent.js';
-import type { AcquiredLease, CacheMeta, Lease, PageRows, PassMark } from './model.js';
+import type { AcquiredLease, CacheMeta, GonePage, Lease, PageRows, PassMark } from './model.js';
 
 export interface AcquireLeaseInput {
   readonly pk: string;
@@ -44,6 +44,26 @@ export interface PublishInput {
   readonly observed: CacheMeta | undefined;
 }
 
+/**
+ * An unchanged render's write: only META's freshness moves, and only while META is still the
+ * generation (`s3_key`, `generated_at`), the revalidation mark and the hold the render read under
+ * its lease. No transaction: see `refreshUnchanged` (core/regenerate/unchanged.ts) for why the
+ * lease and the mark still fence it.
+ */
+export interface RefreshInput {
+  /** META as the render read it under its lease. */
+  readonly observed: CacheMeta;
+  /** META once refreshed (`refreshedMeta`): its freshness, TTL and counts are what is written. */
+  readonly meta: CacheMeta;
+}
+
+export interface StoreGoneInput {
+  readonly lease: Lease;
+  readonly gone: GonePage;
+  /** Caller's clock, epoch seconds: the lease must still be live at this time. */
+  readonly now: number;
+}
+
 export interface MarkPassInput {
   readonly lease: Lease;
   readonly mark: PassMark;
@@ -55,7 +75,7 @@ export interface MarkPassInput {
 export interface CacheTable {
   getMeta(pk: string, options?: { consistent?: boolean }): Promise<CacheMeta | undefined>;
   /**
-   * META and META#PASS, strongly consistent, in one round trip (a Query on
+   * META, META#PASS and META#GONE, strongly consistent, in one round trip (a Query on
    * `begins_with(sk, 'META')`): the origin's read of every request.
    */
   readPage(pk: string): Promise<PageRows>;
@@ -65,6 +85,12 @@ export interface CacheTable {
    * @throws LeaseLostError, RevalidatedDuringRenderError, TransactionConflictError
    */
   markPass(input: MarkPassInput): Promise<void>;
+  /**
+   * Puts a gone path's row (`META#GONE`) and deletes LOCK, in one transaction under the lease (a
+   * publish's LOCK conditions); no body is written.
+   * @throws LeaseLostError, RevalidatedDuringRenderError, TransactionConflictError
+   */
+  storeGone(input: StoreGoneInput): Promise<void>;
   /** @throws LeaseHeldError when another contender holds a live lease. */
   acquireLease(input: AcquireLeaseInput): Promise<AcquiredLease>;
   /** Extends a lease this caller still owns. @throws LeaseLostError otherwise. */
@@ -77,6 +103,13 @@ export interface CacheTable {
    * RevalidatedDuringRenderError, TransactionConflictError
    */
   publishGeneration(input: PublishInput): Promise<void>;
+  /**
+   * Moves META's freshness on (`generated_at`, `revalidate_seconds`, `ttl`), counts the unchanged
+   * render and lifts the mark and failure record, in one conditional write of META alone.
+   * @throws NewerGenerationError (another generation is live), RevalidatedDuringRenderError (a
+   * revalidation marked or expired META since), LeaseLostError (an operator held the page since)
+   */
+  refreshGeneration(input: RefreshInput): Promise<void>;
   /**
    * Records one more failed regeneration on META, only while META still holds the generation
    * the caller saw and the failure count it read (else someone published or recorded first).

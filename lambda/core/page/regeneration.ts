@@ -15,9 +15,13 @@ export interface RegenerateInput {
   readonly owner?: string | undefined;
 }
 
-/** How a regeneration ended: `new` carries what it published; the others why it did not. */
+/** How a regeneration ended: `new` and `unchanged` carry what is live; the others why not. */
 export type RegenerateOutcome =
   | { readonly decision: 'new'; readonly meta: CacheMeta; readonly page: RenderResult }
+  /** A gone path's 404 or 410, kept inline in one row (`meta` is the row as a generation). */
+  | { readonly decision: 'gone'; readonly meta: CacheMeta; readonly page: RenderResult }
+  /** The render equalled the live generation: only its freshness moved on (`meta` as it is now). */
+  | { readonly decision: 'unchanged'; readonly meta: CacheMeta; readonly page: RenderResult }
   | { readonly decision: 'fresh'; readonly meta: CacheMeta | undefined }
   | { readonly decision: 'held'; readonly holdUntil: number }
   | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }

@@ -13,6 +13,8 @@ export const SortKey = {
    * `begins_with(sk, 'META')` reads both; a FaceTheory reader's GetItem of `META` never sees it.
    */
   Pass: 'META#PASS',
+  /** A gone path's inline 404 or 410 (`GonePage`): also read with META, never by FaceTheory. */
+  Gone: 'META#GONE',
 } as const;
 
 /**

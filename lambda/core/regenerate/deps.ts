@@ -47,4 +47,9 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly versions: VersionRows;
   /** Versions kept per page, the live one included. @default SETTING_DEFAULTS.keepVersions */
   readonly keepVersions?: number | undefined;
+  /**
+   * Largest 404/410 body of a path never published kept inline in one row (`regenerate/gone.ts`).
+   * @default SETTING_DEFAULTS.goneInlineMaxBytes
+   */
+  readonly goneInlineMaxBytes?: number | undefined;
 }

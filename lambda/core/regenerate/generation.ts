@@ -21,7 +21,13 @@ export function generationToPublish(
   deps: Pick<RegenerateDeps, 'bodyKeyPrefix' | 'keepVersions' | 'retention'>,
   cacheKey: CacheKey,
   page: AdmittedPage,
-  at: { readonly generatedAt: number; readonly current: CacheMeta | undefined; token: string },
+  at: {
+    readonly generatedAt: number;
+    readonly current: CacheMeta | undefined;
+    readonly token: string;
+    /** `pageDigest` of the page: a later render equal to it only refreshes freshness. */
+    readonly digest?: string | undefined;
+  },
 ): GenerationToPublish {
   const s3Key = bodyKeyOf(cacheKey, at.token, deps.bodyKeyPrefix);
   const versions = versionsAfter(deps, at.current, at.generatedAt, at.token);
@@ -47,6 +53,7 @@ export function generationToPublish(
       tags: page.tags,
       headers: page.keptHeaders,
       contentLength: page.body.byteLength,
+      digest: at.digest,
     }),
   };
 }

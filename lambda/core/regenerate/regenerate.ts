@@ -8,7 +8,8 @@
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
 import { isOwnKeyOf } from '../page/cache-key.js';
-import type { AcquiredLease, CacheMeta, RenderResult } from '../page/model.js';
+import type { AcquiredLease, CacheMeta, GonePage, RenderResult } from '../page/model.js';
+import { goneAsMeta } from '../page/gone.js';
 import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
 import { epochSeconds } from '../clock.js';
 import { RenderRefusedError, RevalidatedDuringRenderError } from '../errors.js';
@@ -32,6 +33,8 @@ import { generationToPublish } from './generation.js';
 import { publish } from './publish.js';
 import { logDropped, renderInSlot, renderUnderLease } from './render.js';
 import { retireBody } from './retire.js';
+import { isUnchanged, pageDigest, refreshUnchanged } from './unchanged.js';
+import { goneToStore, storeGone } from './gone.js';
 import type { RegenerateDeps } from './deps.js';
 
 /**
@@ -157,17 +160,68 @@ class Regeneration {
       answerPolicy: { ...answerPolicy, isOwnKey: isOwnKeyOf(cacheKey) },
     });
     logDropped(deps, cacheKey, page);
+    const gone = goneToStore(deps, cacheKey, page, { current, generatedAt });
+    if (gone !== undefined) return this.#storeGone(gone, page);
     const since = { renderStartedMs, seen: this.#seenTagRevalidations };
     if (await indexGainedTags(deps, cacheKey, current, page, since)) return RENDER_AGAIN;
-    const meta = await this.#writeBody(page, { generatedAt, current });
+    const digest = pageDigest(page);
+    if (isUnchanged(current, digest, need)) return this.#refresh(current, page, generatedAt);
+    const meta = await this.#writeBody(page, { generatedAt, current, digest });
     await this.#keeper.stop();
     return this.#publish(current, meta, page);
+  }
+
+  /** A gone path's small 404 or 410: one row, written as LOCK is released (`gone.ts`). */
+  async #storeGone(
+    gone: GonePage,
+    page: AdmittedPage,
+  ): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
+    await this.#keeper.stop();
+    const stored = await storeGone(this.#deps, this.#keeper.lease, gone);
+    if (stored === 'revalidated') return RENDER_AGAIN;
+    this.#standing = stored === 'stored' ? { step: 'published' } : { step: 'lease-lost' };
+    return stored === 'stored'
+      ? { decision: 'gone', meta: goneAsMeta(gone), page }
+      : { decision: 'lease-lost' };
+  }
+
+  /**
+   * The render equals the live generation: its freshness alone moves on (`unchanged.ts`); LOCK
+   * stays ours until `#settle` releases it, and no body was written.
+   */
+  async #refresh(
+    current: CacheMeta,
+    page: AdmittedPage,
+    generatedAt: number,
+  ): Promise<RegenerateOutcome | typeof RENDER_AGAIN> {
+    await this.#keeper.stop();
+    const lease = this.#keeper.lease;
+    const refreshed = await refreshUnchanged(this.#deps, {
+      lease,
+      observed: current,
+      page,
+      generatedAt,
+    });
+    switch (refreshed.status) {
+      case 'refreshed':
+        return { decision: 'unchanged', meta: refreshed.meta, page };
+      case 'revalidated':
+        return RENDER_AGAIN;
+      case 'lease-lost':
+        return { decision: 'lease-lost' };
+      case 'superseded':
+        return { decision: 'superseded', currentGeneratedAt: refreshed.currentGeneratedAt };
+    }
   }
 
   /** Writes the page's body (S3 first: META will point at it) and returns the META to publish. */
   async #writeBody(
     page: AdmittedPage,
-    at: { readonly generatedAt: number; readonly current: CacheMeta | undefined },
+    at: {
+      readonly generatedAt: number;
+      readonly current: CacheMeta | undefined;
+      readonly digest: string;
+    },
   ): Promise<CacheMeta> {
     const generation = generationToPublish(this.#deps, this.#input.cacheKey, page, {
       ...at,

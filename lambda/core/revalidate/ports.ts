@@ -49,8 +49,9 @@ export interface RevalidationMarks {
   /** Deletes META: the page is never served again as it was. @returns META as it was */
   expire(pk: string): Promise<CacheMeta | undefined>;
   /**
-   * Deletes the page's hit-for-pass mark (`META#PASS`), so its next request renders for the
-   * cache again instead of passing until the mark runs out. @returns whether there was one
+   * Deletes the page's hit-for-pass mark (`META#PASS`) and a gone path's row (`META#GONE`), so
+   * its next request renders for the cache again instead of passing, or being answered the
+   * kept 404, until the row runs out. @returns whether there was either
    */
   clearPass(pk: string): Promise<boolean>;
 }

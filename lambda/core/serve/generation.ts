@@ -20,6 +20,7 @@ import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
 
 /**
  * A published generation as a response; undefined when its body is missing from the bucket.
+ * `inline` is a body read with the row (a gone path's 404, `page/gone.ts`): no object is read.
  * A 304 and a HEAD are answered from META alone, unless META does not say the page's status and
  * content type (a row FaceTheory or TableTheory wrote): its object's metadata says them, so the
  * object is read first.
@@ -30,8 +31,10 @@ export async function serveGeneration(
   meta: CacheMeta,
   request: PageRequest,
   cacheStatus: CacheStatus,
+  inline?: StoredBody,
 ): Promise<PageResponse | undefined> {
-  const read = () =>
+  const read = async () =>
+    inline ??
     deps.bodies.getBody(meta.s3Key).catch((error: unknown) => {
       if (error instanceof BodyNotFoundError) return undefined;
       throw error;

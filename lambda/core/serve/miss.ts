@@ -3,7 +3,8 @@
  * worker, or, while another holder renders it, that holder's publish waited for (bounded).
  */
 import { varyOf } from '../page/variants.js';
-import type { CacheKey, CacheMeta } from '../page/model.js';
+import type { CacheKey } from '../page/model.js';
+import { servedGenerationOf, type ServedGeneration } from '../page/gone.js';
 import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { isAnswered, type Need } from '../page/freshness.js';
@@ -24,7 +25,12 @@ export async function serveMiss(
   need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
   const outcome = await deps.regenerate({ cacheKey, need, owner: deps.owner });
-  if (outcome.decision === ServeDecision.New) {
+  // An unchanged render, and a gone path's inline 404, are served as a new page is.
+  if (
+    outcome.decision === ServeDecision.New ||
+    outcome.decision === 'unchanged' ||
+    outcome.decision === 'gone'
+  ) {
     const headers = generationHeaders(
       outcome.meta,
       CacheStatus.Miss,
@@ -43,19 +49,26 @@ export async function serveMiss(
       status: outcome.page.status,
       headers,
       body: request.method === 'HEAD' ? undefined : outcome.page.body,
-      decision: ServeDecision.New,
+      decision: outcome.decision,
       cacheStatus: CacheStatus.Miss,
       cacheKeyHash: undefined,
     };
   }
-  const current =
-    outcome.decision === ServeDecision.Fresh
-      ? outcome.meta
-      : await awaitPublish(deps, cacheKey, need);
+  const current: ServedGeneration | undefined =
+    outcome.decision !== ServeDecision.Fresh
+      ? await awaitPublish(deps, cacheKey, need)
+      : outcome.meta && { meta: outcome.meta };
   const served =
     current === undefined
       ? undefined
-      : await serveGeneration(deps, cacheKey, current, request, CacheStatus.Miss);
+      : await serveGeneration(
+          deps,
+          cacheKey,
+          current.meta,
+          request,
+          CacheStatus.Miss,
+          current.inline,
+        );
   if (served !== undefined) return { ...served, decision: outcome.decision };
   // The holder found the answer not to be stored: those who waited on it pass, not 503.
   if (deps.passThrough !== undefined) {
@@ -71,19 +84,23 @@ export async function serveMiss(
 }
 
 /**
- * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows,
- * its hit-for-pass mark does (undefined: the waiter passes), or `missWaitMs` is up.
+ * Polls META (strongly consistent, backing off on the clock) until the holder's publish shows
+ * (or its gone row, `page/gone.ts`), its hit-for-pass mark does (undefined: the waiter passes),
+ * or `missWaitMs` is up.
  */
 async function awaitPublish(
   deps: OriginDeps,
   cacheKey: CacheKey,
   need: Need,
-): Promise<CacheMeta | undefined> {
+): Promise<ServedGeneration | undefined> {
   const deadline = deps.clock.now() + deps.missWaitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
-    const { meta: current, pass } = await deps.cacheTable.readPage(cacheKey.pk);
+    const rows = await deps.cacheTable.readPage(cacheKey.pk);
+    const { pass } = rows;
+    const served = servedGenerationOf(rows);
+    const current = served?.meta;
     const now = epochSeconds(deps.clock);
-    if (isAnswered(current, now, need)) return current;
+    if (isAnswered(current, now, need)) return served;
     if (current === undefined && pass !== undefined && now < pass.until) return undefined;
     const left = deadline - deps.clock.now();
     if (left <= 0) return undefined;

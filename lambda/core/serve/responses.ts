@@ -93,7 +93,7 @@ export function generationHeaders(
       `stale-while-revalidate=${policy.staleWhileRevalidateSeconds}`,
       `stale-if-error=${policy.staleIfErrorSeconds}`,
     ].join(', '),
-    'last-modified': formatHttpDate(meta.generatedAt),
+    'last-modified': formatHttpDate(lastModifiedOf(meta)),
     'x-isr-cache': cacheStatus,
     'cache-status': generationCacheStatus(cacheStatus, secondsUntilStale(meta, nowSeconds)),
   };
@@ -130,8 +130,11 @@ export function isNotModified(
 ): boolean {
   if (request.ifNoneMatch !== undefined) return etagMatches(request.ifNoneMatch, meta.etag);
   const since = modifiedSince(request.ifModifiedSince, nowMs);
-  return since !== undefined && meta.generatedAt * 1000 <= since;
+  return since !== undefined && lastModifiedOf(meta) * 1000 <= since;
 }
+
+/** When the page's content last changed: an unchanged render moves its freshness, not this. */
+const lastModifiedOf = (meta: CacheMeta): number => meta.modifiedAt ?? meta.generatedAt;
 
 /**
  * The If-Modified-Since that counts: an HTTP-date (RFC 9110 §13.1.3 says to ignore anything

@@ -17,6 +17,7 @@ import { isFresh, isHeld } from '../page/freshness.js';
 import { routedPathReason } from '../traffic-rules.js';
 import { regenerationIntent } from '../page/intent.js';
 import { variantTagOf } from '../page/variants.js';
+import { servedGenerationOf } from '../page/gone.js';
 import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
@@ -133,7 +134,10 @@ async function serveKey(
   // of a fan-out that marked this page and ended in between, and pair that with META from
   // before the mark (a HIT older than a 202). A reused read costs no round trip.
   const inProgress = await (deps.inProgress?.read(cacheKey) ?? NOTHING_IN_PROGRESS);
-  const { meta, pass } = await deps.cacheTable.readPage(cacheKey.pk);
+  const rows = await deps.cacheTable.readPage(cacheKey.pk);
+  const { pass } = rows;
+  // META, or a gone path's row (its 404 inline, `page/gone.ts`) served as a generation.
+  const { meta, inline } = servedGenerationOf(rows) ?? { meta: undefined };
   if (meta === undefined) {
     // A key remembered as pass goes to the upstream at once: no lease, render slot or write.
     if (pass !== undefined && now < pass.until && deps.passThrough !== undefined) {
@@ -170,7 +174,7 @@ async function serveKey(
       ? enqueueRegeneration(deps, cacheKey, meta, now)
       : Promise.resolve(state);
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
-  const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus);
+  const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus, inline);
   const enqueue = await enqueued;
   if (served === undefined) {
     const miss = await serveMiss(deps, cacheKey, request, {

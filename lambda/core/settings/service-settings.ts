@@ -239,6 +239,15 @@ export const SERVICE_SETTINGS = {
    */
   goneTtlSeconds: int('ISR_GONE_TTL_SECONDS', 'prop', ALL, 3_600, 1),
   /**
+   * Largest body of a 404 or 410, at a path never published, kept whole in one row
+   * (`META#GONE`): no body object and no version row, so a flood of random paths costs one small
+   * row each. A larger one is stored as a page (META, a version row, a body). 0 stores every
+   * 404 as a page.
+   * @default 4_096
+   * @bounds 0..16384 (the row stays small: at most 17 WCU to write, 5 RCU to read)
+   */
+  goneInlineMaxBytes: int('ISR_GONE_INLINE_MAX_BYTES', 'prop', ALL, 4_096, 0, 16_384),
+  /**
    * Versions of each page kept for `isr rollback` (VER# rows and their bodies), the live one
    * included; older ones are deleted as new ones are published. Each publish writes one more row
    * in its transaction.

@@ -86,6 +86,15 @@ export async function settleIntent(
         s3Key: outcome.meta.s3Key,
         generatedAt: outcome.meta.generatedAt,
       };
+    case 'gone':
+    case 'unchanged':
+      // No publish sealed REQ#: the claim is settled COMPLETED, as for any other answer.
+      return {
+        settlement: Settlement.Completed,
+        decision: outcome.decision,
+        s3Key: outcome.meta.s3Key,
+        generatedAt: outcome.meta.generatedAt,
+      };
     case 'duplicate':
       // Another delivery of this intent published and sealed REQ# first: leave its row as it is.
       return { settlement: Settlement.SealedByPublish, decision: outcome.decision };

@@ -54,6 +54,12 @@ export const Guard = {
    * publish, under its lease: while LOCK is there, such a row may not be in META yet (tag index).
    */
   leaseAbsent: '(attribute_not_exists(#lease_token))',
+  /** META still points at the body the caller compared its render with (unchanged refresh). */
+  sameBody: '(#s3_key = :s3_key)',
+  /** No operator holds the page, as the render read it (unchanged refresh). */
+  notHeld: '(attribute_not_exists(#hold_until))',
+  /** The hold the render read is still the one there (unchanged refresh). */
+  sameHold: '(#hold_until = :seen_hold)',
   /** META still holds the generation the caller saw (failure record, operator's restore). */
   sameGeneration: '(#generated_at = :generated_at)',
   /** META still points at the version the operator read (restore). */

@@ -43,6 +43,8 @@ export const metaToItem = (meta: CacheMeta): Item => ({
   ...optional('rolled_back_from', meta.rolledBack?.fromSk, S),
   ...optional('rolled_back_at', meta.rolledBack?.at, N),
   ...optional('rolled_back_by', meta.rolledBack?.by, S),
+  ...optional('modified_at', meta.modifiedAt, N),
+  ...optional('unchanged_renders', meta.unchangedRenders, N),
 });
 
 /**
@@ -83,6 +85,7 @@ const generationAttributes = (meta: CacheMeta): Item => ({
     M: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, S(value)])),
   })),
   ...optional('content_length', meta.contentLength, N),
+  ...optional('content_digest', meta.digest, S),
 });
 
 export const itemToMeta = (item: Item): CacheMeta => ({
@@ -106,6 +109,9 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   versionSks: item.version_sks?.L?.flatMap((value) => (value.S === undefined ? [] : [value.S])),
   holdUntil: num(item, 'hold_until'),
   rolledBack: rollbackOf(item),
+  digest: str(item, 'content_digest'),
+  modifiedAt: num(item, 'modified_at'),
+  unchangedRenders: num(item, 'unchanged_renders'),
 });
 
 function rollbackOf(item: Item): CacheMeta['rolledBack'] {

@@ -12,6 +12,7 @@ import type { PageRows, PassMark } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { classifyPublishFailure, PublishAction } from './cancellation.js';
 import { allOf, Guard, namesOf } from './conditions.js';
+import { itemToGone } from './gone-page.js';
 import { itemToMeta, keyOf, num, str, type Item } from './items.js';
 
 /** The mark as a row: extra attributes only (`until`, `reason`, `marked_at`, `ttl`). */
@@ -33,7 +34,10 @@ export const itemToPassMark = (item: Item): PassMark => ({
   ttl: num(item, 'ttl'),
 });
 
-/** META and META#PASS in one strongly consistent Query (1 RCU while both fit in 4 KB). */
+/**
+ * META, META#PASS and a gone path's META#GONE in one strongly consistent Query (1 RCU while they
+ * fit in 4 KB; a path has a gone row only while it has no META).
+ */
 export async function readPageRows(
   client: DynamoDBClient,
   tableName: string,
@@ -50,9 +54,11 @@ export async function readPageRows(
   );
   const meta = Items.find((item) => str(item, 'sk') === SortKey.Meta);
   const pass = Items.find((item) => str(item, 'sk') === SortKey.Pass);
+  const gone = Items.find((item) => str(item, 'sk') === SortKey.Gone);
   return {
     meta: meta === undefined ? undefined : itemToMeta(meta),
     pass: pass === undefined ? undefined : itemToPassMark(pass),
+    gone: gone === undefined ? undefined : itemToGone(gone),
   };
 }
 

@@ -224,6 +224,48 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       expect((await s.cacheTable.readPage(pk)).pass).toBeUndefined();
     });
 
+    const goneRow = (pk: string, at: number) => ({
+      pk,
+      generatedAt: at,
+      revalidateSeconds: 60,
+      statusCode: 404,
+      contentType: 'text/html',
+      body: new TextEncoder().encode('<h1>not here</h1>'),
+      etag: '"g1"',
+      cacheKey: '/gone',
+      ttl: at + 3_660,
+    });
+
+    it('keeps a gone path’s 404 in one row under the lease, freeing LOCK; FaceTheory sees no META', async () => {
+      const pk = freshPk();
+      await s.cacheTable.storeGone({ lease: await take(pk), gone: goneRow(pk, T), now: T });
+      const page = await s.cacheTable.readPage(pk);
+      expect(page.meta).toBeUndefined();
+      expect(page.gone).toEqual(goneRow(pk, T));
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+      expect(await heldBy(pk, T)).toBe('free');
+      // A path revalidation deletes it, with the hit-for-pass mark.
+      expect(await s.marks.clearPass(pk)).toBe(true);
+      expect((await s.cacheTable.readPage(pk)).gone).toBeUndefined();
+    });
+
+    it('refuses the gone row of a lost or revalidation-marked lease; nothing is written', async () => {
+      const marked = freshPk();
+      const held = await take(marked);
+      expect(await s.marks.markLock(marked, 'rv_contract_gone')).toBe(true);
+      await expect(
+        s.cacheTable.storeGone({ lease: held, gone: goneRow(marked, T), now: T + 1 }),
+      ).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      const pk = freshPk();
+      const lease = await take(pk);
+      await take(pk, T + 30, 'b');
+      await expect(
+        s.cacheTable.storeGone({ lease, gone: goneRow(pk, T), now: T + 31 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await s.cacheTable.readPage(marked)).gone).toBeUndefined();
+      expect((await s.cacheTable.readPage(pk)).gone).toBeUndefined();
+    });
+
     it('refuses a publish after a revalidation marked LOCK, until its holder lifts the mark', async () => {
       const pk = freshPk();
       const lease = await take(pk);
@@ -277,6 +319,107 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
       const fourth = await publishOver(T + 400);
       await s.marks.expire(pk);
       await expect(fourth.publish()).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
+    });
+
+    it('refreshes an unchanged generation: freshness, count and first publish time, nothing else', async () => {
+      const pk = freshPk();
+      const sk = 'VER#1800000000-refresh';
+      const meta = generation(pk, T, {
+        currentSk: sk,
+        versionSks: [sk],
+        digest: 'd1',
+        tags: ['t'],
+      });
+      await s.cacheTable.publishGeneration({
+        observed: undefined,
+        lease: await take(pk),
+        meta,
+        now: T,
+      });
+      const observed = await s.cacheTable.getMeta(pk, { consistent: true });
+      await s.cacheTable.recordFailure({
+        pk,
+        observedGeneratedAt: T,
+        previousCount: 0,
+        record: { count: 1, lastFailedAt: T + 1, nextAttemptAt: T + 2, error: 'e' },
+      });
+      await s.marks.markStale(pk, { effectId: 'rv_r', now: T + 1 });
+      const marked = await s.cacheTable.getMeta(pk, { consistent: true });
+      const refreshed = {
+        ...marked!,
+        generatedAt: T + 70,
+        revalidateSeconds: 30,
+        ttl: T + 1_000,
+        modifiedAt: T,
+        unchangedRenders: 1,
+      };
+      await s.cacheTable.refreshGeneration({ observed: marked!, meta: refreshed });
+      const live = await s.cacheTable.getMeta(pk, { consistent: true });
+      expect(live).toEqual({
+        ...observed,
+        generatedAt: T + 70,
+        revalidateSeconds: 30,
+        ttl: T + 1_000,
+        modifiedAt: T,
+        unchangedRenders: 1,
+      });
+      expect(await s.history.version(pk, sk)).toMatchObject({ generatedAt: T, s3Key: meta.s3Key });
+    });
+
+    it('refuses a refresh once META moved since the render read it; nothing is written', async () => {
+      const pk = freshPk();
+      const publish = async (at: number, extra: Partial<CacheMeta> = {}) => {
+        const observed = await s.cacheTable.getMeta(pk, { consistent: true });
+        const meta = generation(pk, at, { digest: 'd', ...extra });
+        await s.cacheTable.publishGeneration({
+          observed,
+          lease: await take(pk, at),
+          meta,
+          now: at,
+        });
+      };
+      const read = async () => (await s.cacheTable.getMeta(pk, { consistent: true }))!;
+      const refresh = (observed: CacheMeta) =>
+        s.cacheTable.refreshGeneration({
+          observed,
+          meta: { ...observed, generatedAt: observed.generatedAt + 50, unchangedRenders: 1 },
+        });
+      await publish(T);
+      // Another body published in the same second: superseded.
+      const first = await read();
+      await publish(T, { s3Key: 'pages/_/contract/other' });
+      await expect(refresh(first)).rejects.toBeInstanceOf(NewerGenerationError);
+      // A revalidation's mark since: render again.
+      const second = await read();
+      await s.marks.markStale(pk, { effectId: 'rv_x', now: T + 1 });
+      await expect(refresh(second)).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      expect(await read()).toMatchObject({ revalidatedBy: 'rv_x', generatedAt: T });
+      // Marked by rv_x when read, marked again since: render again.
+      const third = await read();
+      await s.marks.markStale(pk, { effectId: 'rv_y', now: T + 2 });
+      await expect(refresh(third)).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
+      // An operator's hold since: the lease was taken from the render.
+      const fourth = await read();
+      const ops = await s.cacheTable.acquireLease({
+        pk,
+        now: T + 3,
+        durationSeconds: 30,
+        seize: true,
+      });
+      await s.history.hold({
+        lease: ops,
+        now: T + 3,
+        holdUntil: T + 999,
+        ttl: T + 9_999,
+        expectedGeneratedAt: T,
+      });
+      await expect(refresh(fourth)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await read()).toMatchObject({ holdUntil: T + 999, generatedAt: T });
+      // Expired since: nothing to refresh, render again.
+      const fifth = await read();
+      await s.marks.expire(pk);
+      await expect(refresh(fifth)).rejects.toBeInstanceOf(RevalidatedDuringRenderError);
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toBeUndefined();
     });
 

@@ -70,9 +70,23 @@ describe('regenerate (unit, in-memory ports)', () => {
   ])(
     'lets DynamoDB TTL collect a %i page nobody asks for, %i s after it goes stale',
     async (status, after) => {
-      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }));
+      // Every 404 published as a page (a gone path's small one is kept inline otherwise).
+      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }), {
+        goneInlineMaxBytes: 0,
+      });
       await ctx.run();
       expect((await ctx.meta())?.ttl).toBe(ctx.clock.seconds + 30 + after);
+    },
+  );
+
+  it.each([404, 410])(
+    'gives a gone path’s inline %i row the same TTL: 3600 s after it goes stale',
+    async (status) => {
+      const ctx = setup(() => htmlPage('page', { status, revalidateSeconds: 30 }));
+      await ctx.run();
+      const { meta, gone } = await ctx.cacheTable.readPage(ctx.cacheKey.pk);
+      expect(meta).toBeUndefined();
+      expect(gone?.ttl).toBe(ctx.clock.seconds + 30 + 3_600);
     },
   );
 
@@ -150,7 +164,7 @@ describe('regenerate (unit, in-memory ports)', () => {
     });
 
     it('a generation newer than the one the intent saw answers it, even when stale', async () => {
-      const ctx = setup(() => htmlPage('page'));
+      const ctx = setup((_request, call) => htmlPage(`page ${call}`));
       const before = await afterGoodPage(ctx);
       const need: Need = { kind: 'intent', observedGeneratedAt: (before?.generatedAt ?? 0) - 1 };
       expect((await ctx.run(ctx.deps, need)).decision).toBe('fresh');
@@ -352,7 +366,7 @@ describe('regenerate (unit, in-memory ports)', () => {
     });
 
     it('refused by a newer generation: superseded, body deleted, lease released', async () => {
-      const ctx = setup(() => htmlPage('older'));
+      const ctx = setup((_request, call) => htmlPage(`older ${call}`));
       const newer = withOverrides(ctx.cacheTable, {
         publishGeneration: (input) =>
           ctx.cacheTable.publishGeneration({

@@ -7,7 +7,10 @@ import { countingRenderer, type PageFunction } from '../../../helpers/renderers.
 import { intentFor, message } from '../../../helpers/worker-harness.js';
 import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 
-function setup(page: PageFunction = () => htmlPage('page', { revalidateSeconds: 60 })) {
+/** Each render differs from the last (`call`): every regeneration publishes a generation. */
+function setup(
+  page: PageFunction = (_request, call) => htmlPage(`page ${call}`, { revalidateSeconds: 60 }),
+) {
   const counter = countingRenderer(page);
   const service = memoryService({ renderer: counter.renderer });
   const deliver = (id: string, body: string, receiveCount = 1) =>

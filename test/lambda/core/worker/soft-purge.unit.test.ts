@@ -20,7 +20,10 @@ import { intentFor, message } from '../../../helpers/worker-harness.js';
 const EFFECT = 'rv_00000000000000000000000000000001';
 const flagged = (path: string) => intentFor(path, { purge: { effectId: EFFECT } });
 
-function setup(page: PageFunction = () => htmlPage('page', { revalidateSeconds: 60 })) {
+/** Each render differs from the last (`call`): every regeneration publishes a generation. */
+function setup(
+  page: PageFunction = (_request, call) => htmlPage(`page ${call}`, { revalidateSeconds: 60 }),
+) {
   const counter = countingRenderer(page);
   const service = memoryService({ renderer: counter.renderer });
   const purges = new InMemoryPurgeQueue();
@@ -136,6 +139,21 @@ describe('the soft purge of a flagged intent (unit, in-memory ports)', () => {
         expect(await ctx.deliver('m1', flagged('/a'))).toMatchObject({ decision });
         expect(ctx.sentTags()).toEqual([]);
       }
+    });
+
+    it('unchanged: the CDN copy is the page already; the deadline still purges the tag', async () => {
+      const ctx = setup(() => htmlPage('the same page', { revalidateSeconds: 60 }));
+      await ctx.publishedThenMarked();
+      expect(await ctx.deliver('m1', flagged('/a'))).toMatchObject({
+        decision: 'unchanged',
+        action: 'ack',
+      });
+      expect(ctx.sentTags()).toEqual([]);
+      // Negative control: the same intent on a changed page sends its purge.
+      const changed = setup();
+      await changed.publishedThenMarked();
+      expect(await changed.deliver('m1', flagged('/a'))).toMatchObject({ decision: 'new' });
+      expect(changed.sentTags()).toHaveLength(1);
     });
 
     it('an intent the revalidation did not flag (past the bound, or without regenerate)', async () => {
