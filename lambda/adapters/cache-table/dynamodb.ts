@@ -21,7 +21,13 @@ import type {
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/page/rows.js';
 import { PublishAction, classifyPublishFailure } from '../shared/dynamodb/cancellation.js';
-import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
+import {
+  Guard,
+  allOf,
+  leaseHeld,
+  leasedLockDelete,
+  namesOf,
+} from '../shared/dynamodb/conditions.js';
 import {
   itemToHolder,
   itemToMeta,
@@ -126,18 +132,18 @@ export class DynamoCacheTable implements CacheTable {
   ): Promise<Lease> {
     const expiresAt = input.now + input.durationSeconds;
     const update = 'SET #lease_expires_at = :expires_at, #status_at = :expires_at, #ttl = :ttl';
+    const held = leaseHeld(lease, { update });
     try {
       await this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ...held,
           ExpressionAttributeValues: {
             ':expires_at': { N: String(expiresAt) },
             ':ttl': { N: String(lockTtlOf(expiresAt, this.#lockTtlBuffer)) },
-            ':token': { S: lease.token },
+            ...held.ExpressionAttributeValues,
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -157,9 +163,7 @@ export class DynamoCacheTable implements CacheTable {
         new DeleteItemCommand({
           TableName: this.#tableName,
           Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(Guard.leaseToken),
-          ExpressionAttributeValues: { ':token': { S: lease.token } },
+          ...leaseHeld(lease),
         }),
       ),
     );
@@ -207,9 +211,7 @@ export class DynamoCacheTable implements CacheTable {
           TableName: this.#tableName,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
-          ExpressionAttributeValues: { ':token': { S: lease.token } },
+          ...leaseHeld(lease, { update }),
         }),
       ),
     );
@@ -218,7 +220,7 @@ export class DynamoCacheTable implements CacheTable {
 
   /**
    * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
-   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
+   * this caller's token and unexpired, unmarked lease, and, with a seal, REQ# -> COMPLETED unless another
    * delivery completed it first; and with a version (Recipe B), Put VER# (never over another
    * row). The condition sits on the Delete itself: DynamoDB rejects a ConditionCheck and a
    * Delete on the same item.
@@ -226,7 +228,6 @@ export class DynamoCacheTable implements CacheTable {
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
     const mark = markCondition(input.observed);
     const metaCondition = allOf(Guard.notNewerGeneration, mark.condition);
     const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
@@ -244,19 +245,7 @@ export class DynamoCacheTable implements CacheTable {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
-      {
-        Delete: {
-          TableName: this.#tableName,
-          Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: lockCondition,
-          ExpressionAttributeNames: namesOf(lockCondition),
-          ExpressionAttributeValues: {
-            ':token': { S: lease.token },
-            ':now': { N: String(now) },
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
+      leasedLockDelete(this.#tableName, lease, { now, unmarked: true }),
     ];
     if (seal !== undefined) {
       const update = sealUpdate({

@@ -21,7 +21,7 @@ import type { PageVersion } from '../../core/page/model.js';
 import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/page/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
-import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
+import { Guard, allOf, leasedLockDelete, namesOf } from '../shared/dynamodb/conditions.js';
 import {
   itemToHolder,
   itemToVersion,
@@ -73,7 +73,6 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
       Guard.sameGeneration,
       expected.currentSk === undefined ? Guard.noPointer : Guard.samePointer,
     );
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
     const items: TransactWriteItem[] = [
       {
         Put: {
@@ -89,16 +88,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
           },
         },
       },
-      {
-        Delete: {
-          TableName: this.tableName,
-          Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: lockCondition,
-          ExpressionAttributeNames: namesOf(lockCondition),
-          ExpressionAttributeValues: { ':token': { S: lease.token }, ':now': { N: String(now) } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
+      leasedLockDelete(this.tableName, lease, { now }),
     ];
     if (meta.currentSk !== undefined) {
       items.push({
@@ -126,7 +116,6 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const { lease, now } = input;
     const update = 'SET #hold_until = :hold_until, #ttl = :ttl';
     const unchanged = allOf(Guard.rowExists, Guard.sameGeneration);
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
     try {
       await this.client.send(
         new TransactWriteItemsCommand({
@@ -145,19 +134,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
                 },
               },
             },
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: keyOf(lease.pk, SortKey.Lock),
-                ConditionExpression: lockCondition,
-                ExpressionAttributeNames: namesOf(lockCondition),
-                ExpressionAttributeValues: {
-                  ':token': { S: lease.token },
-                  ':now': { N: String(now) },
-                },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
+            leasedLockDelete(this.tableName, lease, { now }),
           ],
         }),
       );
