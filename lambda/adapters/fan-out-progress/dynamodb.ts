@@ -22,11 +22,9 @@ import type {
 } from '../../core/revalidate/ports.js';
 import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { Guard } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { FAN_OUT_PK, fanOutSortKey } from './keys.js';
-
-/** A step moves the cursor only from the one it read: a duplicate step loses here. */
-const AT_CURSOR = '#cursor = :from';
 
 /** How long a progress row outlives its last move if nobody finishes it. */
 const PROGRESS_TTL_SECONDS = 7 * 86_400;
@@ -66,7 +64,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
         TableName: this.#tableName,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
         UpdateExpression: 'SET #cursor = :to, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
-        ConditionExpression: AT_CURSOR,
+        ConditionExpression: Guard.cursorUnmoved,
         ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':from': { S: input.from },
@@ -87,7 +85,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
       Delete: {
         TableName: this.#tableName,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-        ConditionExpression: AT_CURSOR,
+        ConditionExpression: Guard.cursorUnmoved,
         ExpressionAttributeNames: { '#cursor': 'cursor' },
         ExpressionAttributeValues: { ':from': { S: input.from } },
       },

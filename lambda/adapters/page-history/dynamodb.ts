@@ -145,15 +145,14 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
 
   async release(pk: string): Promise<boolean> {
     const update = 'REMOVE #hold_until';
-    const condition = '(attribute_exists(#hold_until))';
     const released = await conditionalWrite(
       this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: keyOf(pk, SortKey.Meta),
           UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: namesOf(update, condition),
+          ConditionExpression: Guard.held,
+          ExpressionAttributeNames: namesOf(update, Guard.held),
         }),
       ),
     );

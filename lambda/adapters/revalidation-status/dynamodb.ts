@@ -17,6 +17,7 @@ import {
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/revalidate/ports.js';
 import type { TagPageCount } from '../../core/page/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 
 export const REVALIDATION_STATUS_PREFIX = 'REVALIDATION#';
@@ -25,9 +26,6 @@ export const revalidationStatusPartition = (effectId: string): string =>
   `${REVALIDATION_STATUS_PREFIX}${effectId}`;
 
 /** How long a status is kept. @default 7 days, as the revalidation's REQ# row */
-
-/** Counts only for a status that exists: a late batch never creates a bare row. */
-const STATUS_EXISTS = 'attribute_exists(pk)';
 
 export class DynamoRevalidationStatuses implements RevalidationStatuses {
   readonly #client: DynamoDBClient;
@@ -73,7 +71,8 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     await conditionalWrite(
       this.#update(effectId, {
         UpdateExpression: 'SET expected_pages = :pages, expected_exact = :exact',
-        ConditionExpression: STATUS_EXISTS,
+        ConditionExpression: Guard.rowExists,
+        ExpressionAttributeNames: namesOf(Guard.rowExists),
         ExpressionAttributeValues: {
           ':pages': { N: String(expected.count) },
           ':exact': { BOOL: expected.exact },

@@ -36,7 +36,10 @@ export const Guard = {
   noMarkSinceAbsent: '(attribute_not_exists(#pk) OR attribute_not_exists(#revalidated_by))',
   /** No row with this key yet: a version row is written once (publish). */
   rowAbsent: '(attribute_not_exists(#pk))',
-  /** The row is there: a revalidation marks rows, it never creates them. */
+  /**
+   * The row is there: a revalidation marks rows, it never creates them; a late fan-out batch
+   * counts on a revalidation's status, never creating a bare one.
+   */
   rowExists: '(attribute_exists(#pk))',
   /** META is absent or not newer than the generation being written: never go backwards (publish). */
   notNewerGeneration: '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)',
@@ -75,6 +78,10 @@ export const Guard = {
    * a new failure since moves it, and is left alone (work resolution).
    */
   statusAtUnchanged: '(#status_at = :status_at)',
+  /** On META: the operator's hold is there to release (release). */
+  held: '(attribute_exists(#hold_until))',
+  /** A fan-out step moves the cursor only from the one it read: a duplicate step loses here. */
+  cursorUnmoved: '#cursor = :from',
 } as const;
 
 /** Fragments of the REQ# claim condition, mirroring Powertools' own DynamoDB layer. */
