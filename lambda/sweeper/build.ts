@@ -1,4 +1,4 @@
-import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
 import { DynamoStatusIndexReader } from '../adapters/status-index-reader/dynamodb.js';

@@ -1,7 +1,7 @@
-import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/memory.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
-import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';
 import type { CdnPurge } from '../../lambda/core/page/ports.js';
 import { markBatch, type FanOutDeps } from '../../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';

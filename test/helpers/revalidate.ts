@@ -1,4 +1,4 @@
-import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';
 import type { CdnInvalidator, CdnPurge } from '../../lambda/core/page/ports.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import type {

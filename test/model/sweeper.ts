@@ -11,8 +11,8 @@ import { BatchWriteItemCommand, QueryCommand, type DynamoDBClient } from '@aws-s
 import fc from 'fast-check';
 import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { DynamoBodyReferences } from '../../lambda/adapters/body-references/dynamodb.js';
-import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
-import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
+import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress-rows/keys.js';
 import { inProgressPartition } from '../../lambda/adapters/revalidations-in-progress/keys.js';
 import { S3BodyListing } from '../../lambda/adapters/body-listing/s3.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress/keys.js';
-import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
-import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
+import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress-rows/keys.js';
+import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/memory.js';
+import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-statuses/memory.js';
 import type { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import type { FanOutProgressRows } from '../../../../lambda/core/revalidate/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';

@@ -4,7 +4,7 @@
  * partition. The status is kept as JSON (`detail`): only this service reads it. Fan-out batches
  * add their counts beside it with `ADD` (`added_marked`, `added_regenerations`, `fan_outs` counted
  * down, `done_at_ms` of the last to finish), each in the transaction that moves its cursor
- * (`fan-out-progress/dynamodb.ts`), so concurrent batches never overwrite each other and none
+ * (`fan-out-progress-rows/dynamodb.ts`), so concurrent batches never overwrite each other and none
  * counts twice; the effect is done once `fan_outs` is 0. `ttl` matches the REQ# row of the key that made
  * it, so the effect id is known exactly as long as its key is.
  */

@@ -20,7 +20,7 @@ import type {
   FanOutProgressRows,
   StepCounts,
 } from '../../core/revalidate/ports.js';
-import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
+import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { Guard } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
