@@ -16,7 +16,7 @@ import {
   STATE,
   tagPagesQuery,
   tagPartition,
-} from '../tag-index/dynamodb.js';
+} from '../shared/dynamodb/tag-rows.js';
 import type { TagTimesReader } from '../../core/revalidate/tag-times.js';
 
 /**
