@@ -52,6 +52,7 @@ import { DynamoSweepCursor } from '../../lambda/adapters/sweep-cursor/dynamodb.j
 import { InMemorySweepCursor } from '../../lambda/adapters/sweep-cursor/memory.js';
 import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { InMemoryTagIndex } from '../../lambda/adapters/tag-index/memory.js';
+import { InMemoryTagRevalidations } from '../../lambda/adapters/tag-revalidations/memory.js';
 import { DynamoTagRevalidations } from '../../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { RequestStore } from '../../lambda/core/idempotency.js';
 import type {
@@ -114,7 +115,6 @@ export interface TableSubject {
 export function memoryTableSubject(): Promise<TableSubject> {
   const clock = new TestClock();
   const state = new MemoryTable();
-  const tags = new InMemoryTagIndex(state);
   const statusIndex = new InMemoryStatusIndex();
   const revalidationStatuses = new InMemoryRevalidationStatuses();
   return Promise.resolve({
@@ -122,8 +122,8 @@ export function memoryTableSubject(): Promise<TableSubject> {
     cacheTable: new InMemoryCacheTable(state),
     history: new InMemoryPageHistory(state),
     marks: new InMemoryRevalidationMarks(state),
-    tagIndex: tags,
-    tagRevalidations: tags,
+    tagIndex: new InMemoryTagIndex(state),
+    tagRevalidations: new InMemoryTagRevalidations(state),
     pendingPurges: new InMemoryPendingPurges(),
     revalidationStatuses,
     sweepCursor: new InMemorySweepCursor(),

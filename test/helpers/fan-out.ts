@@ -58,7 +58,7 @@ export function backgroundService(
   const statuses = new InMemoryRevalidationStatuses();
   const deps: FanOutDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn: {
       invalidateTags: (tags: readonly string[]): Promise<CdnPurge> => {

@@ -63,7 +63,7 @@ export function memoryRevalidation(
   const deps: RevalidateServiceDeps = {
     revalidation: {
       marks: service.marks,
-      tagIndex: service.tagIndex,
+      tagIndex: service.tagRevalidations,
       queue: service.queue,
       cdn,
       clock: service.clock,

@@ -21,7 +21,7 @@ import {
   PENDING_PURGES_PK,
 } from '../../lambda/adapters/pending-purges/dynamodb.js';
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
-import { DynamoTagRows } from '../../lambda/adapters/tag-index/dynamodb.js';
+import { tagRowRemoval } from '../../lambda/adapters/shared/dynamodb/tag-rows.js';
 import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dynamodb.js';
 import type { CacheKey } from '../../lambda/core/page/model.js';
 import type { Clock } from '../../lambda/core/clock.js';
@@ -217,7 +217,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
       references: references(new DynamoBodyReferences(table), ctx.mutation),
       bodies: new S3BodyStore({ client: clients.s3, bucket: ctx.bucket }),
       cursor: { load: () => Promise.resolve(undefined), save: () => Promise.resolve() },
-      tagRows: new DynamoTagRows(table),
+      tagRows: tagRowRemoval(table),
       clock,
       bodyKeyPrefix: BODY_KEY_PREFIX,
       orphanAgeSeconds: ignoresAge ? -Infinity : ORPHAN_AGE_SECONDS,

@@ -4,7 +4,7 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
-import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/page/ports.js';
+import type { TagIndex, TagPageCount } from '../../core/page/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
 import { keyOf } from '../shared/dynamodb/items.js';
 import {
@@ -83,14 +83,5 @@ export class DynamoTagIndex implements TagIndex {
         if (pending.length > 0) await this.#backoff(round);
       }
     }
-  }
-}
-
-/** The tag index as the sweeper uses it: only the guarded removal of a gone page's rows. */
-export class DynamoTagRows implements TagRowRemoval {
-  constructor(readonly options: { readonly client: DynamoDBClient; readonly tableName: string }) {}
-
-  remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
-    return removePageRows(this.options.client, this.options.tableName, { tenant, pk, tags });
   }
 }

@@ -10,7 +10,7 @@ import {
   TransactWriteItemsCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { TagPageCount } from '../../../core/page/ports.js';
+import type { TagPageCount, TagRowRemoval } from '../../../core/page/ports.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { Guard, namesOf } from './conditions.js';
 import { keyOf, num, str, type Item } from './items.js';
@@ -156,3 +156,14 @@ export async function removePageRows(
   }
   return removed;
 }
+
+/**
+ * The removal alone, for a caller that needs nothing else of the index (the sweeper): its bundle
+ * carries neither the index's writes nor its reads.
+ */
+export const tagRowRemoval = (table: {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+}): TagRowRemoval => ({
+  remove: (tenant, pk, tags) => removePageRows(table.client, table.tableName, { tenant, pk, tags }),
+});

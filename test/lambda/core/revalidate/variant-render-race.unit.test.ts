@@ -34,7 +34,7 @@ function raced() {
   const service = memoryService({ renderer: counter.renderer, keyPolicy });
   const deps: RevalidationDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn: { invalidateTags: () => Promise.resolve({ status: 'submitted', invalidationIds: [] }) },
     clock: service.clock,
