@@ -50,6 +50,10 @@ import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-read
 import { InMemoryStatusIndex } from '../../lambda/adapters/status-index-reader/memory.js';
 import { DynamoSweepCursor } from '../../lambda/adapters/sweep-cursor/dynamodb.js';
 import { InMemorySweepCursor } from '../../lambda/adapters/sweep-cursor/memory.js';
+import { DynamoRenderCounter } from '../../lambda/adapters/render-counter/dynamodb.js';
+import { InMemoryRenderCounter } from '../../lambda/adapters/render-counter/memory.js';
+import { DynamoVersionRows } from '../../lambda/adapters/version-rows/dynamodb.js';
+import { InMemoryVersionRows } from '../../lambda/adapters/version-rows/memory.js';
 import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { InMemoryTagIndex } from '../../lambda/adapters/tag-index/memory.js';
 import { InMemoryTagRevalidations } from '../../lambda/adapters/tag-revalidations/memory.js';
@@ -71,7 +75,9 @@ import type {
   DeadLetterQueue,
   RevalidationsInProgress,
   TagIndex,
+  VersionRows,
 } from '../../lambda/core/page/ports.js';
+import type { RenderCounter } from '../../lambda/core/regenerate/ports.js';
 import type {
   FanOutProgressRows,
   PurgeQueue,
@@ -96,6 +102,8 @@ export interface TableSubject {
   readonly clock: TestClock;
   readonly cacheTable: CacheTable;
   readonly history: PageHistory;
+  readonly versionRows: VersionRows;
+  readonly renderCounter: RenderCounter;
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagIndex;
   readonly tagRevalidations: TagRevalidations & TagTimesReader;
@@ -121,6 +129,8 @@ export function memoryTableSubject(): Promise<TableSubject> {
     clock,
     cacheTable: new InMemoryCacheTable(state),
     history: new InMemoryPageHistory(state),
+    versionRows: new InMemoryVersionRows(state),
+    renderCounter: new InMemoryRenderCounter(),
     marks: new InMemoryRevalidationMarks(state),
     tagIndex: new InMemoryTagIndex(state),
     tagRevalidations: new InMemoryTagRevalidations(state),
@@ -147,6 +157,8 @@ export async function dynamoTableSubject(): Promise<TableSubject> {
     clock,
     cacheTable: new DynamoCacheTable(table),
     history: new DynamoPageHistory(table),
+    versionRows: new DynamoVersionRows(table),
+    renderCounter: new DynamoRenderCounter(table),
     marks: new DynamoRevalidationMarks(table),
     tagIndex: new DynamoTagIndex({ ...table, clock }),
     // Small pages, so the contract walks the cursor as the fake's pages of two make it.

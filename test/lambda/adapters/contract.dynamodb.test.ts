@@ -11,6 +11,8 @@ import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
 import { fanOutProgressContract } from './fan-out-progress-rows/contract.js';
 import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
+import { renderCounterContract } from './render-counter/contract.js';
+import { versionRowsContract } from './version-rows/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
 
@@ -27,3 +29,5 @@ bodyReferencesContract('DynamoDB Local', dynamoTableSubject);
 statusIndexReaderContract('DynamoDB Local', dynamoTableSubject);
 revalidationsInProgressContract('DynamoDB Local', dynamoTableSubject);
 fanOutProgressContract('DynamoDB Local', dynamoTableSubject);
+versionRowsContract('DynamoDB Local', dynamoTableSubject);
+renderCounterContract('DynamoDB Local', dynamoTableSubject);

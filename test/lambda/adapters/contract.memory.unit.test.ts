@@ -25,6 +25,8 @@ import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
 import { fanOutProgressContract } from './fan-out-progress-rows/contract.js';
 import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
+import { renderCounterContract } from './render-counter/contract.js';
+import { versionRowsContract } from './version-rows/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
 
@@ -46,3 +48,5 @@ deadLetterQueueContract('memory', memoryQueueSubject);
 purgeQueueContract('memory', memoryPurgeQueueSubject);
 revalidationsInProgressContract('memory', memoryTableSubject);
 fanOutProgressContract('memory', memoryTableSubject);
+versionRowsContract('memory', memoryTableSubject);
+renderCounterContract('memory', memoryTableSubject);
