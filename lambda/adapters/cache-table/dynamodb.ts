@@ -6,7 +6,6 @@ import {
   PutItemCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
-  type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
@@ -39,10 +38,9 @@ import {
 import { requestKey, sealUpdate } from '../shared/dynamodb/request-row.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { readPageRows, writePassMark } from '../shared/dynamodb/pass-mark.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
-export interface DynamoCacheTableOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
+export interface DynamoCacheTableOptions extends TableOptions {
   /** How long after expiry DynamoDB TTL may collect a LOCK row. @default LOCK_TTL_BUFFER_SECONDS */
   readonly lockTtlBufferSeconds?: number;
 }
@@ -51,14 +49,11 @@ export interface DynamoCacheTableOptions {
  * The cache table on DynamoDB: META reads (with the hit-for-pass mark, `pass-mark.ts`), the LOCK
  * lease, and the publish transaction.
  */
-export class DynamoCacheTable implements CacheTable {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoCacheTable extends DynamoTableAdapter implements CacheTable {
   readonly #lockTtlBuffer: number;
 
   constructor(options: DynamoCacheTableOptions) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+    super(options);
     this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? LOCK_TTL_BUFFER_SECONDS;
   }
 
@@ -66,9 +61,9 @@ export class DynamoCacheTable implements CacheTable {
     pk: string,
     options: { consistent?: boolean } = {},
   ): Promise<CacheMeta | undefined> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(pk, SortKey.Meta),
         ConsistentRead: options.consistent ?? false,
       }),
@@ -77,11 +72,11 @@ export class DynamoCacheTable implements CacheTable {
   }
 
   readPage(pk: string): Promise<PageRows> {
-    return readPageRows(this.#client, this.#tableName, pk);
+    return readPageRows(this.db, this.table, pk);
   }
 
   markPass(input: MarkPassInput): Promise<void> {
-    return writePassMark(this.#client, this.#tableName, input);
+    return writePassMark(this.db, this.table, input);
   }
 
   /**
@@ -104,9 +99,9 @@ export class DynamoCacheTable implements CacheTable {
             ExpressionAttributeValues: { ':now': { N: String(input.now) } },
           };
     try {
-      const { Attributes } = await this.#client.send(
+      const { Attributes } = await this.db.send(
         new PutItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: leaseToItem(lease, lockTtlOf(lease.expiresAt, this.#lockTtlBuffer)),
           ...condition,
           ReturnValues: 'ALL_OLD',
@@ -134,9 +129,9 @@ export class DynamoCacheTable implements CacheTable {
     const update = 'SET #lease_expires_at = :expires_at, #status_at = :expires_at, #ttl = :ttl';
     const held = leaseHeld(lease, { update });
     try {
-      await this.#client.send(
+      await this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
           ...held,
@@ -159,9 +154,9 @@ export class DynamoCacheTable implements CacheTable {
 
   async releaseLease(lease: Lease): Promise<boolean> {
     const released = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new DeleteItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
           ...leaseHeld(lease),
         }),
@@ -178,9 +173,9 @@ export class DynamoCacheTable implements CacheTable {
       (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
     const written = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(input.pk, SortKey.Meta),
           UpdateExpression: update,
           ConditionExpression: condition,
@@ -206,9 +201,9 @@ export class DynamoCacheTable implements CacheTable {
   async clearRevalidationMark(lease: Lease): Promise<boolean> {
     const update = 'REMOVE #revalidated_by';
     const cleared = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
           ...leaseHeld(lease, { update }),
@@ -234,7 +229,7 @@ export class DynamoCacheTable implements CacheTable {
     const items: TransactWriteItem[] = [
       {
         Put: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: metaToItem(meta),
           ConditionExpression: metaCondition,
           ExpressionAttributeNames: namesOf(metaCondition),
@@ -245,7 +240,7 @@ export class DynamoCacheTable implements CacheTable {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
-      leasedLockDelete(this.#tableName, lease, { now, unmarked: true }),
+      leasedLockDelete(this.table, lease, { now, unmarked: true }),
     ];
     if (seal !== undefined) {
       const update = sealUpdate({
@@ -257,7 +252,7 @@ export class DynamoCacheTable implements CacheTable {
       actions.push(PublishAction.SealRequest);
       items.push({
         Update: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: requestKey(lease.pk, seal.idempotencyKey),
           ...update,
           ConditionExpression: Guard.requestOpen,
@@ -273,7 +268,7 @@ export class DynamoCacheTable implements CacheTable {
       actions.push(PublishAction.PutVersion);
       items.push({
         Put: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: versionToItem({ ...meta, currentSk: meta.currentSk }),
           ConditionExpression: Guard.rowAbsent,
           ExpressionAttributeNames: namesOf(Guard.rowAbsent),
@@ -281,7 +276,7 @@ export class DynamoCacheTable implements CacheTable {
       });
     }
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
       throw (
         classifyPublishFailure(error, lease, actions, {

@@ -37,9 +37,9 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const versions: PageVersion[] = [];
     let start: Item | undefined;
     do {
-      const page = await this.client.send(
+      const page = await this.db.send(
         new QueryCommand({
-          TableName: this.tableName,
+          TableName: this.table,
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
           ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
           ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: VERSION_PREFIX } },
@@ -55,8 +55,8 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   }
 
   async version(pk: string, sk: string): Promise<PageVersion | undefined> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: keyOf(pk, sk), ConsistentRead: true }),
+    const { Item } = await this.db.send(
+      new GetItemCommand({ TableName: this.table, Key: keyOf(pk, sk), ConsistentRead: true }),
     );
     return Item === undefined ? undefined : itemToVersion(Item);
   }
@@ -76,7 +76,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const items: TransactWriteItem[] = [
       {
         Put: {
-          TableName: this.tableName,
+          TableName: this.table,
           Item: metaToItem(meta),
           ConditionExpression: unchanged,
           ExpressionAttributeNames: namesOf(unchanged),
@@ -88,12 +88,12 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
           },
         },
       },
-      leasedLockDelete(this.tableName, lease, { now }),
+      leasedLockDelete(this.table, lease, { now }),
     ];
     if (meta.currentSk !== undefined) {
       items.push({
         ConditionCheck: {
-          TableName: this.tableName,
+          TableName: this.table,
           Key: keyOf(meta.pk, meta.currentSk),
           ConditionExpression: Guard.rowExists,
           ExpressionAttributeNames: namesOf(Guard.rowExists),
@@ -101,7 +101,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
       });
     }
     try {
-      await this.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
       throw classifyRestoreFailure(error, meta.pk, meta.currentSk) ?? error;
     }
@@ -117,12 +117,12 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const update = 'SET #hold_until = :hold_until, #ttl = :ttl';
     const unchanged = allOf(Guard.rowExists, Guard.sameGeneration);
     try {
-      await this.client.send(
+      await this.db.send(
         new TransactWriteItemsCommand({
           TransactItems: [
             {
               Update: {
-                TableName: this.tableName,
+                TableName: this.table,
                 Key: keyOf(lease.pk, SortKey.Meta),
                 UpdateExpression: update,
                 ConditionExpression: unchanged,
@@ -134,7 +134,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
                 },
               },
             },
-            leasedLockDelete(this.tableName, lease, { now }),
+            leasedLockDelete(this.table, lease, { now }),
           ],
         }),
       );
@@ -146,9 +146,9 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   async release(pk: string): Promise<boolean> {
     const update = 'REMOVE #hold_until';
     const released = await conditionalWrite(
-      this.client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.tableName,
+          TableName: this.table,
           Key: keyOf(pk, SortKey.Meta),
           UpdateExpression: update,
           ConditionExpression: Guard.held,

@@ -10,12 +10,12 @@ import {
   GetItemCommand,
   TransactWriteItemsCommand,
   type CancellationReason,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { InProgressEntry, RevalidationsInProgress } from '../../core/page/ports.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { keyOf, type Item } from '../shared/dynamodb/items.js';
 import { IN_PROGRESS_SK, inProgressPartition } from './keys.js';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /** Attributes of the row that are entries: every one but the key. */
 const KEY_ATTRIBUTES = new Set(['pk', 'sk']);
@@ -28,15 +28,10 @@ const STILL_OURS = '#entry.effect_id = :effect';
 /** Attempts of one transaction that lost to a concurrent writer, before it is thrown. */
 const ATTEMPTS = 5;
 
-export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoRevalidationsInProgress
+  extends DynamoTableAdapter
+  implements RevalidationsInProgress
+{
   /**
    * On a shard holding a later time (another clock ahead of ours), the transaction is refused
    * and tried again one millisecond past that time: the writer that lands last owns the entry.
@@ -50,7 +45,7 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
     for (let attempt = 1; ; attempt += 1) {
       const update = (shard: number) => ({
         Update: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(inProgressPartition(tenant, shard), IN_PROGRESS_SK),
           UpdateExpression: 'SET #entry = :value',
           ConditionExpression: NOT_LATER,
@@ -78,7 +73,7 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
   ): Promise<boolean> {
     const remove = (shard: number) => ({
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(inProgressPartition(tenant, shard), IN_PROGRESS_SK),
         UpdateExpression: 'REMOVE #entry',
         ConditionExpression: STILL_OURS,
@@ -95,9 +90,9 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
   }
 
   async read(tenant: string | undefined, shard: number): Promise<Map<string, InProgressEntry>> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(inProgressPartition(tenant, shard), IN_PROGRESS_SK),
         ConsistentRead: true,
       }),
@@ -120,7 +115,7 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
     items: ConstructorParameters<typeof TransactWriteItemsCommand>[0]['TransactItems'],
   ) {
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
       return undefined;
     } catch (error) {
       if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;

@@ -1,8 +1,4 @@
-import {
-  BatchWriteItemCommand,
-  type DynamoDBClient,
-  type WriteRequest,
-} from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { TagIndex, TagPageCount } from '../../core/page/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
@@ -15,6 +11,7 @@ import {
   removePageRows,
   tagPartition,
 } from '../shared/dynamodb/tag-rows.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
 const WRITE_BATCH = 25;
 
@@ -23,21 +20,18 @@ const WRITE_BATCH = 25;
  * `tag-revalidations/`). Rows are small and bounded by pages x tags; a page keeps a row per tag
  * it carries, so a revalidation reads one partition per tag.
  */
-export class DynamoTagIndex implements TagIndex {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoTagIndex extends DynamoTableAdapter implements TagIndex {
   readonly #clock: Clock;
   readonly #random: Random;
 
   /** `clock` and `random` time the backoff of a retried batch. @default the system's */
-  constructor(options: {
-    client: DynamoDBClient;
-    tableName: string;
-    clock?: Clock | undefined;
-    random?: Random | undefined;
-  }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+  constructor(
+    options: TableOptions & {
+      clock?: Clock | undefined;
+      random?: Random | undefined;
+    },
+  ) {
+    super(options);
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? systemRandom;
   }
@@ -52,17 +46,15 @@ export class DynamoTagIndex implements TagIndex {
 
   /** One Query with `Select: COUNT`, at most `limit` rows read (eventually consistent: a bound). */
   countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
-    return countTagPages(this.#client, this.#tableName, { tenant, tag, limit });
+    return countTagPages(this.db, this.table, { tenant, tag, limit });
   }
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
-    return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
+    return removePageRows(this.db, this.table, { tenant, pk, tags });
   }
 
   revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
-    return readTagStates(this.#client, this.#tableName, { tenant, tags }, (round) =>
-      this.#backoff(round),
-    );
+    return readTagStates(this.db, this.table, { tenant, tags }, (round) => this.#backoff(round));
   }
 
   /** Waits before another round of what DynamoDB left unprocessed: growing, jittered. */
@@ -76,10 +68,10 @@ export class DynamoTagIndex implements TagIndex {
       let pending = requests.slice(start, start + WRITE_BATCH);
       for (let round = 0; pending.length > 0; round++) {
         if (round >= MAX_ROUNDS) throw new Error('tag index writes stayed unprocessed');
-        const { UnprocessedItems } = await this.#client.send(
-          new BatchWriteItemCommand({ RequestItems: { [this.#tableName]: pending } }),
+        const { UnprocessedItems } = await this.db.send(
+          new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } }),
         );
-        pending = UnprocessedItems?.[this.#tableName] ?? [];
+        pending = UnprocessedItems?.[this.table] ?? [];
         if (pending.length > 0) await this.#backoff(round);
       }
     }

@@ -14,6 +14,7 @@ import type { TagPageCount, TagRowRemoval } from '../../../core/page/ports.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { Guard, namesOf } from './conditions.js';
 import { keyOf, num, str, type Item } from './items.js';
+import type { TableOptions } from './table.js';
 
 /** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
 export const tagPartition = (tenant: string | undefined, tag: string): string =>
@@ -161,9 +162,6 @@ export async function removePageRows(
  * The removal alone, for a caller that needs nothing else of the index (the sweeper): its bundle
  * carries neither the index's writes nor its reads.
  */
-export const tagRowRemoval = (table: {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}): TagRowRemoval => ({
+export const tagRowRemoval = (table: TableOptions): TagRowRemoval => ({
   remove: (tenant, pk, tags) => removePageRows(table.client, table.tableName, { tenant, pk, tags }),
 });
