@@ -5,10 +5,10 @@
  */
 import { setTimeout as wait } from 'node:timers/promises';
 import { DynamoFanOutStarts } from '../lambda/adapters/fan-out-start/dynamodb.js';
-import { DynamoFanOutProgressRows } from '../lambda/adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../lambda/adapters/fan-out-progress-rows/dynamodb.js';
 import { InMemoryRegenerationQueue } from '../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';
-import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-status/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-statuses/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { CdnPurge } from '../lambda/core/page/ports.js';

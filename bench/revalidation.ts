@@ -13,7 +13,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { keyOf, metaToItem } from '../lambda/adapters/shared/dynamodb/items.js';
-import { PAGE, tagPartition } from '../lambda/adapters/tag-index/dynamodb.js';
+import { PAGE, tagPartition } from '../lambda/adapters/shared/dynamodb/tag-rows.js';
 import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
 import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';

@@ -1,4 +1,4 @@
-import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
 import { DynamoFanOutStarts } from '../adapters/fan-out-start/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
@@ -8,7 +8,7 @@ import {
   TAG_STATE_TTL_SECONDS,
 } from '../adapters/tag-revalidations/dynamodb.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
-import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../adapters/revalidation-statuses/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { systemClock } from '../core/clock.js';
 import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';

@@ -1,9 +1,9 @@
-import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
 import { DynamoStatusIndexReader } from '../adapters/status-index-reader/dynamodb.js';
 import { DynamoSweepCursor } from '../adapters/sweep-cursor/dynamodb.js';
-import { DynamoTagRows } from '../adapters/tag-index/dynamodb.js';
+import { tagRowRemoval } from '../adapters/shared/dynamodb/tag-rows.js';
 import { DynamoWorkResolution } from '../adapters/work-resolution/dynamodb.js';
 import { S3BodyListing } from '../adapters/body-listing/s3.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
@@ -54,7 +54,7 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
       references: new DynamoBodyReferences(table),
       bodies: new S3BodyStore({ client: s3, bucket: config.bucket }),
       cursor: new DynamoSweepCursor(table),
-      tagRows: new DynamoTagRows(table),
+      tagRows: tagRowRemoval(table),
       clock,
       bodyKeyPrefix: config.bodyKeyPrefix,
       orphanAgeSeconds: config.orphanAgeSeconds,

@@ -1,7 +1,7 @@
-import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
-import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../adapters/revalidation-statuses/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
 import { systemClock } from '../core/clock.js';

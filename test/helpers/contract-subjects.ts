@@ -19,8 +19,8 @@ import { S3BodyListing } from '../../lambda/adapters/body-listing/s3.js';
 import { DynamoBodyReferences } from '../../lambda/adapters/body-references/dynamodb.js';
 import { InMemoryBodyReferences } from '../../lambda/adapters/body-references/memory.js';
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
-import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
-import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
+import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/memory.js';
 import { DynamoFanOutStarts } from '../../lambda/adapters/fan-out-start/dynamodb.js';
 import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
@@ -37,8 +37,8 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { InMemoryPageHistory } from '../../lambda/adapters/page-history/memory.js';
 import { DynamoPendingPurges } from '../../lambda/adapters/pending-purges/dynamodb.js';
 import { InMemoryPendingPurges } from '../../lambda/adapters/pending-purges/memory.js';
-import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
-import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';
+import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/dynamodb.js';
 import { InMemoryPurgeQueue } from '../../lambda/adapters/purge-queue/memory.js';
 import { SqsPurgeQueue } from '../../lambda/adapters/purge-queue/sqs.js';
 import { InMemoryRegenerationQueue } from '../../lambda/adapters/regeneration-queue/memory.js';
@@ -52,8 +52,13 @@ import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-read
 import { InMemoryStatusIndex } from '../../lambda/adapters/status-index-reader/memory.js';
 import { DynamoSweepCursor } from '../../lambda/adapters/sweep-cursor/dynamodb.js';
 import { InMemorySweepCursor } from '../../lambda/adapters/sweep-cursor/memory.js';
+import { DynamoRenderCounter } from '../../lambda/adapters/render-counter/dynamodb.js';
+import { InMemoryRenderCounter } from '../../lambda/adapters/render-counter/memory.js';
+import { DynamoVersionRows } from '../../lambda/adapters/version-rows/dynamodb.js';
+import { InMemoryVersionRows } from '../../lambda/adapters/version-rows/memory.js';
 import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { InMemoryTagIndex } from '../../lambda/adapters/tag-index/memory.js';
+import { InMemoryTagRevalidations } from '../../lambda/adapters/tag-revalidations/memory.js';
 import { DynamoTagRevalidations } from '../../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { RequestStore } from '../../lambda/core/idempotency.js';
 import type {
@@ -72,7 +77,9 @@ import type {
   DeadLetterQueue,
   RevalidationsInProgress,
   TagIndex,
+  VersionRows,
 } from '../../lambda/core/page/ports.js';
+import type { RenderCounter } from '../../lambda/core/regenerate/ports.js';
 import type {
   FanOutProgressRows,
   FanOutStarts,
@@ -99,6 +106,8 @@ export interface TableSubject {
   readonly clock: TestClock;
   readonly cacheTable: CacheTable;
   readonly history: PageHistory;
+  readonly versionRows: VersionRows;
+  readonly renderCounter: RenderCounter;
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagIndex;
   readonly tagRevalidations: TagRevalidations & TagTimesReader;
@@ -125,16 +134,17 @@ export interface TableSubject {
 export function memoryTableSubject(): Promise<TableSubject> {
   const clock = new TestClock();
   const state = new MemoryTable();
-  const tags = new InMemoryTagIndex(state);
   const statusIndex = new InMemoryStatusIndex();
   const revalidationStatuses = new InMemoryRevalidationStatuses();
   return Promise.resolve({
     clock,
     cacheTable: new InMemoryCacheTable(state),
     history: new InMemoryPageHistory(state),
+    versionRows: new InMemoryVersionRows(state),
+    renderCounter: new InMemoryRenderCounter(),
     marks: new InMemoryRevalidationMarks(state),
-    tagIndex: tags,
-    tagRevalidations: tags,
+    tagIndex: new InMemoryTagIndex(state),
+    tagRevalidations: new InMemoryTagRevalidations(state),
     pendingPurges: new InMemoryPendingPurges(),
     revalidationStatuses,
     sweepCursor: new InMemorySweepCursor(),
@@ -169,6 +179,8 @@ async function dynamoSubject(rule: TransactionConflicts | undefined): Promise<Ta
     clock,
     cacheTable: new DynamoCacheTable(table),
     history: new DynamoPageHistory(table),
+    versionRows: new DynamoVersionRows(table),
+    renderCounter: new DynamoRenderCounter(table),
     marks: new DynamoRevalidationMarks(table),
     tagIndex: new DynamoTagIndex({ ...table, clock }),
     // Small pages, so the contract walks the cursor as the fake's pages of two make it.

@@ -1,8 +1,8 @@
-import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/memory.js';
 import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
-import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';
 import type { CdnPurge } from '../../lambda/core/page/ports.js';
 import { markBatch, type AcceptDeps } from '../../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';
@@ -59,7 +59,7 @@ export function backgroundService(
   const statuses = new InMemoryRevalidationStatuses();
   const deps: AcceptDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn: {
       invalidateTags: (tags: readonly string[]): Promise<CdnPurge> => {

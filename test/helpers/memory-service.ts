@@ -21,6 +21,7 @@ import { InMemoryRegenerationQueue } from '../../lambda/adapters/regeneration-qu
 import { InMemoryRequestStore } from '../../lambda/adapters/request-store/memory.js';
 import { InMemoryRevalidationMarks } from '../../lambda/adapters/revalidation-marks/memory.js';
 import { InMemoryTagIndex } from '../../lambda/adapters/tag-index/memory.js';
+import { InMemoryTagRevalidations } from '../../lambda/adapters/tag-revalidations/memory.js';
 
 /** A Lambda context whose remaining time is fixed, so claims expire on the test clock alone. */
 export function fixedContext(remainingMs: number, functionName = 'unit'): Context {
@@ -62,6 +63,7 @@ export function memoryService(options: MemoryServiceOptions) {
 
   const marks = new InMemoryRevalidationMarks(state);
   const tagIndex = new InMemoryTagIndex(state);
+  const tagRevalidations = new InMemoryTagRevalidations(state);
   const history = new InMemoryPageHistory(state);
   const regenerateDeps: RegenerateDeps = {
     cacheTable,
@@ -113,6 +115,7 @@ export function memoryService(options: MemoryServiceOptions) {
     warnings,
     marks,
     tagIndex,
+    tagRevalidations,
     history,
     regenerateDeps,
     workerDeps,

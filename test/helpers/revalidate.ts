@@ -1,4 +1,4 @@
-import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';
 import type { CdnInvalidator, CdnPurge } from '../../lambda/core/page/ports.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import type {
@@ -63,7 +63,7 @@ export function memoryRevalidation(
   const deps: RevalidateServiceDeps = {
     revalidation: {
       marks: service.marks,
-      tagIndex: service.tagIndex,
+      tagIndex: service.tagRevalidations,
       queue: service.queue,
       cdn,
       clock: service.clock,

@@ -49,6 +49,118 @@ describe('lambda layout', () => {
   });
 });
 
+/**
+ * Interfaces an adapter implements besides its folder's port (or a port extending it): the same
+ * rows or client serving a second, narrower need, each with why it is not a folder of its own.
+ */
+const FACETS: Record<string, readonly string[]> = {
+  // the CloudFront client that purges resubmits a purge left pending: one client, one IAM grant
+  'cdn-invalidator': ['PendingPurgeSubmitter'],
+  // the queue that takes intents takes fan-out steps: one FIFO queue, one dispatcher
+  'regeneration-queue': ['FanOutQueue'],
+  // the tag times a revalidation writes (STATE rows) are read back by the data cache's read
+  'tag-revalidations': ['TagTimesReader'],
+};
+/** The stand-in each adapter folder keeps for the unit tier: in memory, or the local real thing. */
+const FAKES = ['memory', 'local', 'static', 'in-process', 'demo'];
+
+const portOf = (folder: string) =>
+  folder.replace(/(^|-)([a-z])/g, (_, __: string, letter: string) => letter.toUpperCase());
+
+/** Every interface the core exports, with the interfaces it extends. */
+function coreInterfaces(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of sourceFiles('lambda/core')) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const [, name, bases] of text.matchAll(
+      /^export interface (\w+)(?:<[^>]*>)?(?:\s+extends ([^{]+))?\s*\{/gm,
+    )) {
+      found.set(
+        name ?? '',
+        (bases ?? '')
+          .split(',')
+          .map((base) => base.trim().replace(/<.*$/, ''))
+          .filter(Boolean),
+      );
+    }
+  }
+  return found;
+}
+
+/** The interfaces each class of an adapter file names in its `implements` clause. */
+const implementedIn = (text: string) =>
+  [...text.matchAll(/^export (?:abstract )?class \w+[^{]*?implements ([^{]+)\{/gm)].flatMap(
+    ([, names]) => (names ?? '').split(',').map((name) => name.trim()),
+  );
+
+/**
+ * Where adapter folders and ports do not match, one line each: a folder named after no port of
+ * the core, a class implementing another port than its folder's (or one extending it, or a
+ * facet: so a port implemented in another port's folder is caught), a folder without a fake.
+ */
+function portMismatches(
+  folders: ReadonlyMap<string, ReadonlyMap<string, string>>,
+  ports: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const extendsPort = (name: string, port: string): boolean =>
+    name === port || (ports.get(name) ?? []).some((base) => extendsPort(base, port));
+  const problems: string[] = [];
+  for (const [folder, files] of folders) {
+    const port = portOf(folder);
+    if (!ports.has(port)) problems.push(`${folder}/: no port ${port} in lambda/core`);
+    if (![...files.keys()].some((file) => FAKES.includes(file)))
+      problems.push(`${folder}/: no fake`);
+    for (const [file, text] of files) {
+      for (const name of implementedIn(text)) {
+        if (!extendsPort(name, port) && !(FACETS[folder] ?? []).includes(name)) {
+          problems.push(`${folder}/${file}.ts implements ${name}, not ${port}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+/** The adapter folders (shared/ aside) and their files' text, by name without `.ts`. */
+function adapterFolders(): Map<string, Map<string, string>> {
+  const folders = new Map<string, Map<string, string>>();
+  for (const file of sourceFiles('lambda/adapters')) {
+    const [, folder, name] = /^lambda\/adapters\/([^/]+)\/([^/]+)\.ts$/.exec(file) ?? [];
+    if (folder === undefined || name === undefined || folder === 'shared') continue;
+    const files = folders.get(folder) ?? new Map<string, string>();
+    files.set(name, readFileSync(join(ROOT, file), 'utf8'));
+    folders.set(folder, files);
+  }
+  return folders;
+}
+
+describe('adapter folders, one per port', () => {
+  it('names each folder after a port of the core, each class implements it, each folder has its fake', () => {
+    const folders = adapterFolders();
+    expect(folders.size).toBeGreaterThan(20);
+    expect(portMismatches(folders, coreInterfaces())).toEqual([]);
+  });
+
+  it('negative control: a fake for two ports, a folder named after no port, a folder with no fake', () => {
+    const folders = adapterFolders();
+    // tag-index/memory.ts before each port had its own fake
+    folders
+      .get('tag-index')
+      ?.set('memory', 'export class InMemoryTagIndex implements TagIndex, TagRevalidations {');
+    folders.set(
+      'tag-rows',
+      new Map([['memory', 'export class InMemoryTagRows implements TagRowRemoval {']]),
+    );
+    folders.get('version-rows')?.delete('memory');
+    expect(portMismatches(folders, coreInterfaces())).toEqual([
+      'tag-index/memory.ts implements TagRevalidations, not TagIndex',
+      'version-rows/: no fake',
+      'tag-rows/: no port TagRows in lambda/core',
+      'tag-rows/memory.ts implements TagRowRemoval, not TagRows',
+    ]);
+  });
+});
+
 /** The use cases, a folder each in `lambda/core`: none imports another. */
 const USE_CASES = ['serve', 'regenerate', 'revalidate', 'operate'];
 /** The regeneration queue's one dispatcher: the only folder that reaches several use cases. */

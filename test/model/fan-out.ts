@@ -8,7 +8,7 @@
  */
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress-rows/keys.js';
 import type { CacheMeta } from '../../lambda/core/page/model.js';
 import type {
   RevalidationMarks,

@@ -14,7 +14,7 @@ import { Guard } from '../../lambda/adapters/shared/dynamodb/conditions.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
-import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
+import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/dynamodb.js';
 import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { CacheKey } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';

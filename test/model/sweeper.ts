@@ -11,8 +11,8 @@ import { BatchWriteItemCommand, QueryCommand, type DynamoDBClient } from '@aws-s
 import fc from 'fast-check';
 import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { DynamoBodyReferences } from '../../lambda/adapters/body-references/dynamodb.js';
-import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress/dynamodb.js';
-import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
+import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress-rows/keys.js';
 import { inProgressPartition } from '../../lambda/adapters/revalidations-in-progress/keys.js';
 import { S3BodyListing } from '../../lambda/adapters/body-listing/s3.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
@@ -21,7 +21,7 @@ import {
   PENDING_PURGES_PK,
 } from '../../lambda/adapters/pending-purges/dynamodb.js';
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
-import { DynamoTagRows } from '../../lambda/adapters/tag-index/dynamodb.js';
+import { tagRowRemoval } from '../../lambda/adapters/shared/dynamodb/tag-rows.js';
 import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dynamodb.js';
 import type { CacheKey } from '../../lambda/core/page/model.js';
 import type { Clock } from '../../lambda/core/clock.js';
@@ -217,7 +217,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
       references: references(new DynamoBodyReferences(table), ctx.mutation),
       bodies: new S3BodyStore({ client: clients.s3, bucket: ctx.bucket }),
       cursor: { load: () => Promise.resolve(undefined), save: () => Promise.resolve() },
-      tagRows: new DynamoTagRows(table),
+      tagRows: tagRowRemoval(table),
       clock,
       bodyKeyPrefix: BODY_KEY_PREFIX,
       orphanAgeSeconds: ignoresAge ? -Infinity : ORPHAN_AGE_SECONDS,

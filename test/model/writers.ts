@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
-import { PAGE, tagPartition } from '../../lambda/adapters/tag-index/dynamodb.js';
+import { PAGE, tagPartition } from '../../lambda/adapters/shared/dynamodb/tag-rows.js';
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';

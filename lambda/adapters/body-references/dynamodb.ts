@@ -1,29 +1,17 @@
-import { TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { BodyReferences, PageReferences } from '../../core/operate/ports.js';
 import { SortKey, VERSION_PREFIX } from '../../core/page/rows.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { queryAll } from '../shared/dynamodb/query-all.js';
 import { itemToMeta, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
-
-export interface DynamoBodyReferencesOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /**
  * What points to a page's bodies, in two strongly consistent Queries: LOCK and META (`sk`
  * between `LOCK` and `META` holds exactly those two), then every VER# row. REQ# rows are never
  * read: a page regenerated often has many.
  */
-export class DynamoBodyReferences implements BodyReferences {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: DynamoBodyReferencesOptions) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoBodyReferences extends DynamoTableAdapter implements BodyReferences {
   async of(pk: string): Promise<PageReferences> {
     const [head, versions] = await Promise.all([
       this.#query(pk, '#sk BETWEEN :lock AND :meta', {
@@ -64,19 +52,19 @@ export class DynamoBodyReferences implements BodyReferences {
     const forgotten: string[] = [];
     for (const sk of sks) {
       try {
-        await this.#client.send(
+        await this.db.send(
           new TransactWriteItemsCommand({
             TransactItems: [
               {
                 ConditionCheck: {
-                  TableName: this.#tableName,
+                  TableName: this.table,
                   Key: keyOf(pk, SortKey.Meta),
                   ConditionExpression: Guard.versionUnlisted,
                   ExpressionAttributeNames: namesOf(Guard.versionUnlisted),
                   ExpressionAttributeValues: { ':sk': { S: sk } },
                 },
               },
-              { Delete: { TableName: this.#tableName, Key: keyOf(pk, sk) } },
+              { Delete: { TableName: this.table, Key: keyOf(pk, sk) } },
             ],
           }),
         );
@@ -89,8 +77,8 @@ export class DynamoBodyReferences implements BodyReferences {
   }
 
   #query(pk: string, sortCondition: string, values: Item): Promise<Item[]> {
-    return queryAll(this.#client, {
-      TableName: this.#tableName,
+    return queryAll(this.db, {
+      TableName: this.table,
       KeyConditionExpression: `#pk = :pk AND ${sortCondition}`,
       ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
       ExpressionAttributeValues: { ':pk': { S: pk }, ...values },

@@ -6,7 +6,6 @@ import {
   PutItemCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
-  type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
@@ -23,7 +22,13 @@ import type {
 import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
 import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/page/rows.js';
 import { PublishAction, classifyPublishFailure } from '../shared/dynamodb/cancellation.js';
-import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
+import {
+  Guard,
+  allOf,
+  leaseHeld,
+  leasedLockDelete,
+  namesOf,
+} from '../shared/dynamodb/conditions.js';
 import {
   itemToHolder,
   itemToMeta,
@@ -37,10 +42,9 @@ import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { readPageRows, writePassMark } from '../shared/dynamodb/pass-mark.js';
 import { refreshGeneration } from '../shared/dynamodb/refresh.js';
 import { writeGonePage } from '../shared/dynamodb/gone-page.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
-export interface DynamoCacheTableOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
+export interface DynamoCacheTableOptions extends TableOptions {
   /** How long after expiry DynamoDB TTL may collect a LOCK row. @default LOCK_TTL_BUFFER_SECONDS */
   readonly lockTtlBufferSeconds?: number;
 }
@@ -49,14 +53,11 @@ export interface DynamoCacheTableOptions {
  * The cache table on DynamoDB: META reads (with the hit-for-pass mark, `pass-mark.ts`), the LOCK
  * lease, and the publish transaction.
  */
-export class DynamoCacheTable implements CacheTable {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoCacheTable extends DynamoTableAdapter implements CacheTable {
   readonly #lockTtlBuffer: number;
 
   constructor(options: DynamoCacheTableOptions) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+    super(options);
     this.#lockTtlBuffer = options.lockTtlBufferSeconds ?? LOCK_TTL_BUFFER_SECONDS;
   }
 
@@ -64,9 +65,9 @@ export class DynamoCacheTable implements CacheTable {
     pk: string,
     options: { consistent?: boolean } = {},
   ): Promise<CacheMeta | undefined> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(pk, SortKey.Meta),
         ConsistentRead: options.consistent ?? false,
       }),
@@ -75,15 +76,15 @@ export class DynamoCacheTable implements CacheTable {
   }
 
   readPage(pk: string): Promise<PageRows> {
-    return readPageRows(this.#client, this.#tableName, pk);
+    return readPageRows(this.db, this.table, pk);
   }
 
   markPass(input: MarkPassInput): Promise<void> {
-    return writePassMark(this.#client, this.#tableName, input);
+    return writePassMark(this.db, this.table, input);
   }
 
   storeGone(input: StoreGoneInput): Promise<void> {
-    return writeGonePage(this.#client, this.#tableName, input);
+    return writeGonePage(this.db, this.table, input);
   }
 
   /**
@@ -106,9 +107,9 @@ export class DynamoCacheTable implements CacheTable {
             ExpressionAttributeValues: { ':now': { N: String(input.now) } },
           };
     try {
-      const { Attributes } = await this.#client.send(
+      const { Attributes } = await this.db.send(
         new PutItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: leaseToItem(lease, lockTtlOf(lease.expiresAt, this.#lockTtlBuffer)),
           ...condition,
           ReturnValues: 'ALL_OLD',
@@ -134,18 +135,18 @@ export class DynamoCacheTable implements CacheTable {
   ): Promise<Lease> {
     const expiresAt = input.now + input.durationSeconds;
     const update = 'SET #lease_expires_at = :expires_at, #status_at = :expires_at, #ttl = :ttl';
+    const held = leaseHeld(lease, { update });
     try {
-      await this.#client.send(
+      await this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
+          ...held,
           ExpressionAttributeValues: {
             ':expires_at': { N: String(expiresAt) },
             ':ttl': { N: String(lockTtlOf(expiresAt, this.#lockTtlBuffer)) },
-            ':token': { S: lease.token },
+            ...held.ExpressionAttributeValues,
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -161,13 +162,11 @@ export class DynamoCacheTable implements CacheTable {
 
   async releaseLease(lease: Lease): Promise<boolean> {
     const released = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new DeleteItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(Guard.leaseToken),
-          ExpressionAttributeValues: { ':token': { S: lease.token } },
+          ...leaseHeld(lease),
         }),
       ),
     );
@@ -175,7 +174,7 @@ export class DynamoCacheTable implements CacheTable {
   }
 
   refreshGeneration(input: RefreshInput): Promise<void> {
-    return refreshGeneration(this.#client, this.#tableName, input);
+    return refreshGeneration(this.db, this.table, input);
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {
@@ -186,9 +185,9 @@ export class DynamoCacheTable implements CacheTable {
       (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
     const written = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(input.pk, SortKey.Meta),
           UpdateExpression: update,
           ConditionExpression: condition,
@@ -214,14 +213,12 @@ export class DynamoCacheTable implements CacheTable {
   async clearRevalidationMark(lease: Lease): Promise<boolean> {
     const update = 'REMOVE #revalidated_by';
     const cleared = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(lease.pk, SortKey.Lock),
           UpdateExpression: update,
-          ConditionExpression: Guard.leaseToken,
-          ExpressionAttributeNames: namesOf(update, Guard.leaseToken),
-          ExpressionAttributeValues: { ':token': { S: lease.token } },
+          ...leaseHeld(lease, { update }),
         }),
       ),
     );
@@ -230,7 +227,7 @@ export class DynamoCacheTable implements CacheTable {
 
   /**
    * One TransactWriteItems: Put META (never over a newer generation), Delete LOCK conditioned on
-   * this caller's token and unexpired lease, and, with a seal, REQ# -> COMPLETED unless another
+   * this caller's token and unexpired, unmarked lease, and, with a seal, REQ# -> COMPLETED unless another
    * delivery completed it first; and with a version (Recipe B), Put VER# (never over another
    * row). The condition sits on the Delete itself: DynamoDB rejects a ConditionCheck and a
    * Delete on the same item.
@@ -238,14 +235,13 @@ export class DynamoCacheTable implements CacheTable {
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
     if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
     const mark = markCondition(input.observed);
     const metaCondition = allOf(Guard.notNewerGeneration, mark.condition);
     const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];
     const items: TransactWriteItem[] = [
       {
         Put: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: metaToItem(meta),
           ConditionExpression: metaCondition,
           ExpressionAttributeNames: namesOf(metaCondition),
@@ -256,19 +252,7 @@ export class DynamoCacheTable implements CacheTable {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
-      {
-        Delete: {
-          TableName: this.#tableName,
-          Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: lockCondition,
-          ExpressionAttributeNames: namesOf(lockCondition),
-          ExpressionAttributeValues: {
-            ':token': { S: lease.token },
-            ':now': { N: String(now) },
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
+      leasedLockDelete(this.table, lease, { now, unmarked: true }),
     ];
     if (seal !== undefined) {
       const update = sealUpdate({
@@ -280,7 +264,7 @@ export class DynamoCacheTable implements CacheTable {
       actions.push(PublishAction.SealRequest);
       items.push({
         Update: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: requestKey(lease.pk, seal.idempotencyKey),
           ...update,
           ConditionExpression: Guard.requestOpen,
@@ -296,7 +280,7 @@ export class DynamoCacheTable implements CacheTable {
       actions.push(PublishAction.PutVersion);
       items.push({
         Put: {
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: versionToItem({ ...meta, currentSk: meta.currentSk }),
           ConditionExpression: Guard.rowAbsent,
           ExpressionAttributeNames: namesOf(Guard.rowAbsent),
@@ -304,7 +288,7 @@ export class DynamoCacheTable implements CacheTable {
       });
     }
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
       throw (
         classifyPublishFailure(error, lease, actions, {

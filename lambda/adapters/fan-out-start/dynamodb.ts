@@ -20,9 +20,9 @@ import { createHash } from 'node:crypto';
 import { TransactionConflictError } from '../../core/errors.js';
 import { inProgressKey } from '../../core/page/in-progress.js';
 import type { FanOutProgress, FanOutStart, FanOutStarts } from '../../core/revalidate/ports.js';
-import { fanOutProgressItem } from '../fan-out-progress/dynamodb.js';
+import { fanOutProgressItem } from '../fan-out-progress-rows/dynamodb.js';
 import { IN_PROGRESS_SK, inProgressPartition } from '../revalidations-in-progress/keys.js';
-import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
+import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, type Item } from '../shared/dynamodb/items.js';
 

@@ -1,8 +1,8 @@
 import { inProgressKey } from '../../core/page/in-progress.js';
 import type { FanOutStart, FanOutStarts } from '../../core/revalidate/ports.js';
-import { fanOutSortKey } from '../fan-out-progress/keys.js';
+import { fanOutSortKey } from '../fan-out-progress-rows/keys.js';
 import { rowsOf } from '../revalidations-in-progress/memory.js';
-import type { InMemoryRevalidationStatuses } from '../revalidation-status/memory.js';
+import type { InMemoryRevalidationStatuses } from '../revalidation-statuses/memory.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 
 /** Fan-out starts in memory, with the DynamoDB adapter's conditions (each start at once). */

@@ -21,7 +21,7 @@ import type { PageVersion } from '../../core/page/model.js';
 import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/page/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
-import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
+import { Guard, allOf, leasedLockDelete, namesOf } from '../shared/dynamodb/conditions.js';
 import {
   itemToHolder,
   itemToVersion,
@@ -37,9 +37,9 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const versions: PageVersion[] = [];
     let start: Item | undefined;
     do {
-      const page = await this.client.send(
+      const page = await this.db.send(
         new QueryCommand({
-          TableName: this.tableName,
+          TableName: this.table,
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
           ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
           ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: VERSION_PREFIX } },
@@ -55,8 +55,8 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   }
 
   async version(pk: string, sk: string): Promise<PageVersion | undefined> {
-    const { Item } = await this.client.send(
-      new GetItemCommand({ TableName: this.tableName, Key: keyOf(pk, sk), ConsistentRead: true }),
+    const { Item } = await this.db.send(
+      new GetItemCommand({ TableName: this.table, Key: keyOf(pk, sk), ConsistentRead: true }),
     );
     return Item === undefined ? undefined : itemToVersion(Item);
   }
@@ -73,11 +73,10 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
       Guard.sameGeneration,
       expected.currentSk === undefined ? Guard.noPointer : Guard.samePointer,
     );
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
     const items: TransactWriteItem[] = [
       {
         Put: {
-          TableName: this.tableName,
+          TableName: this.table,
           Item: metaToItem(meta),
           ConditionExpression: unchanged,
           ExpressionAttributeNames: namesOf(unchanged),
@@ -89,21 +88,12 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
           },
         },
       },
-      {
-        Delete: {
-          TableName: this.tableName,
-          Key: keyOf(lease.pk, SortKey.Lock),
-          ConditionExpression: lockCondition,
-          ExpressionAttributeNames: namesOf(lockCondition),
-          ExpressionAttributeValues: { ':token': { S: lease.token }, ':now': { N: String(now) } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
+      leasedLockDelete(this.table, lease, { now }),
     ];
     if (meta.currentSk !== undefined) {
       items.push({
         ConditionCheck: {
-          TableName: this.tableName,
+          TableName: this.table,
           Key: keyOf(meta.pk, meta.currentSk),
           ConditionExpression: Guard.rowExists,
           ExpressionAttributeNames: namesOf(Guard.rowExists),
@@ -111,7 +101,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
       });
     }
     try {
-      await this.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
     } catch (error) {
       throw classifyRestoreFailure(error, meta.pk, meta.currentSk) ?? error;
     }
@@ -126,14 +116,13 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     const { lease, now } = input;
     const update = 'SET #hold_until = :hold_until, #ttl = :ttl';
     const unchanged = allOf(Guard.rowExists, Guard.sameGeneration);
-    const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive);
     try {
-      await this.client.send(
+      await this.db.send(
         new TransactWriteItemsCommand({
           TransactItems: [
             {
               Update: {
-                TableName: this.tableName,
+                TableName: this.table,
                 Key: keyOf(lease.pk, SortKey.Meta),
                 UpdateExpression: update,
                 ConditionExpression: unchanged,
@@ -145,19 +134,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
                 },
               },
             },
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: keyOf(lease.pk, SortKey.Lock),
-                ConditionExpression: lockCondition,
-                ExpressionAttributeNames: namesOf(lockCondition),
-                ExpressionAttributeValues: {
-                  ':token': { S: lease.token },
-                  ':now': { N: String(now) },
-                },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
+            leasedLockDelete(this.table, lease, { now }),
           ],
         }),
       );
@@ -168,15 +145,14 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
 
   async release(pk: string): Promise<boolean> {
     const update = 'REMOVE #hold_until';
-    const condition = '(attribute_exists(#hold_until))';
     const released = await conditionalWrite(
-      this.client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.tableName,
+          TableName: this.table,
           Key: keyOf(pk, SortKey.Meta),
           UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: namesOf(update, condition),
+          ConditionExpression: Guard.held,
+          ExpressionAttributeNames: namesOf(update, Guard.held),
         }),
       ),
     );

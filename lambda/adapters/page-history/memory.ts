@@ -3,15 +3,14 @@ import { isLeaseLive } from '../../core/page/lease.js';
 import type { HoldWrite, PageHistory, RestoreInput } from '../../core/operate/ports.js';
 import type { PageVersion } from '../../core/page/model.js';
 import { MemoryTable } from '../shared/memory-table.js';
+import { InMemoryVersionRows } from '../version-rows/memory.js';
 
 /**
  * A page's VER# rows in memory, with the conditions of `adapters/page-history/dynamodb.ts`: a
  * restore commits only while META is the generation and version the operator read, the
  * operator's lease is still theirs and live, and the version's row is there.
  */
-export class InMemoryPageHistory implements PageHistory {
-  constructor(readonly state: MemoryTable) {}
-
+export class InMemoryPageHistory extends InMemoryVersionRows implements PageHistory {
   versions(pk: string): Promise<PageVersion[]> {
     const rows = [...this.state.versions.entries()]
       .filter(([id]) => id.startsWith(`${pk}\u0000`))
@@ -23,17 +22,6 @@ export class InMemoryPageHistory implements PageHistory {
   version(pk: string, sk: string): Promise<PageVersion | undefined> {
     const version = this.state.versions.get(MemoryTable.versionId(pk, sk));
     return Promise.resolve(version === undefined ? undefined : { ...version });
-  }
-
-  forget(pk: string, sks: readonly string[]): Promise<string[]> {
-    const keys: string[] = [];
-    for (const sk of sks) {
-      const id = MemoryTable.versionId(pk, sk);
-      const version = this.state.versions.get(id);
-      if (version !== undefined) keys.push(version.s3Key);
-      this.state.versions.delete(id);
-    }
-    return Promise.resolve(keys);
   }
 
   restore(input: RestoreInput): Promise<void> {

@@ -11,13 +11,13 @@ import {
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { PendingPurge, PendingPurges } from '../../core/operate/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { PENDING_PURGES_PK } from '../../core/page/rows.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
 export { PENDING_PURGES_PK } from '../../core/page/rows.js';
 
@@ -35,22 +35,19 @@ export const refusedPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id
 /** Pending rows' sort keys are 13 digits, `#`, the id: all of them lie in this range. */
 const PENDING_RANGE = ['0', '9~'] as const;
 
-export class DynamoPendingPurges implements PendingPurges {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoPendingPurges extends DynamoTableAdapter implements PendingPurges {
   readonly #ttlSeconds: number;
 
-  constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+  constructor(options: TableOptions & { readonly ttlSeconds?: number }) {
+    super(options);
     this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
   }
 
   async add(purge: PendingPurge): Promise<void> {
     await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new PutItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Item: this.#toItem(purge),
           // Recorded once: a repeated add (a retried call) leaves the row and its attempts alone.
           ConditionExpression: Guard.rowAbsent,
@@ -61,9 +58,9 @@ export class DynamoPendingPurges implements PendingPurges {
   }
 
   async oldest(limit: number): Promise<PendingPurge[]> {
-    const { Items } = await this.#client.send(
+    const { Items } = await this.db.send(
       new QueryCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :first AND :last',
         ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
         ExpressionAttributeValues: {
@@ -82,9 +79,9 @@ export class DynamoPendingPurges implements PendingPurges {
   async recordAttempt(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
     const update = 'SET #reason = :reason, #last_attempt_at = :at ADD #attempts :one';
     await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
           UpdateExpression: update,
           // Never recreates a row another sweeper removed after the CDN accepted it.
@@ -102,9 +99,9 @@ export class DynamoPendingPurges implements PendingPurges {
 
   /** The refused row first, then the pending one goes: a crash between leaves both, never none. */
   async refuse(purge: PendingPurge, input: { reason: string; at: number }): Promise<void> {
-    await this.#client.send(
+    await this.db.send(
       new PutItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Item: {
           ...this.#toItem({ ...purge, reason: input.reason, attempts: purge.attempts + 1 }),
           ...keyOf(PENDING_PURGES_PK, refusedPurgeSortKey(purge)),
@@ -116,9 +113,9 @@ export class DynamoPendingPurges implements PendingPurges {
   }
 
   async remove(purge: PendingPurge): Promise<void> {
-    await this.#client.send(
+    await this.db.send(
       new DeleteItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(PENDING_PURGES_PK, pendingPurgeSortKey(purge)),
       }),
     );

@@ -14,10 +14,9 @@ import type { NewClaim, RequestRow } from './rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Claim, namesOf } from '../shared/dynamodb/conditions.js';
 import { claimItem, requestKey, rowOf, settleUpdate } from '../shared/dynamodb/request-row.js';
+import type { TableOptions } from '../shared/dynamodb/table.js';
 
-export interface RequestRowStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
+export interface RequestRowStoreOptions extends TableOptions {
   /** Every expiry (claim, in-progress, TTL) is read from this clock. @default systemClock */
   readonly clock?: Clock | undefined;
 }

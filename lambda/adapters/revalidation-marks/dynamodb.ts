@@ -1,35 +1,24 @@
-import {
-  DeleteItemCommand,
-  UpdateItemCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { CacheMeta } from '../../core/page/model.js';
 import type { RevalidationMarks } from '../../core/revalidate/ports.js';
 import { SortKey } from '../../core/page/rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { itemToMeta, keyOf } from '../shared/dynamodb/items.js';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /**
  * A revalidation's writes on a page's rows. Each is conditioned on the row existing, so a
  * revalidation never creates a LOCK or a META (a META without `s3_key` would break Recipe A
  * readers).
  */
-export class DynamoRevalidationMarks implements RevalidationMarks {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoRevalidationMarks extends DynamoTableAdapter implements RevalidationMarks {
   async markLock(pk: string, effectId: string): Promise<boolean> {
     const update = 'SET #revalidated_by = :effect';
     const marked = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(pk, SortKey.Lock),
           UpdateExpression: update,
           ConditionExpression: Guard.rowExists,
@@ -49,9 +38,9 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
       'SET #revalidate_seconds = :zero, #revalidated_at = :now, #revalidated_by = :effect ' +
       'REMOVE #regen_failures, #regen_failed_at, #regen_next_at, #regen_error, #status_shard, #status_at';
     const marked = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(pk, SortKey.Meta),
           UpdateExpression: update,
           ConditionExpression: Guard.rowExists,
@@ -70,9 +59,9 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
 
   async expire(pk: string): Promise<CacheMeta | undefined> {
     const expired = await conditionalWrite(
-      this.#client.send(
+      this.db.send(
         new DeleteItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(pk, SortKey.Meta),
           ConditionExpression: Guard.rowExists,
           ExpressionAttributeNames: namesOf(Guard.rowExists),
@@ -86,9 +75,9 @@ export class DynamoRevalidationMarks implements RevalidationMarks {
   /** Two DeleteItems side by side (1 WCU each, found or not): META#PASS and META#GONE. */
   async clearPass(pk: string): Promise<boolean> {
     const clear = (sk: string) =>
-      this.#client.send(
+      this.db.send(
         new DeleteItemCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           Key: keyOf(pk, sk),
           ReturnValues: 'ALL_OLD',
         }),

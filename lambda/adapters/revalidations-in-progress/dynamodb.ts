@@ -10,13 +10,13 @@ import {
   GetItemCommand,
   TransactWriteItemsCommand,
   type CancellationReason,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TransactionConflictError } from '../../core/errors.js';
 import type { InProgressEntry, RevalidationsInProgress } from '../../core/page/ports.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { keyOf } from '../shared/dynamodb/items.js';
 import { IN_PROGRESS_SK, inProgressPartition } from './keys.js';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /** Attributes of the row that are entries: every one but the key. */
 const KEY_ATTRIBUTES = new Set(['pk', 'sk']);
@@ -24,15 +24,10 @@ const KEY_ATTRIBUTES = new Set(['pk', 'sk']);
 /** Only the effect that owns an entry removes it: a later revalidation's entry stays. */
 const STILL_OURS = '#entry.effect_id = :effect';
 
-export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoRevalidationsInProgress
+  extends DynamoTableAdapter
+  implements RevalidationsInProgress
+{
   async end(
     tenant: string | undefined,
     shards: number,
@@ -41,7 +36,7 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
   ): Promise<boolean> {
     const remove = (shard: number) => ({
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(inProgressPartition(tenant, shard), IN_PROGRESS_SK),
         UpdateExpression: 'REMOVE #entry',
         ConditionExpression: STILL_OURS,
@@ -58,9 +53,9 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
   }
 
   async read(tenant: string | undefined, shard: number): Promise<Map<string, InProgressEntry>> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(inProgressPartition(tenant, shard), IN_PROGRESS_SK),
         ConsistentRead: true,
       }),
@@ -83,7 +78,7 @@ export class DynamoRevalidationsInProgress implements RevalidationsInProgress {
     items: ConstructorParameters<typeof TransactWriteItemsCommand>[0]['TransactItems'],
   ) {
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
       return undefined;
     } catch (error) {
       if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;

@@ -5,7 +5,7 @@
  */
 import type { CacheMeta, GonePage, PageVersion, PassMark } from '../../core/page/model.js';
 import type { FanOutProgress } from '../../core/revalidate/ports.js';
-import type { InProgressEntry } from '../../core/page/ports.js';
+import type { InProgressEntry, TagPageCount } from '../../core/page/ports.js';
 import type { RequestStatus } from '../../core/page/rows.js';
 import type { RowEnding } from '../request-store/rows.js';
 
@@ -52,4 +52,34 @@ export class MemoryTable {
 
   static requestId = (pk: string, key: string): string => `${pk}\u0000REQ#${key}`;
   static versionId = (pk: string, sk: string): string => `${pk}\u0000${sk}`;
+  static tagKey = (tenant: string | undefined, tag: string): string =>
+    `TAG#${tenant ?? '_'}#${tag}`;
+
+  /** The pages a tag indexes: exact up to `limit`; past it the true size, as the estimate aims at. */
+  countTagPages(tenant: string | undefined, tag: string, limit: number): TagPageCount {
+    const size = this.tagPages.get(MemoryTable.tagKey(tenant, tag))?.size ?? 0;
+    return { count: size, exact: size <= limit };
+  }
+
+  /** Each row goes only while META does not carry its tag and no LOCK is held, as on DynamoDB. */
+  removeTagRows(tenant: string | undefined, pk: string, tags: readonly string[]): string[] {
+    const removed: string[] = [];
+    for (const tag of new Set(tags)) {
+      if (this.metas.get(pk)?.tags?.includes(tag) === true) continue;
+      if (this.locks.has(pk)) continue;
+      this.tagPages.get(MemoryTable.tagKey(tenant, tag))?.delete(pk);
+      removed.push(tag);
+    }
+    return removed;
+  }
+
+  /** When each of `tags` was last revalidated; never: absent. */
+  tagTimes(tenant: string | undefined, tags: readonly string[]): Map<string, number> {
+    const found = new Map<string, number>();
+    for (const tag of tags) {
+      const at = this.tagRevalidatedAt.get(MemoryTable.tagKey(tenant, tag));
+      if (at !== undefined) found.set(tag, at);
+    }
+    return found;
+  }
 }

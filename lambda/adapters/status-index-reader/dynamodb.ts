@@ -1,31 +1,19 @@
-import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { StatusIndexReader, StatusRow } from '../../core/operate/ports.js';
 import { StatusIndex } from '../../core/page/rows.js';
 import { num, str, type Item } from '../shared/dynamodb/items.js';
-
-export interface DynamoStatusIndexReaderOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /**
  * The status index on DynamoDB: one Query per shard, `Limit` rows, oldest `status_at` first. A
  * GSI is read eventually consistent only; a row a second old may be missing, or gone already,
  * which a report every five minutes tolerates.
  */
-export class DynamoStatusIndexReader implements StatusIndexReader {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: DynamoStatusIndexReaderOptions) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoStatusIndexReader extends DynamoTableAdapter implements StatusIndexReader {
   async readShard(shard: string, limit: number) {
-    const { Items, LastEvaluatedKey } = await this.#client.send(
+    const { Items, LastEvaluatedKey } = await this.db.send(
       new QueryCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         IndexName: StatusIndex.Name,
         KeyConditionExpression: '#shard = :shard',
         ExpressionAttributeNames: { '#shard': StatusIndex.PartitionKey },

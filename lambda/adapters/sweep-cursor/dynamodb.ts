@@ -1,29 +1,17 @@
-import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SweepCursor } from '../../core/operate/ports.js';
 import { SweepCursorKey } from '../../core/page/rows.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 const { pk: SWEEP_CURSOR_PK, sk: SWEEP_CURSOR_SK } = SweepCursorKey;
 
-export interface DynamoSweepCursorOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}
-
 /** The orphan sweep's ListObjectsV2 continuation token, kept in the cache table. */
-export class DynamoSweepCursor implements SweepCursor {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: DynamoSweepCursorOptions) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoSweepCursor extends DynamoTableAdapter implements SweepCursor {
   async load(): Promise<string | undefined> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(SWEEP_CURSOR_PK, SWEEP_CURSOR_SK),
         ConsistentRead: true,
       }),
@@ -33,9 +21,9 @@ export class DynamoSweepCursor implements SweepCursor {
 
   /** A Put either way (no DeleteItem to grant): a lap's end is a row without a token. */
   async save(cursor: string | undefined): Promise<void> {
-    await this.#client.send(
+    await this.db.send(
       new PutItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Item: {
           ...keyOf(SWEEP_CURSOR_PK, SWEEP_CURSOR_SK),
           ...(cursor === undefined ? {} : { continuation: { S: cursor } }),

@@ -1,9 +1,4 @@
-import {
-  PutItemCommand,
-  QueryCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { TagPageCount } from '../../core/page/ports.js';
 import type { TagRevalidations } from '../../core/revalidate/ports.js';
@@ -16,8 +11,9 @@ import {
   STATE,
   tagPagesQuery,
   tagPartition,
-} from '../tag-index/dynamodb.js';
+} from '../shared/dynamodb/tag-rows.js';
 import type { TagTimesReader } from '../../core/revalidate/tag-times.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
 /**
  * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
@@ -30,9 +26,10 @@ export const TAG_STATE_TTL_SECONDS = 7 * 86_400;
  * The tag index as a revalidation reads it, where it records each tag's revalidation, and where
  * a data cache reads those times back (`core/revalidate/tag-times.ts`).
  */
-export class DynamoTagRevalidations implements TagRevalidations, TagTimesReader {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoTagRevalidations
+  extends DynamoTableAdapter
+  implements TagRevalidations, TagTimesReader
+{
   readonly #pageSize: number | undefined;
   readonly #clock: Clock;
 
@@ -40,22 +37,21 @@ export class DynamoTagRevalidations implements TagRevalidations, TagTimesReader 
    * `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB); `clock`
    * times a throttled read's backoff. @default the system's
    */
-  constructor(options: {
-    client: DynamoDBClient;
-    tableName: string;
-    pageSize?: number;
-    clock?: Clock | undefined;
-  }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+  constructor(
+    options: TableOptions & {
+      pageSize?: number;
+      clock?: Clock | undefined;
+    },
+  ) {
+    super(options);
     this.#pageSize = options.pageSize;
     this.#clock = options.clock ?? systemClock;
   }
 
   async pages(tenant: string | undefined, tag: string, cursor?: string, limit?: number) {
-    const { Items, LastEvaluatedKey } = await this.#client.send(
+    const { Items, LastEvaluatedKey } = await this.db.send(
       new QueryCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         ...tagPagesQuery(tenant, tag),
         ProjectionExpression: '#sk',
         ConsistentRead: true,
@@ -70,16 +66,16 @@ export class DynamoTagRevalidations implements TagRevalidations, TagTimesReader 
   }
 
   countPages(tenant: string | undefined, tag: string, limit: number): Promise<TagPageCount> {
-    return countTagPages(this.#client, this.#tableName, { tenant, tag, limit });
+    return countTagPages(this.db, this.table, { tenant, tag, limit });
   }
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
-    return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
+    return removePageRows(this.db, this.table, { tenant, pk, tags });
   }
 
   /** BatchGetItem of the tags' `STATE` rows; a throttled batch is read again after 50-100 ms. */
   revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>> {
-    return readTagStates(this.#client, this.#tableName, { tenant, tags }, (round) =>
+    return readTagStates(this.db, this.table, { tenant, tags }, (round) =>
       this.#clock.sleep(50 * 2 ** round),
     );
   }
@@ -89,9 +85,9 @@ export class DynamoTagRevalidations implements TagRevalidations, TagTimesReader 
     tag: string,
     input: { effectId: string; atMs: number },
   ): Promise<void> {
-    await this.#client.send(
+    await this.db.send(
       new PutItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Item: {
           ...keyOf(tagPartition(tenant, tag), STATE),
           revalidated_at_ms: { N: String(input.atMs) },

@@ -1,32 +1,20 @@
-import { DeleteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import type { VersionRows } from '../../core/page/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
-
-export interface DynamoVersionRowsOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /**
  * VER# rows as a publisher needs them: the few a publish dropped from META's list are deleted
  * (the publish transaction writes new ones). Kept apart from the operator's `DynamoPageHistory`,
  * so the functions bundle only this.
  */
-export class DynamoVersionRows implements VersionRows {
-  protected readonly client: DynamoDBClient;
-  protected readonly tableName: string;
-
-  constructor(options: DynamoVersionRowsOptions) {
-    this.client = options.client;
-    this.tableName = options.tableName;
-  }
-
+export class DynamoVersionRows extends DynamoTableAdapter implements VersionRows {
   async forget(pk: string, sks: readonly string[]): Promise<string[]> {
     const deleted = await Promise.all(
       sks.map(async (sk) => {
-        const { Attributes } = await this.client.send(
+        const { Attributes } = await this.db.send(
           new DeleteItemCommand({
-            TableName: this.tableName,
+            TableName: this.table,
             Key: keyOf(pk, sk),
             ReturnValues: 'ALL_OLD',
           }),

@@ -1,22 +1,21 @@
-import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ResolveInput, StatusRow, WorkResolution } from '../../core/operate/ports.js';
 import { SortKey } from '../../core/page/rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { allOf, Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num } from '../shared/dynamodb/items.js';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /**
  * `WorkResolution` on DynamoDB: a GetItem of META's `generated_at`, and one conditional
  * UpdateItem per REQ# row resolved (1 write unit; only for rows in the status index, which are
  * rare: the cost follows failures, never publishes).
  */
-export class DynamoWorkResolution implements WorkResolution {
-  constructor(readonly options: { readonly client: DynamoDBClient; readonly tableName: string }) {}
-
+export class DynamoWorkResolution extends DynamoTableAdapter implements WorkResolution {
   async publishedAt(pk: string): Promise<number | undefined> {
-    const { Item } = await this.options.client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.options.tableName,
+        TableName: this.table,
         Key: keyOf(pk, SortKey.Meta),
         ProjectionExpression: '#generated_at',
         ExpressionAttributeNames: { '#generated_at': 'generated_at' },
@@ -30,9 +29,9 @@ export class DynamoWorkResolution implements WorkResolution {
       'SET #resolved_at = :now, #resolved_by_generation = :generation REMOVE #status_shard, #status_at';
     const condition = allOf(Guard.statusIs, Guard.statusAtUnchanged);
     const written = await conditionalWrite(
-      this.options.client.send(
+      this.db.send(
         new UpdateItemCommand({
-          TableName: this.options.tableName,
+          TableName: this.table,
           Key: keyOf(row.pk, row.sk),
           UpdateExpression: update,
           ConditionExpression: condition,

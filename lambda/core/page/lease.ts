@@ -1,10 +1,10 @@
 /**
- * The lease, in one place: the rules a caller applies on its own clock, the same rules as the
- * DynamoDB conditions that enforce them atomically (`LeaseCondition`, composed into publishes and
- * restores by `adapters/shared/dynamodb/conditions.ts`), how a lease is taken, seized and
- * released, what a LOCK row left behind means for bodies, and the keeper that holds a lease
- * through a long render. Render slots (`regenerate/admission.ts`) and an operator's seizure
- * (`operate/rollback.ts`) are leases too, taken through here.
+ * The lease, in one place: the rules a caller applies on its own clock (DynamoDB enforces the
+ * same rules atomically on LOCK: `Guard.leaseFree`, `leaseToken`, `leaseLive` in
+ * `adapters/shared/dynamodb/conditions.ts`), how a lease is taken, seized and released, what a
+ * LOCK row left behind means for bodies, and the keeper that holds a lease through a long render.
+ * Render slots (`regenerate/admission.ts`) and an operator's seizure (`operate/rollback.ts`) are
+ * leases too, taken through here.
  */
 import type { CacheKey, AcquiredLease, Lease } from './model.js';
 import { epochSeconds, type Clock } from '../clock.js';
@@ -29,19 +29,6 @@ export const canStartRender = (
 ): boolean => isLeaseLive(lease, nowSeconds + clockSkewMarginSeconds);
 
 /**
- * The rules above as DynamoDB evaluates them, atomically, on the LOCK row (`#` names the
- * attribute; `ttl`-style reserved words stay safe). In-memory adapters evaluate the functions.
- */
-export const LeaseCondition = {
-  /** Not `isLeaseLive`: no LOCK, or its holder's time has run out on the caller's clock (take). */
-  free: '(attribute_not_exists(#pk) OR #lease_expires_at <= :now)',
-  /** The caller's token is still the one on LOCK: nobody took it over (refresh, release, publish). */
-  token: '(#lease_token = :token)',
-  /** `isLeaseLive` on the caller's clock (publish, restore). */
-  live: '(#lease_expires_at > :now)',
-} as const;
-
-/**
  * How long past its expiry a LOCK row is kept before DynamoDB TTL may collect it. Garbage
  * collection only (expiry is always `isLeaseLive` on the caller's clock): a LOCK left by a crash
  * names the lease whose body may be an orphan, and the next taker retires it
@@ -54,7 +41,7 @@ export const lockTtlOf = (expiresAt: number, bufferSeconds = LOCK_TTL_BUFFER_SEC
   expiresAt + bufferSeconds;
 
 /**
- * Takes the lease if it is free or expired (`LeaseCondition.free`).
+ * Takes the lease if it is free or expired (not `isLeaseLive`).
  * @returns the lease, or who holds it live
  */
 export async function tryTakeLease(

@@ -5,13 +5,15 @@ import { bodyReferencesContract } from './body-references/contract.js';
 import { cacheTableContract } from './cache-table/contract.js';
 import { pageHistoryContract } from './page-history/contract.js';
 import { pendingPurgesContract } from './pending-purges/contract.js';
-import { revalidationStatusesContract } from './revalidation-status/contract.js';
+import { revalidationStatusesContract } from './revalidation-statuses/contract.js';
 import { requestStoreContract } from './request-store/contract.js';
 import { revalidationMarksContract } from './revalidation-marks/contract.js';
 import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
-import { fanOutProgressContract } from './fan-out-progress/contract.js';
+import { fanOutProgressContract } from './fan-out-progress-rows/contract.js';
 import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
+import { renderCounterContract } from './render-counter/contract.js';
+import { versionRowsContract } from './version-rows/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
 
@@ -28,6 +30,8 @@ bodyReferencesContract('DynamoDB Local', dynamoTableSubject);
 statusIndexReaderContract('DynamoDB Local', dynamoTableSubject);
 revalidationsInProgressContract('DynamoDB Local', dynamoTableSubject);
 fanOutProgressContract('DynamoDB Local', dynamoTableSubject);
+versionRowsContract('DynamoDB Local', dynamoTableSubject);
+renderCounterContract('DynamoDB Local', dynamoTableSubject);
 fanOutStartContract('DynamoDB Local', dynamoTableSubject);
 
 // The adapters that write the in-progress and progress rows again, under AWS's transaction

@@ -1,17 +1,23 @@
-import { LeaseCondition } from '../../../core/page/lease.js';
+import type { AttributeValue, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { Lease } from '../../../core/page/model.js';
+import { SortKey } from '../../../core/page/rows.js';
+import { keyOf } from './items.js';
 
 /**
- * Condition expressions of the cache table, as named fragments. Every attribute is referenced as
- * `#<attribute name>` (`ttl` and `status` are DynamoDB reserved words), so the names map can be
- * derived from the expression itself.
+ * Condition expressions of the cache table, as named fragments: the one place the service's
+ * DynamoDB conditions are written. Every attribute is referenced as `#<attribute name>` (`ttl`
+ * and `status` are DynamoDB reserved words), so the names map can be derived from the expression
+ * itself. The lease's three are the rules of `core/page/lease.ts` on the LOCK row, evaluated
+ * atomically; the in-memory table evaluates those functions, and the contract suite holds both
+ * to the same answers.
  */
 export const Guard = {
-  /** LOCK free or expired (acquire): the lease rule, `LeaseCondition.free` (core/page/lease.ts). */
-  leaseFree: LeaseCondition.free,
-  /** Nobody took the lease over (refresh, release, publish): `LeaseCondition.token`. */
-  leaseToken: LeaseCondition.token,
-  /** The caller's lease has not run out on its own clock (publish): `LeaseCondition.live`. */
-  leaseLive: LeaseCondition.live,
+  /** LOCK free or expired (take): not `isLeaseLive` on the caller's clock `:now`. */
+  leaseFree: '(attribute_not_exists(#pk) OR #lease_expires_at <= :now)',
+  /** Nobody took the lease over: the caller's `:token` is still on LOCK (refresh, release, publish). */
+  leaseToken: '(#lease_token = :token)',
+  /** The caller's lease has not run out on its own clock: `isLeaseLive` at `:now` (publish, restore). */
+  leaseLive: '(#lease_expires_at > :now)',
   /**
    * No revalidation marked LOCK since this lease rendered: a render that started before a
    * revalidation must not publish (publish).
@@ -30,7 +36,10 @@ export const Guard = {
   noMarkSinceAbsent: '(attribute_not_exists(#pk) OR attribute_not_exists(#revalidated_by))',
   /** No row with this key yet: a version row is written once (publish). */
   rowAbsent: '(attribute_not_exists(#pk))',
-  /** The row is there: a revalidation marks rows, it never creates them. */
+  /**
+   * The row is there: a revalidation marks rows, it never creates them; a late fan-out batch
+   * counts on a revalidation's status, never creating a bare one.
+   */
   rowExists: '(attribute_exists(#pk))',
   /** META is absent or not newer than the generation being written: never go backwards (publish). */
   notNewerGeneration: '(attribute_not_exists(#pk) OR #generated_at <= :generated_at)',
@@ -75,6 +84,10 @@ export const Guard = {
    * a new failure since moves it, and is left alone (work resolution).
    */
   statusAtUnchanged: '(#status_at = :status_at)',
+  /** On META: the operator's hold is there to release (release). */
+  held: '(attribute_exists(#hold_until))',
+  /** A fan-out step moves the cursor only from the one it read: a duplicate step loses here. */
+  cursorUnmoved: '#cursor = :from',
 } as const;
 
 /** Fragments of the REQ# claim condition, mirroring Powertools' own DynamoDB layer. */
@@ -94,6 +107,57 @@ export const Claim = {
 } as const;
 
 export const allOf = (...fragments: string[]): string => fragments.join(' AND ');
+
+/** A condition with the values it reads, ready to spread into a command beside its own. */
+export interface Condition {
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues: Record<string, AttributeValue>;
+}
+
+/**
+ * On LOCK: the caller holds the lease, by its token alone (refresh, release, clearing a mark: a
+ * takeover replaces the token atomically), or, given `now`, also live on the caller's clock, and
+ * with `unmarked`, not marked by a revalidation since (publish, pass mark). `update` is the
+ * command's own update expression, whose names join the condition's.
+ */
+export function leaseHeld(
+  lease: Pick<Lease, 'token'>,
+  options: { now?: number; unmarked?: boolean; update?: string } = {},
+): Condition {
+  const live = options.now === undefined ? [] : [Guard.leaseLive];
+  const condition = allOf(
+    Guard.leaseToken,
+    ...live,
+    ...(options.unmarked === true ? [Guard.notRevalidated] : []),
+  );
+  return {
+    ConditionExpression: condition,
+    ExpressionAttributeNames: namesOf(options.update ?? '', condition),
+    ExpressionAttributeValues: {
+      ':token': { S: lease.token },
+      ...(options.now === undefined ? {} : { ':now': { N: String(options.now) } }),
+    },
+  };
+}
+
+/**
+ * A transaction's Delete of the caller's LOCK, only while its lease is held and live at `now`
+ * (and `unmarked`, for a publish): the end of every write made under a lease. A failed condition
+ * returns the LOCK as it is (`ALL_OLD`), so the caller can say who holds it.
+ */
+export const leasedLockDelete = (
+  tableName: string,
+  lease: Pick<Lease, 'pk' | 'token'>,
+  options: { now: number; unmarked?: boolean },
+): TransactWriteItem => ({
+  Delete: {
+    TableName: tableName,
+    Key: keyOf(lease.pk, SortKey.Lock),
+    ...leaseHeld(lease, options),
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
 
 /** The ExpressionAttributeNames an expression uses: `#name` always stands for attribute `name`. */
 export const namesOf = (...expressions: string[]): Record<string, string> => {

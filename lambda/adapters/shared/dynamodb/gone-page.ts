@@ -8,7 +8,7 @@ import type { StoreGoneInput } from '../../../core/page/ports.js';
 import type { GonePage } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { classifyPublishFailure, PublishAction } from './cancellation.js';
-import { allOf, Guard, namesOf } from './conditions.js';
+import { leasedLockDelete } from './conditions.js';
 import { keyOf, num, str, type Item } from './items.js';
 
 /** The row: FaceTheory-like names (`status_code`, `content_type`...) plus the body, inline. */
@@ -67,7 +67,6 @@ export async function writeGonePage(
 ): Promise<void> {
   const { lease, gone, now } = input;
   if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
-  const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
   // The failure classification reads the LOCK's reason by its place: Put, then Delete LOCK.
   const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
   try {
@@ -75,19 +74,7 @@ export async function writeGonePage(
       new TransactWriteItemsCommand({
         TransactItems: [
           { Put: { TableName: tableName, Item: goneToItem(gone) } },
-          {
-            Delete: {
-              TableName: tableName,
-              Key: keyOf(lease.pk, SortKey.Lock),
-              ConditionExpression: lockCondition,
-              ExpressionAttributeNames: namesOf(lockCondition),
-              ExpressionAttributeValues: {
-                ':token': { S: lease.token },
-                ':now': { N: String(now) },
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
+          leasedLockDelete(tableName, lease, { now, unmarked: true }),
         ],
       }),
     );

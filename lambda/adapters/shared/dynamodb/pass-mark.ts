@@ -11,7 +11,7 @@ import type { MarkPassInput } from '../../../core/page/ports.js';
 import type { PageRows, PassMark } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { classifyPublishFailure, PublishAction } from './cancellation.js';
-import { allOf, Guard, namesOf } from './conditions.js';
+import { leasedLockDelete } from './conditions.js';
 import { itemToGone } from './gone-page.js';
 import { itemToMeta, keyOf, num, str, type Item } from './items.js';
 
@@ -73,7 +73,6 @@ export async function writePassMark(
 ): Promise<void> {
   const { lease, mark, now } = input;
   if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
-  const lockCondition = allOf(Guard.leaseToken, Guard.leaseLive, Guard.notRevalidated);
   // The failure classification reads the LOCK's reason by its place: Put, Delete LOCK, Delete META.
   const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
   try {
@@ -81,19 +80,7 @@ export async function writePassMark(
       new TransactWriteItemsCommand({
         TransactItems: [
           { Put: { TableName: tableName, Item: passMarkToItem(mark) } },
-          {
-            Delete: {
-              TableName: tableName,
-              Key: keyOf(lease.pk, SortKey.Lock),
-              ConditionExpression: lockCondition,
-              ExpressionAttributeNames: namesOf(lockCondition),
-              ExpressionAttributeValues: {
-                ':token': { S: lease.token },
-                ':now': { N: String(now) },
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
+          leasedLockDelete(tableName, lease, { now, unmarked: true }),
           { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } },
         ],
       }),

@@ -139,7 +139,12 @@ describe('variants through the origin, the worker and a revalidation (unit)', ()
         return Promise.resolve({ status: 'submitted', invalidationIds: ['I1'] });
       },
     };
-    const revalidationDeps = { ...service, cdn, deployId: 'd1' };
+    const revalidationDeps = {
+      ...service,
+      tagIndex: service.tagRevalidations,
+      cdn,
+      deployId: 'd1',
+    };
     return { ...service, counter, get, purges, revalidationDeps };
   }
 

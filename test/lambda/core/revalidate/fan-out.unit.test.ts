@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress/keys.js';
-import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
-import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
+import { fanOutSortKey } from '../../../../lambda/adapters/fan-out-progress-rows/keys.js';
+import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/memory.js';
+import type { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-statuses/memory.js';
 import type { MemoryTable } from '../../../../lambda/adapters/shared/memory-table.js';
 import type { FanOutProgressRows } from '../../../../lambda/core/revalidate/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
@@ -250,7 +250,7 @@ describe('markBatch (unit, in-memory ports)', () => {
     const ctx = backgroundService({ batchSize: 2 });
     for (const path of ['/a', '/b', '/c', '/d', '/e']) await ctx.get(path);
     // A page of the first batch is gone (its META expired): the step unindexes it.
-    const [gone] = (await ctx.tagIndex.pages(undefined, 'post', undefined, 2)).pks;
+    const [gone] = (await ctx.tagRevalidations.pages(undefined, 'post', undefined, 2)).pks;
     ctx.state.metas.delete(gone);
     const revalidation = ctx.revalidation();
     await acceptRevalidation(ctx.deps, revalidation);

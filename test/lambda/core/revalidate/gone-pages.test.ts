@@ -7,7 +7,7 @@ import { DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { tagPartition } from '../../../../lambda/adapters/tag-index/dynamodb.js';
+import { tagPartition } from '../../../../lambda/adapters/shared/dynamodb/tag-rows.js';
 import { DynamoTagRevalidations } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
 import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
 import { SortKey } from '../../../../lambda/core/page/rows.js';

@@ -3,7 +3,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
 import { InMemoryRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
-import { STATE, tagPartition } from '../../../../lambda/adapters/tag-index/dynamodb.js';
+import { STATE, tagPartition } from '../../../../lambda/adapters/shared/dynamodb/tag-rows.js';
 import {
   DynamoTagRevalidations,
   TAG_STATE_TTL_SECONDS,

@@ -35,7 +35,7 @@ function setup(tagsOf: (path: string) => string[] = () => ['post:1'], page?: Pag
   };
   const deps: RevalidationDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn,
     clock: service.clock,

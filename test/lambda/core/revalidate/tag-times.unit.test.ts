@@ -26,7 +26,7 @@ const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 describe('POST <revalidate URL>/tag-times', () => {
   it('answers when each tag was last revalidated, and how long the answer may be reused', async () => {
     const { service, read } = setup();
-    await service.tagIndex.recordRevalidation(undefined, 'posts', {
+    await service.tagRevalidations.recordRevalidation(undefined, 'posts', {
       effectId: 'rv_1',
       atMs: 5_000,
     });
@@ -45,7 +45,10 @@ describe('POST <revalidate URL>/tag-times', () => {
 
   it("reads a tenant's tags only, under the tenancy rule of revalidations", async () => {
     const { service, read } = setup({ kind: 'open' }, { tenants: ['acme', 'globex'] });
-    await service.tagIndex.recordRevalidation('acme', 'posts', { effectId: 'rv_1', atMs: 7 });
+    await service.tagRevalidations.recordRevalidation('acme', 'posts', {
+      effectId: 'rv_1',
+      atMs: 7,
+    });
     expect(json((await read({ tags: ['posts'], tenant: 'acme' })).body)).toMatchObject({
       revalidated_at_ms: { posts: 7 },
     });

@@ -4,12 +4,12 @@
  * again at its next request, BEHAVIOUR.md), by the foreground `revalidate` and the 202 alike.
  */
 import { describe, expect, it } from '@jest/globals';
-import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/memory.js';
 import { InMemoryFanOutStarts } from '../../../../lambda/adapters/fan-out-start/memory.js';
 import { InProcessPassThrough } from '../../../../lambda/adapters/pass-through/in-process.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../../../lambda/adapters/revalidations-in-progress/memory.js';
-import { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-statuses/memory.js';
 import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import type { RenderResult } from '../../../../lambda/core/page/model.js';
 import { acceptRevalidation } from '../../../../lambda/core/revalidate/fan-out.js';
@@ -44,7 +44,7 @@ function setup() {
   });
   const deps: RevalidationDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn: { invalidateTags: () => Promise.resolve({ status: 'submitted', invalidationIds: [] }) },
     clock: service.clock,

@@ -5,11 +5,11 @@
  * foreground `revalidate` and the deployed background accept alike (issue 33, item 1).
  */
 import { describe, expect, it } from '@jest/globals';
-import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/memory.js';
+import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/memory.js';
 import { InMemoryFanOutStarts } from '../../../../lambda/adapters/fan-out-start/memory.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../../../lambda/adapters/revalidations-in-progress/memory.js';
-import { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-status/memory.js';
+import { InMemoryRevalidationStatuses } from '../../../../lambda/adapters/revalidation-statuses/memory.js';
 import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
@@ -40,7 +40,7 @@ function raced() {
   const service = memoryService({ renderer: counter.renderer, keyPolicy });
   const deps: RevalidationDeps = {
     marks: service.marks,
-    tagIndex: service.tagIndex,
+    tagIndex: service.tagRevalidations,
     queue: service.queue,
     cdn: { invalidateTags: () => Promise.resolve({ status: 'submitted', invalidationIds: [] }) },
     clock: service.clock,

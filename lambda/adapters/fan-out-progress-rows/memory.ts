@@ -3,7 +3,7 @@ import type {
   FanOutProgressRows,
   StepCounts,
 } from '../../core/revalidate/ports.js';
-import type { InMemoryRevalidationStatuses } from '../revalidation-status/memory.js';
+import type { InMemoryRevalidationStatuses } from '../revalidation-statuses/memory.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 import { fanOutSortKey } from './keys.js';
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
-import { keyOf } from '../../../../lambda/adapters/shared/dynamodb/items.js';
+import { keyOf } from '../../../../../lambda/adapters/shared/dynamodb/items.js';
 import {
   countTagPages,
   PAGE,
   tagPartition,
-} from '../../../../lambda/adapters/tag-index/dynamodb.js';
-import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
-import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
-import { createTestTable, testClients } from '../../../helpers/backends.js';
+} from '../../../../../lambda/adapters/shared/dynamodb/tag-rows.js';
+import { normaliseCacheKey } from '../../../../../lambda/core/page/cache-key.js';
+import type { AwsClients } from '../../../../../lambda/shared/aws-clients.js';
+import { createTestTable, testClients } from '../../../../helpers/backends.js';
 
 /**
  * The count a revalidation's 202 reports, on DynamoDB Local: one Query of `limit + 1` keys,

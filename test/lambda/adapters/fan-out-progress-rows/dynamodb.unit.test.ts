@@ -5,13 +5,13 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress/dynamodb.js';
+import { DynamoFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
 import { TransactionConflictError } from '../../../../lambda/core/errors.js';
 import { progress } from './contract.js';
 
 // DynamoDB Local cannot be made to cancel with a conflict on demand: the cancellation's
 // reading is driven through a mocked client (the conditions are shown on DynamoDB Local by
-// the contract, test/lambda/adapters/fan-out-progress/contract.ts).
+// the contract, test/lambda/adapters/fan-out-progress-rows/contract.ts).
 const client = new DynamoDBClient({ region: 'us-east-1' });
 const mock = mockClient(client);
 const rows = new DynamoFanOutProgressRows({ client, tableName: 'mocked' });

@@ -4,20 +4,17 @@
  * partition. The status is kept as JSON (`detail`): only this service reads it. Fan-out batches
  * add their counts beside it with `ADD` (`added_marked`, `added_regenerations`, `fan_outs` counted
  * down, `done_at_ms` of the last to finish), each in the transaction that moves its cursor
- * (`fan-out-progress/dynamodb.ts`), so concurrent batches never overwrite each other and none
+ * (`fan-out-progress-rows/dynamodb.ts`), so concurrent batches never overwrite each other and none
  * counts twice; the effect is done once `fan_outs` is 0. `ttl` matches the REQ# row of the key that made
  * it, so the effect id is known exactly as long as its key is.
  */
-import {
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/revalidate/ports.js';
 import type { TagPageCount } from '../../core/page/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
 export const REVALIDATION_STATUS_PREFIX = 'REVALIDATION#';
 export const STATUS_SK = 'STATUS';
@@ -26,25 +23,19 @@ export const revalidationStatusPartition = (effectId: string): string =>
 
 /** How long a status is kept. @default 7 days, as the revalidation's REQ# row */
 
-/** Counts only for a status that exists: a late batch never creates a bare row. */
-const STATUS_EXISTS = 'attribute_exists(pk)';
-
-export class DynamoRevalidationStatuses implements RevalidationStatuses {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoRevalidationStatuses extends DynamoTableAdapter implements RevalidationStatuses {
   readonly #ttlSeconds: number;
 
-  constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+  constructor(options: TableOptions & { readonly ttlSeconds?: number }) {
+    super(options);
     this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
   }
 
   async put(status: RevalidationStatus): Promise<void> {
     const ttl = Math.floor(status.acceptedAtMs / 1000) + this.#ttlSeconds;
-    await this.#client.send(
+    await this.db.send(
       new PutItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Item: {
           ...keyOf(revalidationStatusPartition(status.effectId), STATUS_SK),
           detail: { S: JSON.stringify(status) },
@@ -56,9 +47,9 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
   }
 
   async get(effectId: string): Promise<RevalidationStatus | undefined> {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(revalidationStatusPartition(effectId), STATUS_SK),
         ConsistentRead: true,
       }),
@@ -73,7 +64,8 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     await conditionalWrite(
       this.#update(effectId, {
         UpdateExpression: 'SET expected_pages = :pages, expected_exact = :exact',
-        ConditionExpression: STATUS_EXISTS,
+        ConditionExpression: Guard.rowExists,
+        ExpressionAttributeNames: namesOf(Guard.rowExists),
         ExpressionAttributeValues: {
           ':pages': { N: String(expected.count) },
           ':exact': { BOOL: expected.exact },
@@ -86,10 +78,10 @@ export class DynamoRevalidationStatuses implements RevalidationStatuses {
     effectId: string,
     input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>,
   ) {
-    return this.#client.send(
+    return this.db.send(
       new UpdateItemCommand({
         ...input,
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(revalidationStatusPartition(effectId), STATUS_SK),
       }),
     );

@@ -11,7 +11,6 @@ import {
   PutItemCommand,
   QueryCommand,
   TransactWriteItemsCommand,
-  type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { TransactionConflictError } from '../../core/errors.js';
@@ -20,36 +19,27 @@ import type {
   FanOutProgressRows,
   StepCounts,
 } from '../../core/revalidate/ports.js';
-import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
+import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { Guard } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { FAN_OUT_PK, fanOutSortKey } from './keys.js';
-
-/** A step moves the cursor only from the one it read: a duplicate step loses here. */
-const AT_CURSOR = '#cursor = :from';
+import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /** How long a progress row outlives its last move if nobody finishes it. */
 const PROGRESS_TTL_SECONDS = 7 * 86_400;
 
-export class DynamoFanOutProgressRows implements FanOutProgressRows {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
-
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-  }
-
+export class DynamoFanOutProgressRows extends DynamoTableAdapter implements FanOutProgressRows {
   async start(progress: FanOutProgress): Promise<void> {
-    await this.#client.send(
-      new PutItemCommand({ TableName: this.#tableName, Item: fanOutProgressItem(progress) }),
+    await this.db.send(
+      new PutItemCommand({ TableName: this.table, Item: fanOutProgressItem(progress) }),
     );
   }
 
   async get(progress: Pick<FanOutProgress, 'tenant' | 'effectId' | 'mode' | 'tag'>) {
-    const { Item } = await this.#client.send(
+    const { Item } = await this.db.send(
       new GetItemCommand({
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
         ConsistentRead: true,
       }),
@@ -63,11 +53,11 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
   ): Promise<boolean> {
     return this.#moveAndCount(progress, input, {
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
         UpdateExpression:
           'SET #cursor = :to, moved_from = :from, updated_at_ms = :at, #ttl = :ttl ADD marked :marked',
-        ConditionExpression: AT_CURSOR,
+        ConditionExpression: Guard.cursorUnmoved,
         ExpressionAttributeNames: { '#cursor': 'cursor', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':from': { S: input.from },
@@ -86,9 +76,9 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
   ): Promise<boolean> {
     const row = {
       Delete: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(FAN_OUT_PK, fanOutSortKey(progress)),
-        ConditionExpression: AT_CURSOR,
+        ConditionExpression: Guard.cursorUnmoved,
         ExpressionAttributeNames: { '#cursor': 'cursor' },
         ExpressionAttributeValues: { ':from': { S: input.from } },
       },
@@ -108,7 +98,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
     const finished = input.finished === true;
     const status: TransactWriteItem = {
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(revalidationStatusPartition(progress.effectId), STATUS_SK),
         UpdateExpression:
           'ADD added_marked :marked, added_regenerations :regenerations' +
@@ -124,7 +114,7 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
       },
     };
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: [row, status] }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: [row, status] }));
       return true;
     } catch (error) {
       if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
@@ -146,9 +136,9 @@ export class DynamoFanOutProgressRows implements FanOutProgressRows {
     const found: FanOutProgress[] = [];
     let start: Item | undefined;
     do {
-      const page = await this.#client.send(
+      const page = await this.db.send(
         new QueryCommand({
-          TableName: this.#tableName,
+          TableName: this.table,
           KeyConditionExpression: 'pk = :pk',
           FilterExpression: 'updated_at_ms < :before',
           ExpressionAttributeValues: {

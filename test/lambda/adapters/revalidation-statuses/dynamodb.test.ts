@@ -5,7 +5,7 @@ import {
   DynamoRevalidationStatuses,
   revalidationStatusPartition,
   STATUS_SK,
-} from '../../../../lambda/adapters/revalidation-status/dynamodb.js';
+} from '../../../../lambda/adapters/revalidation-statuses/dynamodb.js';
 import type { RevalidationStatus } from '../../../../lambda/core/revalidate/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
