@@ -171,6 +171,7 @@ export const COMMANDS: Record<string, Command> = {
     run: async ({ positionals, values }, ctx) => {
       const result = await release(opsOf(ctx), {
         cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
+        actor: actorOf(ctx),
       });
       return { data: result, text: format.formatRelease(result) };
     },
