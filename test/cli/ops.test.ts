@@ -64,6 +64,20 @@ async function isr<T>(...argv: string[]): Promise<{ code: number; data: T; err: 
   return { code, data: JSON.parse(out.join('\n') || 'null') as T, err: err.join('\n') };
 }
 
+/** Runs `isr <argv>` as a person reads it (tables); resolves with what it printed. */
+async function isrText(...argv: string[]): Promise<string> {
+  const out: string[] = [];
+  const code = await run(argv, {
+    out: (text) => out.push(text),
+    err: () => undefined,
+    env: { USER: 'oncall' },
+    clock,
+    target: () => Promise.resolve(target),
+  });
+  if (code !== 0) throw new Error(`isr ${argv.join(' ')} exited ${code}`);
+  return out.join('\n');
+}
+
 async function publish(path: string): Promise<void> {
   await h.send(intentFor(path));
   await h.poll();
@@ -232,6 +246,33 @@ describe('isr rollback', () => {
 
     expect((await isr<{ decision: string }>('release', '/rolled')).data.decision).toBe('released');
     expect((await isr<{ decision: string }>('release', '/rolled')).data.decision).toBe('not-held');
+  });
+
+  it('hold and release record who asked, which inspect shows, and each purges the page from the CDN', async () => {
+    await publish('/held');
+    const held = await isr<{ by: string; cdn: { status: string } }>(
+      'hold',
+      '/held',
+      '--for',
+      '30m',
+      '--by',
+      'alice',
+    );
+    expect(held.code).toBe(0);
+    expect(held.data).toMatchObject({ by: 'alice', cdn: { status: 'submitted' } });
+    expect(held.err).toMatch(/^cdn purge local-cli-\d+-\d+: #/m);
+    // No --by: ISR_ACTOR, else the OS user (a deployed stack's: the AWS caller).
+    const released = await isr<{ by: string }>('release', '/held');
+    expect(released.data.by).toBe('oncall@isr-cli');
+    expect(released.err).toMatch(/^cdn purge local-cli-\d+-\d+: #/m);
+    const page = (await isr<Inspection>('inspect', '/held')).data;
+    expect(page.meta).toMatchObject({
+      held: { by: 'alice', at: clock.seconds },
+      released: { by: 'oncall@isr-cli', at: clock.seconds },
+    });
+    expect(await isrText('inspect', '/held')).toMatch(
+      /^hold: +by alice, .*; released by oncall@isr-cli, /m,
+    );
   });
 
   it('refuses a rollback with nothing older, exit code 1 and the reason', async () => {

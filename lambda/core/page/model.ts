@@ -68,7 +68,10 @@ export interface CacheMeta extends Generation {
    * only while held), for operators.
    */
   readonly held?: OperatorAct | undefined;
-  /** Who lifted the last hold, and when (`released_by`, `released_at`); a hold or publish clears it. */
+  /**
+   * Who lifted the last hold, and when (`released_by`, `released_at`); a hold or a publish
+   * clears it.
+   */
   readonly released?: OperatorAct | undefined;
   /** Set by a rollback, for operators: which version was live before, when, and who. */
   readonly rolledBack?: RollbackRecord | undefined;
