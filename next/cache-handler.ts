@@ -18,11 +18,13 @@ import {
   type RetryPolicy,
 } from './client.js';
 import { loadAdapterConfig, tagHeaderOf } from './config.js';
+import { hasNodeBuiltins } from './node-builtins.js';
 import { revalidationBodiesOf, type Durations } from './revalidations.js';
 import { sigV4Signer, type CredentialSource } from './sigv4.js';
 import { pageTagsOf } from './tags.js';
 import { createDataState, type FetchContext, type HandlerContext } from './data-state.js';
 import { serviceTagTimesRead, type TagTimesRead } from './tag-times.js';
+import { nextVersionCheck, type NextVersionContext } from './version.js';
 
 /** The header Next puts a page's tags in, on the value it hands `set()`. */
 const NEXT_CACHE_TAGS_HEADER = 'x-next-cache-tags';
@@ -96,9 +98,10 @@ function createAdapter(options: AdapterOptions) {
     return client;
   };
   // Checked at once, so a bad setting fails the first request with its name, not a later
-  // revalidation; `next build` renders through the handler but never revalidates.
+  // revalidation; `next build` renders through the handler but never revalidates, nor does
+  // edge middleware (Next bundles the handler into it too).
   const building = env.NEXT_PHASE === BUILD_PHASE;
-  if (!building) clientDeps();
+  if (!building && hasNodeBuiltins()) clientDeps();
   let read: TagTimesRead | undefined;
   const now = options.now ?? (() => new Date());
   const data = createDataState({
@@ -127,9 +130,11 @@ export function createCacheHandler(options: AdapterOptions = {}) {
   let adapter: ReturnType<typeof createAdapter> | undefined;
   const adapterOf = () => (adapter ??= createAdapter(options));
   const useCache = () => adapterOf().data.useCache;
+  const checkNext = nextVersionCheck(options.log ?? consoleLog);
 
   return class FaceTheoryCacheHandler {
-    constructor(context?: HandlerContext) {
+    constructor(context?: HandlerContext & NextVersionContext) {
+      checkNext(context);
       adapterOf().data.onRequest(context);
     }
 

@@ -17,11 +17,7 @@ import {
 import { fencedBlocks } from '../helpers/doc-steps.js';
 
 /** Pages whose blocks another branch is still marking, with who runs what they have. */
-const NOT_YET: Record<string, string> = {
-  'docs/NEXTJS.md':
-    'its `nextjs-local` steps run in test/docs/nextjs-local-steps.test.ts; its two config ' +
-    'snippets get markers with issue 35 items 1-2 (wt-nextbuild): then drop this entry',
-};
+const NOT_YET: Record<string, string> = {};
 
 const PAGES = [
   'README.md',

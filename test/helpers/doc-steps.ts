@@ -128,10 +128,15 @@ export function userEnv(extra: Readonly<Record<string, string>>): NodeJS.Process
   return { ...env, ...extra };
 }
 
-/** Runs `script` with sh to its end; resolves with what it printed on stdout. */
-export function runShell(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+/** Runs `script` with sh to its end (at most `timeoutMs`); resolves with its stdout. */
+export function runShell(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 120_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('sh', ['-c', script], { cwd, env, timeout: 120_000 }, (error, stdout, stderr) =>
+    execFile('sh', ['-c', script], { cwd, env, timeout: timeoutMs }, (error, stdout, stderr) =>
       error ? reject(new Error(`${error.message}\n${stdout}${stderr}`)) : resolve(stdout),
     );
   });
