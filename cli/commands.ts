@@ -102,7 +102,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   failed: {
     usage: 'failed [--limit <n>]',
-    summary: 'FAILED regenerations with their error, and broken pages',
+    summary: 'FAILED regenerations, and pages whose renders fail (retried or broken), with why',
     options: { limit: { type: 'string' } },
     positionals: 0,
     run: async ({ values }, ctx) => {

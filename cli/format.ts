@@ -147,8 +147,8 @@ function holdText(meta: CacheMeta | undefined, now: number): string | undefined 
 const NONE: Record<'stuck' | 'failed', string> = {
   stuck: 'no stuck work: no regeneration past its expected completion, no abandoned lease',
   failed:
-    'no failed work: no regeneration failed for good, no page broken (10 failed renders in a ' +
-    'row); a page whose renders fail but are still retried shows them in `isr inspect <url>`',
+    'no failed work: no regeneration failed for good, no page whose last render failed (retried ' +
+    'or broken)',
 };
 
 export function formatStatusRows(rows: readonly StatusRow[], what: 'stuck' | 'failed'): string {
@@ -162,7 +162,7 @@ export function formatStatusRows(rows: readonly StatusRow[], what: 'stuck' | 'fa
       new Date(r.at * 1000).toISOString(),
       `${r.ageSeconds}s`,
       r.owner,
-      r.error,
+      r.failures === undefined ? r.error : `${r.failures} in a row: ${r.error ?? '?'}`,
     ]),
   );
 }

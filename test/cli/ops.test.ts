@@ -19,10 +19,14 @@ import { countingRenderer } from '../helpers/renderers.js';
 import { createWorkerHarness, intentFor, type WorkerHarness } from '../helpers/worker-harness.js';
 
 const clock = new TestClock();
+/** Pages whose upstream answers 500 for now. */
+const down = new Set<string>();
 const counter = countingRenderer((request, call) =>
   request.cacheKey.path.startsWith('/fails')
     ? htmlPage('upstream down', { status: 503 })
-    : htmlPage(`<p>${request.cacheKey.key} v${call}</p>`, { revalidateSeconds: 60 }),
+    : down.has(request.cacheKey.path)
+      ? htmlPage('upstream error', { status: 500 })
+      : htmlPage(`<p>${request.cacheKey.key} v${call}</p>`, { revalidateSeconds: 60 }),
 );
 let h: WorkerHarness;
 let target: Target;
@@ -161,6 +165,35 @@ describe('isr stuck and isr failed', () => {
         error: expect.stringMatching(/503/) as unknown,
       }),
     );
+  });
+});
+
+describe('isr failed: pages whose renders are failing now', () => {
+  const flaky = () => h.keyFor('/flaky').pk;
+  const listed = async () =>
+    (await isr<StatusRow[]>('failed')).data.filter((row) => row.pk === flaky());
+
+  it('lists a page from its first failed render (retried, not broken), with why, until it publishes again', async () => {
+    await publish('/flaky');
+    clock.advance(61); // stale: the next intent renders
+    expect(await listed()).toEqual([]); // published, nothing failed yet
+    down.add('/flaky');
+    await publish('/flaky');
+    expect(await listed()).toEqual([
+      expect.objectContaining({
+        kind: 'failing',
+        sk: 'META',
+        cacheKey: '/flaky',
+        failures: 1,
+        error: expect.stringMatching(/500/) as unknown,
+      }),
+    ]);
+    expect(await isrText('failed')).toMatch(/^failing +\/flaky +META .* 1 in a row: .*500/m);
+    // The upstream answers again: the next publish takes the page out of the list.
+    down.delete('/flaky');
+    clock.advance(3_600); // past its backoff
+    await publish('/flaky');
+    expect(await listed()).toEqual([]);
   });
 });
 

@@ -115,9 +115,9 @@ describe('isr inspect, hold and release: who held and who released a page', () =
 });
 
 describe('isr failed and isr stuck with nothing to show', () => {
-  it('says what failed looks for, and where a page still retrying shows its failures', () => {
+  it('says what failed looks for: failed work, and pages whose last render failed', () => {
     expect(formatStatusRows([], 'failed')).toMatch(
-      /^no failed work: .* broken .*still retried shows them in `isr inspect <url>`$/,
+      /^no failed work: .*no page whose last render failed \(retried or broken\)$/,
     );
     expect(formatStatusRows([], 'stuck')).toMatch(/^no stuck work: /);
   });

@@ -111,9 +111,11 @@ export interface StatusRow {
   readonly at: number;
   /** Who held the work: a REQ# row's `locked_by`, a LOCK row's `lease_owner`. */
   readonly owner?: string | undefined;
-  /** A FAILED row's reason (`error_code`, `error`). */
+  /** A FAILED row's reason (`error_code`, `error`); a failing META's last error (`regen_error`). */
   readonly errorCode?: string | undefined;
   readonly error?: string | undefined;
+  /** A failing or broken META's failures in a row (`regen_failures`). */
+  readonly failures?: number | undefined;
   /** The page, when the row names it (META's `cache_key`, the intent a REQ# row claimed). */
   readonly cacheKey?: string | undefined;
   /** A REQ# row's `created_at`, epoch seconds: when its claim was taken. */
