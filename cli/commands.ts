@@ -3,10 +3,10 @@
  * arguments and a `Context` (target, clock, output) and returns data plus its human rendering;
  * `run.ts` does the parsing, the target, `--json` and the exit codes.
  */
-import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { epochSeconds, type Clock } from '../lambda/core/clock.js';
+import { actorOf } from './actor.js';
 import { cdnInvalidatorFor } from './cdn.js';
 import { deleteDeadLetter, listDeadLetters, redriveDeadLetters } from './commands/dlq.js';
 import { inspect } from './commands/inspect.js';
@@ -32,6 +32,8 @@ export interface Context {
   readonly progress: Progress;
   /** The caller's AWS credentials, for a SigV4-signed revalidation (deployed stacks). */
   readonly credentials: () => AwsCredentialIdentityProvider;
+  /** Who the AWS credentials are (an ARN), for a deployed stack; undefined locally. */
+  readonly caller: () => Promise<string | undefined>;
 }
 
 export interface Output {
@@ -63,9 +65,9 @@ function duration(values: Values, name: string): number | undefined {
   return seconds;
 }
 
-/** Who asked, for META's `rolled_back_by` and the lease owner. */
-const actorOf = (ctx: Context): string =>
-  ctx.env.ISR_ACTOR ?? `${ctx.env.USER ?? ctx.env.USERNAME ?? userInfo().username}@isr-cli`;
+/** Who asked (`--by`, `ISR_ACTOR`, the AWS caller, the OS user), for META and the lease owner. */
+const actor = (ctx: Context, values: Values): Promise<string> =>
+  actorOf({ by: str(values, 'by'), env: ctx.env, caller: ctx.caller });
 
 const pageCommand = (ctx: Context, url: string, values: Values) =>
   cacheKeyOf(url, str(values, 'tenant'), ctx.target.settings);
@@ -74,6 +76,8 @@ const opsOf = (ctx: Context) =>
   pageOpsDeps(ctx.target, cdnInvalidatorFor(ctx.target, ctx.note), ctx.clock);
 
 const tenant = { tenant: { type: 'string' } } as const;
+/** Options of the commands that record who asked. */
+const pageOp = { ...tenant, by: { type: 'string' } } as const;
 
 export const COMMANDS: Record<string, Command> = {
   inspect: {
@@ -98,7 +102,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   failed: {
     usage: 'failed [--limit <n>]',
-    summary: 'FAILED regenerations with their error, and broken pages',
+    summary: 'FAILED regenerations, and pages whose renders fail (retried or broken), with why',
     options: { limit: { type: 'string' } },
     positionals: 0,
     run: async ({ values }, ctx) => {
@@ -133,24 +137,24 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   rollback: {
-    usage: 'rollback <url> [--to <version>] [--hold <duration>] [--tenant <t>]',
+    usage: 'rollback <url> [--to <version>] [--hold <duration>] [--by <who>] [--tenant <t>]',
     summary: 'serve a kept version again (default: the one before the live one), purge the CDN',
-    options: { ...tenant, to: { type: 'string' }, hold: { type: 'string' } },
+    options: { ...pageOp, to: { type: 'string' }, hold: { type: 'string' } },
     positionals: 1,
     run: async ({ positionals, values }, ctx) => {
       const result = await rollback(opsOf(ctx), {
         cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
         to: str(values, 'to'),
         holdSeconds: duration(values, 'hold'),
-        actor: actorOf(ctx),
+        actor: await actor(ctx, values),
       });
       return { data: result, text: format.formatRollback(result, epochSeconds(ctx.clock)) };
     },
   },
   hold: {
-    usage: 'hold <url> --for <duration> [--tenant <t>]',
-    summary: 'stop regenerating a page (served as it is) for a while',
-    options: { ...tenant, for: { type: 'string' } },
+    usage: 'hold <url> --for <duration> [--by <who>] [--tenant <t>]',
+    summary: 'stop regenerating a page (served as it is) for a while; record who; purge the CDN',
+    options: { ...pageOp, for: { type: 'string' } },
     positionals: 1,
     run: async ({ positionals, values }, ctx) => {
       const holdSeconds = duration(values, 'for');
@@ -158,19 +162,20 @@ export const COMMANDS: Record<string, Command> = {
       const result = await hold(opsOf(ctx), {
         cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
         holdSeconds,
-        actor: actorOf(ctx),
+        actor: await actor(ctx, values),
       });
       return { data: result, text: format.formatHold(result, epochSeconds(ctx.clock)) };
     },
   },
   release: {
-    usage: 'release <url> [--tenant <t>]',
-    summary: 'lift a hold: the page regenerates as its freshness says; the CDN is purged',
-    options: tenant,
+    usage: 'release <url> [--by <who>] [--tenant <t>]',
+    summary: 'lift a hold: the page regenerates as its freshness says; record who; purge the CDN',
+    options: pageOp,
     positionals: 1,
     run: async ({ positionals, values }, ctx) => {
       const result = await release(opsOf(ctx), {
         cacheKey: pageCommand(ctx, positionals[0] ?? '', values),
+        actor: await actor(ctx, values),
       });
       return { data: result, text: format.formatRelease(result) };
     },

@@ -3,7 +3,9 @@
  * file alone decides how a person sees it (`--json` prints the data as is).
  */
 import type { CdnPurge } from '../lambda/core/page/ports.js';
-import type { HoldResult, ReleaseResult, RollbackResult } from '../lambda/core/operate/rollback.js';
+import type { HoldResult, ReleaseResult } from '../lambda/core/operate/hold.js';
+import type { RollbackResult } from '../lambda/core/operate/rollback.js';
+import type { CacheMeta } from '../lambda/core/page/model.js';
 import { versionIdOf } from '../lambda/core/page/rows.js';
 import type { DeadLetterView, RedriveResult } from './commands/dlq.js';
 import type { Inspection } from './commands/inspect.js';
@@ -82,6 +84,7 @@ export function formatInspection(i: Inspection): string {
       ['generated', when(meta?.generatedAt, now)],
       ['revalidate', meta === undefined ? undefined : `${meta.revalidateSeconds}s`],
       ['held until', when(meta?.holdUntil, now)],
+      ['hold', holdText(meta, now)],
       ['status', meta?.statusCode],
       ['content type', meta?.contentType],
       ['etag', meta?.etag],
@@ -134,12 +137,24 @@ export function formatInspection(i: Inspection): string {
   return sections.join('\n');
 }
 
+/**
+ * Who set the last hold and when, and who lifted it: `by alice, 2026-… (5m ago); released by bob,
+ * …`. Undefined when the page was never held (or was held before holds were recorded).
+ */
+function holdText(meta: CacheMeta | undefined, now: number): string | undefined {
+  if (meta?.held === undefined && meta?.released === undefined) return undefined;
+  const set = meta.held && `by ${meta.held.by}, ${when(meta.held.at, now) ?? ''}`;
+  const lifted =
+    meta.released && `released by ${meta.released.by}, ${when(meta.released.at, now) ?? ''}`;
+  return [set, lifted].filter((part) => part !== undefined).join('; ');
+}
+
 /** What an empty `stuck` or `failed` says: what was looked for, and where else to look. */
 const NONE: Record<'stuck' | 'failed', string> = {
   stuck: 'no stuck work: no regeneration past its expected completion, no abandoned lease',
   failed:
-    'no failed work: no regeneration failed for good, no page broken (10 failed renders in a ' +
-    'row); a page whose renders fail but are still retried shows them in `isr inspect <url>`',
+    'no failed work: no regeneration failed for good, no page whose last render failed (retried ' +
+    'or broken)',
 };
 
 export function formatStatusRows(rows: readonly StatusRow[], what: 'stuck' | 'failed'): string {
@@ -153,7 +168,7 @@ export function formatStatusRows(rows: readonly StatusRow[], what: 'stuck' | 'fa
       new Date(r.at * 1000).toISOString(),
       `${r.ageSeconds}s`,
       r.owner,
-      r.error,
+      r.failures === undefined ? r.error : `${r.failures} in a row: ${r.error ?? '?'}`,
     ]),
   );
 }
@@ -203,12 +218,15 @@ export const formatRollback = (r: RollbackResult, now: number): string =>
 export const formatHold = (r: HoldResult, now: number): string =>
   keyValues([
     ['held until', when(r.holdUntil, now)],
+    ['held by', r.by],
     ['took over', r.tookOver && `${r.tookOver.owner ?? '?'} (its render cannot publish)`],
+    ['cdn purge', purgeText(r.cdn)],
   ]);
 
 export const formatRelease = (r: ReleaseResult): string =>
   keyValues([
     ['release', r.decision],
+    ['released by', r.by],
     ['cdn purge', purgeText(r.cdn)],
   ]);
 

@@ -8,6 +8,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { systemClock, type Clock } from '../lambda/core/clock.js';
 import { IsrError } from '../lambda/core/errors.js';
+import { awsCaller } from './actor.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 import { CliError, OperationError, TargetError, UsageError } from './errors.js';
 import { plainProgress, type Progress } from './progress.js';
@@ -23,6 +24,8 @@ export interface Io {
   readonly progress?: Progress | undefined;
   /** @default the target from endpoints.json or `--stack` */
   readonly target?: ((stack: string | undefined) => Promise<Target>) | undefined;
+  /** @default STS GetCallerIdentity for a deployed stack (`cli/actor.ts`), none locally */
+  readonly caller?: ((target: Target) => Promise<string | undefined>) | undefined;
 }
 
 const GLOBAL_OPTIONS = {
@@ -99,6 +102,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
     const stack = typeof values.stack === 'string' ? values.stack : undefined;
     target = await (io.target ?? defaultTarget(io.env))(stack);
+    const resolved = target;
     const ctx: Context = {
       target,
       clock: io.clock ?? systemClock,
@@ -107,6 +111,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       fetch: io.fetch ?? fetch,
       progress: io.progress ?? plainProgress(io.err),
       credentials: () => defaultProvider(),
+      caller: () => (io.caller ?? ((t: Target) => awsCaller(t, io.err)))(resolved),
     };
     const output = await command.run({ positionals, values }, ctx);
     io.out(json ? JSON.stringify(output.data, null, 2) : output.text);

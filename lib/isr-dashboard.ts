@@ -118,6 +118,7 @@ export function createIsrDashboard(scope: Construct, input: DashboardInput): Das
       sweeper(SweeperMetric.MissingTasks, 'Missing tasks'),
       sweeper(SweeperMetric.FailedTasks, 'Failed tasks'),
       sweeper(SweeperMetric.AbandonedLeases, 'Abandoned leases'),
+      sweeper(SweeperMetric.FailingPages, 'Failing pages'),
       sweeper(SweeperMetric.BrokenPages, 'Broken pages'),
       sweeper(SweeperMetric.StartedNotCompleted, 'Started, not completed'),
     ]),

@@ -1,6 +1,7 @@
 /**
- * `isr rollback | hold | release`: the adapters wired to the use cases of `core/operate/rollback.ts`,
- * which hold every rule (checked against the META read, under a seized lease, CDN purged).
+ * `isr rollback | hold | release`: the adapters wired to the use cases of
+ * `core/operate/rollback.ts` and `core/operate/hold.ts`, which hold every rule (checked against
+ * the META read, under a seized lease, who asked recorded, CDN purged).
  */
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
@@ -8,10 +9,11 @@ import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
-import type { PageOpsDeps } from '../../lambda/core/operate/rollback.js';
+import type { PageOpsDeps } from '../../lambda/core/operate/page-ops.js';
 import type { Target } from '../target.js';
 
-export { hold, release, rollback } from '../../lambda/core/operate/rollback.js';
+export { hold, release } from '../../lambda/core/operate/hold.js';
+export { rollback } from '../../lambda/core/operate/rollback.js';
 
 export function pageOpsDeps(
   target: Pick<Target, 'clients' | 'tableName' | 'bucket' | 'settings'>,

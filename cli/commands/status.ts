@@ -1,7 +1,8 @@
 /**
  * `isr stuck` and `isr failed`: the work that needs an operator's eye, as the sweeper sees it
  * (`core/operate/sweep.ts` over the sparse status index, one Query per shard, never a Scan): STARTED past
- * its expected completion, LOCKs past their expiry (abandoned), FAILED REQ# rows and broken pages.
+ * its expected completion, LOCKs past their expiry (abandoned), FAILED REQ# rows, and pages whose
+ * renders fail (retried, or broken).
  */
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
@@ -10,7 +11,7 @@ import { sweepTasks, type TaskReport } from '../../lambda/core/operate/sweep.js'
 import type { Target } from '../target.js';
 
 export interface StatusRow {
-  readonly kind: 'started' | 'abandoned-lease' | 'failed' | 'broken';
+  readonly kind: 'started' | 'abandoned-lease' | 'failed' | 'failing' | 'broken';
   readonly pk: string;
   readonly sk: string;
   /** The page, when the row names it (META's `cache_key`, a REQ# row's request). */
@@ -21,6 +22,8 @@ export interface StatusRow {
   readonly ageSeconds: number;
   readonly owner: string | undefined;
   readonly error: string | undefined;
+  /** A failing or broken page's failures in a row. */
+  readonly failures: number | undefined;
 }
 
 export interface StatusDeps {
@@ -39,11 +42,15 @@ export async function stuck(deps: StatusDeps): Promise<StatusRow[]> {
   ];
 }
 
-/** FAILED REQ# rows (with their error) and pages whose regenerations keep failing. */
+/**
+ * FAILED REQ# rows (with their error), pages whose last render failed and that are still
+ * retried (`failing`), and pages no longer retried after failing 10 times in a row (`broken`).
+ */
 export async function failed(deps: StatusDeps): Promise<StatusRow[]> {
   const { report, now } = await sweep(deps);
   return [
     ...report.failed.map((row) => rowOf('failed', row, now)),
+    ...report.failing.map((row) => rowOf('failing', row, now)),
     ...report.broken.map((row) => rowOf('broken', row, now)),
   ];
 }
@@ -67,5 +74,6 @@ function rowOf(kind: StatusRow['kind'], row: IndexedRow, now: number): StatusRow
     ageSeconds: now - row.at,
     owner: row.owner,
     error: row.error,
+    failures: row.failures,
   };
 }

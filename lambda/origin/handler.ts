@@ -2,7 +2,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
-import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
+import type {
+  APIGatewayProxyStructuredResultV2,
+  Context,
+  LambdaFunctionURLEvent,
+} from 'aws-lambda';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 import { fitAnswerHeaders } from '../core/serve/header-budget.js';
 import { ServeDecision } from '../core/serve/decision.js';
@@ -110,36 +114,41 @@ const metricFor = (response: PageResponse): string => {
 /** The origin Lambda behind CloudFront: converts the event, serves, logs the decision. */
 export function createOriginHandler(options: OriginHandlerOptions) {
   const { deps, tenantHeader, logger, metrics } = options;
-  return middy(async (event: LambdaFunctionURLEvent): Promise<FunctionUrlResult> => {
-    const started = performance.now();
-    const request = toPageRequest(event, tenantHeader);
-    // Within what CloudFront takes of an origin's headers; what was cut is logged.
-    const { response, trimmed } = fitAnswerHeaders(await servePage(deps, request), {
-      cacheTagHeader: deps.cacheTagHeader,
-      sharedMaxAgeWithoutTags: deps.caching.staleSharedMaxAge,
-    });
-    const durationMs = Math.round(performance.now() - started);
-    metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
-    metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
-    const enqueue = response.detail?.enqueue;
-    if (enqueue === 'enqueue-failed') metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
-    if (enqueue === 'backing-off') metrics.addMetric('RegenerationsDeferred', MetricUnit.Count, 1);
-    if (enqueue === 'broken') metrics.addMetric('BrokenPageHits', MetricUnit.Count, 1);
-    if (response.detail?.bodyMissing !== undefined)
-      metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
-    const fields = {
-      decision: response.decision,
-      status: response.status,
-      cache: response.cacheStatus,
-      cacheKeyHash: response.cacheKeyHash,
-      durationMs,
-      ...response.detail,
-      ...(trimmed.length === 0 ? {} : { headersTrimmed: trimmed }),
-    };
-    if (response.status >= 500) logger.error('origin request failed', fields);
-    else logger.info('origin request served', fields);
-    return toFunctionUrlResult(response, request.method === 'HEAD');
-  })
+  return middy(
+    async (event: LambdaFunctionURLEvent, context: Context): Promise<FunctionUrlResult> => {
+      const started = performance.now();
+      const request = toPageRequest(event, tenantHeader);
+      // Within what CloudFront takes of an origin's headers; what was cut is logged.
+      const { response, trimmed } = fitAnswerHeaders(await servePage(deps, request), {
+        cacheTagHeader: deps.cacheTagHeader,
+        sharedMaxAgeWithoutTags: deps.caching.staleSharedMaxAge,
+      });
+      const durationMs = Math.round(performance.now() - started);
+      metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
+      metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
+      const enqueue = response.detail?.enqueue;
+      if (enqueue === 'enqueue-failed') metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
+      if (enqueue === 'backing-off')
+        metrics.addMetric('RegenerationsDeferred', MetricUnit.Count, 1);
+      if (enqueue === 'broken') metrics.addMetric('BrokenPageHits', MetricUnit.Count, 1);
+      if (response.detail?.bodyMissing !== undefined)
+        metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
+      const fields = {
+        decision: response.decision,
+        // The use case's key (a queued intent's, a MISS's regeneration's), else this request's.
+        idempotencyKey: response.idempotencyKey ?? context.awsRequestId,
+        status: response.status,
+        cache: response.cacheStatus,
+        cacheKeyHash: response.cacheKeyHash,
+        durationMs,
+        ...response.detail,
+        ...(trimmed.length === 0 ? {} : { headersTrimmed: trimmed }),
+      };
+      if (response.status >= 500) logger.error('origin request failed', fields);
+      else logger.info('origin request served', fields);
+      return toFunctionUrlResult(response, request.method === 'HEAD');
+    },
+  )
     .use(injectLambdaContext(logger))
     .use(publishMetrics(metrics));
 }

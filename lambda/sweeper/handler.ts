@@ -36,6 +36,7 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
       count(SweeperMetric.MissingTasks, t.missing.length);
       count(SweeperMetric.FailedTasks, t.failed.length);
       count(SweeperMetric.AbandonedLeases, t.abandoned.length);
+      count(SweeperMetric.FailingPages, t.failing.length);
       count(SweeperMetric.BrokenPages, t.broken.length);
       count(SweeperMetric.StartedNotCompleted, t.startedOpen);
       Object.assign(fields, taskLogFields(t));

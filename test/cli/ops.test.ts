@@ -19,10 +19,14 @@ import { countingRenderer } from '../helpers/renderers.js';
 import { createWorkerHarness, intentFor, type WorkerHarness } from '../helpers/worker-harness.js';
 
 const clock = new TestClock();
+/** Pages whose upstream answers 500 for now. */
+const down = new Set<string>();
 const counter = countingRenderer((request, call) =>
   request.cacheKey.path.startsWith('/fails')
     ? htmlPage('upstream down', { status: 503 })
-    : htmlPage(`<p>${request.cacheKey.key} v${call}</p>`, { revalidateSeconds: 60 }),
+    : down.has(request.cacheKey.path)
+      ? htmlPage('upstream error', { status: 500 })
+      : htmlPage(`<p>${request.cacheKey.key} v${call}</p>`, { revalidateSeconds: 60 }),
 );
 let h: WorkerHarness;
 let target: Target;
@@ -62,6 +66,20 @@ async function isr<T>(...argv: string[]): Promise<{ code: number; data: T; err: 
     target: () => Promise.resolve(target),
   });
   return { code, data: JSON.parse(out.join('\n') || 'null') as T, err: err.join('\n') };
+}
+
+/** Runs `isr <argv>` as a person reads it (tables); resolves with what it printed. */
+async function isrText(...argv: string[]): Promise<string> {
+  const out: string[] = [];
+  const code = await run(argv, {
+    out: (text) => out.push(text),
+    err: () => undefined,
+    env: { USER: 'oncall' },
+    clock,
+    target: () => Promise.resolve(target),
+  });
+  if (code !== 0) throw new Error(`isr ${argv.join(' ')} exited ${code}`);
+  return out.join('\n');
 }
 
 async function publish(path: string): Promise<void> {
@@ -150,6 +168,35 @@ describe('isr stuck and isr failed', () => {
   });
 });
 
+describe('isr failed: pages whose renders are failing now', () => {
+  const flaky = () => h.keyFor('/flaky').pk;
+  const listed = async () =>
+    (await isr<StatusRow[]>('failed')).data.filter((row) => row.pk === flaky());
+
+  it('lists a page from its first failed render (retried, not broken), with why, until it publishes again', async () => {
+    await publish('/flaky');
+    clock.advance(61); // stale: the next intent renders
+    expect(await listed()).toEqual([]); // published, nothing failed yet
+    down.add('/flaky');
+    await publish('/flaky');
+    expect(await listed()).toEqual([
+      expect.objectContaining({
+        kind: 'failing',
+        sk: 'META',
+        cacheKey: '/flaky',
+        failures: 1,
+        error: expect.stringMatching(/500/) as unknown,
+      }),
+    ]);
+    expect(await isrText('failed')).toMatch(/^failing +\/flaky +META .* 1 in a row: .*500/m);
+    // The upstream answers again: the next publish takes the page out of the list.
+    down.delete('/flaky');
+    clock.advance(3_600); // past its backoff
+    await publish('/flaky');
+    expect(await listed()).toEqual([]);
+  });
+});
+
 describe('isr dlq', () => {
   const receiveMain = async (): Promise<Message[]> =>
     (
@@ -232,6 +279,33 @@ describe('isr rollback', () => {
 
     expect((await isr<{ decision: string }>('release', '/rolled')).data.decision).toBe('released');
     expect((await isr<{ decision: string }>('release', '/rolled')).data.decision).toBe('not-held');
+  });
+
+  it('hold and release record who asked, which inspect shows, and each purges the page from the CDN', async () => {
+    await publish('/held');
+    const held = await isr<{ by: string; cdn: { status: string } }>(
+      'hold',
+      '/held',
+      '--for',
+      '30m',
+      '--by',
+      'alice',
+    );
+    expect(held.code).toBe(0);
+    expect(held.data).toMatchObject({ by: 'alice', cdn: { status: 'submitted' } });
+    expect(held.err).toMatch(/^cdn purge local-cli-\d+-\d+: #/m);
+    // No --by: ISR_ACTOR, else the OS user (a deployed stack's: the AWS caller).
+    const released = await isr<{ by: string }>('release', '/held');
+    expect(released.data.by).toBe('oncall@isr-cli');
+    expect(released.err).toMatch(/^cdn purge local-cli-\d+-\d+: #/m);
+    const page = (await isr<Inspection>('inspect', '/held')).data;
+    expect(page.meta).toMatchObject({
+      held: { by: 'alice', at: clock.seconds },
+      released: { by: 'oncall@isr-cli', at: clock.seconds },
+    });
+    expect(await isrText('inspect', '/held')).toMatch(
+      /^hold: +by alice, .*; released by oncall@isr-cli, /m,
+    );
   });
 
   it('refuses a rollback with nothing older, exit code 1 and the reason', async () => {

@@ -1,10 +1,11 @@
 /**
- * How the CLI shows what it found (issue 35, items 7, 9, 10): the progress of a wait, redrawn on
- * a terminal and plain elsewhere; a stale page's state; what an empty `failed` means.
+ * How the CLI shows what it found (issue 35, items 7, 8, 9, 10): the progress of a wait, redrawn
+ * on a terminal and plain elsewhere; a stale page's state; who held and released a page; what an
+ * empty `failed` means.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Inspection } from '../../cli/commands/inspect.js';
-import { formatInspection, formatStatusRows } from '../../cli/format.js';
+import { formatHold, formatInspection, formatRelease, formatStatusRows } from '../../cli/format.js';
 import { progressOn } from '../../cli/progress.js';
 
 /** A stream as process.stderr is one: on a terminal or not. */
@@ -100,10 +101,48 @@ describe('isr inspect: unchanged renders', () => {
   });
 });
 
+describe('isr inspect, hold and release: who held and who released a page', () => {
+  const now = 1_800_000_000;
+  const page = (meta: Partial<NonNullable<Inspection['meta']>>) =>
+    ({
+      cacheKey: { key: '/hello', pk: 'CACHE#x' },
+      now,
+      meta: { pk: 'CACHE#x', s3Key: 'k', generatedAt: now, revalidateSeconds: 60, ...meta },
+      freshness: { state: 'fresh', secondsLeft: 60, held: false },
+      lock: undefined,
+      requests: [],
+      versions: [],
+      body: undefined,
+    }) as unknown as Inspection;
+  const holdOf = (i: Inspection) => /^hold: +(.*)$/m.exec(formatInspection(i))?.[1];
+
+  it('shows who set the hold and who lifted it, with when', () => {
+    expect(holdOf(page({ held: { by: 'alice', at: now - 300 } }))).toBe(
+      'by alice, 2027-01-15T07:55:00.000Z (5m ago)',
+    );
+    const lifted = page({ held: { by: 'alice', at: now - 300 }, released: { by: 'bob', at: now } });
+    expect(holdOf(lifted)).toMatch(/^by alice, .* \(5m ago\); released by bob, .* \(in 0s\)$/);
+    expect(holdOf(page({}))).toBe('-');
+  });
+
+  it("a hold's and a release's answers name who asked and the CDN purge", () => {
+    const cdn = { status: 'submitted', invalidationIds: ['local-cli-1-1'] } as const;
+    const held = formatHold(
+      { decision: 'held', holdUntil: now + 600, by: 'alice', tookOver: undefined, cdn },
+      now,
+    );
+    expect(held).toMatch(/^held by: +alice$/m);
+    expect(held).toMatch(/^cdn purge: +submitted local-cli-1-1$/m);
+    const released = formatRelease({ decision: 'released', by: 'bob', cdn });
+    expect(released).toMatch(/^released by: +bob$/m);
+    expect(released).toMatch(/^cdn purge: +submitted local-cli-1-1$/m);
+  });
+});
+
 describe('isr failed and isr stuck with nothing to show', () => {
-  it('says what failed looks for, and where a page still retrying shows its failures', () => {
+  it('says what failed looks for: failed work, and pages whose last render failed', () => {
     expect(formatStatusRows([], 'failed')).toMatch(
-      /^no failed work: .* broken .*still retried shows them in `isr inspect <url>`$/,
+      /^no failed work: .*no page whose last render failed \(retried or broken\)$/,
     );
     expect(formatStatusRows([], 'stuck')).toMatch(/^no stuck work: /);
   });

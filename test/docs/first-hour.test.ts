@@ -86,6 +86,8 @@ const session = new DocSession({
         return letterId(s);
       case 'k':
         return `doc-ops-${Date.now()}`;
+      case 'who':
+        return 'on-call';
       case 'effect_id': {
         const ids = s.outputs.join('\n').match(/rv_[0-9a-f]{32}/g) ?? [];
         const last = ids.at(-1);

@@ -6,7 +6,7 @@ import {
   MAX_TAG_LENGTH,
   tagProblem,
 } from '../../lambda/core/page/cache-tags.js';
-import { MAX_HOLD_SECONDS } from '../../lambda/core/operate/rollback.js';
+import { MAX_HOLD_SECONDS } from '../../lambda/core/operate/page-ops.js';
 import { MAX_BACKOFF_SHARED_MAX_AGE } from '../../lambda/core/serve/responses.js';
 
 const doc = (file: string) =>
@@ -22,7 +22,7 @@ describe('limits the docs state', () => {
     expect(tagProblem('t'.repeat(MAX_TAG_LENGTH + 1))).toBeDefined();
   });
 
-  it("a hold's length: docs/OPERATIONS.md and the README say what rollback.ts enforces", () => {
+  it("a hold's length: docs/OPERATIONS.md and the README say what page-ops.ts enforces", () => {
     const days = MAX_HOLD_SECONDS / 86_400;
     expect(doc('docs/OPERATIONS.md')).toContain(`A hold lasts at most ${days} days`);
     expect(doc('README.md')).toContain(`(at most ${days}d; release lifts it)`);

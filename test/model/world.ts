@@ -354,7 +354,9 @@ export class World {
       }
       case 'dynamodb:UpdateItemCommand': {
         const update = input as UpdateItemCommandInput;
-        if (update.Key?.sk?.S === 'META' && update.UpdateExpression === 'REMOVE #hold_until') {
+        // A release: the hold removed (and who released it set).
+        const lifts = update.UpdateExpression?.startsWith('REMOVE #hold_until') === true;
+        if (update.Key?.sk?.S === 'META' && lifts) {
           this.log.push({ kind: 'unhold', actor, pk: update.Key.pk?.S ?? '' });
         }
         return undefined;

@@ -22,7 +22,7 @@ import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
-import { hold, release } from '../../lambda/core/operate/rollback.js';
+import { hold, release } from '../../lambda/core/operate/hold.js';
 import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
 import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
@@ -143,7 +143,7 @@ export function startWriters(
     void ctx.interleaver.start(actor, async () => {
       try {
         await hold(deps, { cacheKey, holdSeconds: 3 * LEASE_SECONDS, actor });
-        if (holdPlan.release) await release(deps, { cacheKey });
+        if (holdPlan.release) await release(deps, { cacheKey, actor });
       } catch (error) {
         // Refused (META changed or gone, the lease was taken): nothing was written.
         if (!(error instanceof IsrError)) throw error;

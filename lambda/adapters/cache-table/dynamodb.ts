@@ -178,11 +178,12 @@ export class DynamoCacheTable extends DynamoTableAdapter implements CacheTable {
   }
 
   async recordFailure(input: RecordFailureInput): Promise<boolean> {
-    // A broken page joins the status index, so the sweeper and `isr failed` find it.
+    // A failing page joins the status index (FAILING, then BROKEN), so the sweeper and `isr
+    // failed` find it from its first failure; a publish's Put takes it out.
     const update =
       'SET #regen_failures = :count, #regen_failed_at = :failed_at, #regen_next_at = :next_at, #regen_error = :error' +
       (input.ttl === undefined ? '' : ', #ttl = :ttl') +
-      (input.broken ? ', #status_shard = :shard, #status_at = :failed_at' : '');
+      ', #status_shard = :shard, #status_at = :failed_at';
     const condition = allOf(Guard.sameGeneration, Guard.failureCountUnchanged);
     const written = await conditionalWrite(
       this.db.send(
@@ -200,9 +201,12 @@ export class DynamoCacheTable extends DynamoTableAdapter implements CacheTable {
             ...(input.ttl === undefined ? {} : { ':ttl': { N: String(input.ttl) } }),
             ':generated_at': { N: String(input.observedGeneratedAt) },
             ':previous': { N: String(input.previousCount) },
-            ...(input.broken
-              ? { ':shard': { S: statusShardOf(IndexedStatus.Broken, input.pk) } }
-              : {}),
+            ':shard': {
+              S: statusShardOf(
+                input.broken ? IndexedStatus.Broken : IndexedStatus.Failing,
+                input.pk,
+              ),
+            },
           },
         }),
       ),

@@ -156,7 +156,14 @@ export class InMemoryCacheTable implements CacheTable {
     this.state.locks.delete(lease.pk);
     if (versionId !== undefined && meta.currentSk !== undefined) {
       // The generation's attributes: no TTL, no kept list, no hold (see `versionToItem`).
-      const version = { ...meta, ttl: undefined, versionSks: undefined, holdUntil: undefined };
+      const version = {
+        ...meta,
+        ttl: undefined,
+        versionSks: undefined,
+        holdUntil: undefined,
+        held: undefined,
+        released: undefined,
+      };
       this.state.versions.set(versionId, { ...version, sk: meta.currentSk });
     }
     if (request !== undefined && seal !== undefined) {

@@ -17,7 +17,7 @@ import {
   VersionRequestError,
 } from '../../core/errors.js';
 import type { HoldWrite, PageHistory, RestoreInput } from '../../core/operate/ports.js';
-import type { PageVersion } from '../../core/page/model.js';
+import type { OperatorAct, PageVersion } from '../../core/page/model.js';
 import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/page/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
@@ -108,13 +108,15 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
   }
 
   /**
-   * One transaction: Update META's `hold_until` and `ttl` alone, conditioned on the generation
-   * the operator read (a revalidation's mark, written meanwhile, is left as it is); Delete LOCK,
-   * conditioned on the operator's (seized) lease.
+   * One transaction: Update META's `hold_until`, `ttl` and hold record alone, conditioned on the
+   * generation the operator read (a revalidation's mark, written meanwhile, is left as it is);
+   * Delete LOCK, conditioned on the operator's (seized) lease.
    */
   async hold(input: HoldWrite): Promise<void> {
     const { lease, now } = input;
-    const update = 'SET #hold_until = :hold_until, #ttl = :ttl';
+    const update =
+      'SET #hold_until = :hold_until, #ttl = :ttl, #held_by = :by, #held_at = :now ' +
+      'REMOVE #released_by, #released_at';
     const unchanged = allOf(Guard.rowExists, Guard.sameGeneration);
     try {
       await this.db.send(
@@ -130,6 +132,8 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
                 ExpressionAttributeValues: {
                   ':hold_until': { N: String(input.holdUntil) },
                   ':ttl': { N: String(input.ttl) },
+                  ':by': { S: input.by },
+                  ':now': { N: String(now) },
                   ':generated_at': { N: String(input.expectedGeneratedAt) },
                 },
               },
@@ -143,8 +147,8 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
     }
   }
 
-  async release(pk: string): Promise<boolean> {
-    const update = 'REMOVE #hold_until';
+  async release(pk: string, act: OperatorAct): Promise<boolean> {
+    const update = 'REMOVE #hold_until SET #released_by = :by, #released_at = :at';
     const released = await conditionalWrite(
       this.db.send(
         new UpdateItemCommand({
@@ -153,6 +157,7 @@ export class DynamoPageHistory extends DynamoVersionRows implements PageHistory 
           UpdateExpression: update,
           ConditionExpression: Guard.held,
           ExpressionAttributeNames: namesOf(update, Guard.held),
+          ExpressionAttributeValues: { ':by': { S: act.by }, ':at': { N: String(act.at) } },
         }),
       ),
     );

@@ -1,7 +1,7 @@
 import { LeaseLostError, PageChangedError, VersionRequestError } from '../../core/errors.js';
 import { isLeaseLive } from '../../core/page/lease.js';
 import type { HoldWrite, PageHistory, RestoreInput } from '../../core/operate/ports.js';
-import type { PageVersion } from '../../core/page/model.js';
+import type { OperatorAct, PageVersion } from '../../core/page/model.js';
 import { MemoryTable } from '../shared/memory-table.js';
 import { InMemoryVersionRows } from '../version-rows/memory.js';
 
@@ -61,15 +61,21 @@ export class InMemoryPageHistory extends InMemoryVersionRows implements PageHist
     if (current === undefined || current.generatedAt !== input.expectedGeneratedAt) {
       return Promise.reject(new PageChangedError(lease.pk));
     }
-    this.state.metas.set(lease.pk, { ...current, holdUntil: input.holdUntil, ttl: input.ttl });
+    this.state.metas.set(lease.pk, {
+      ...current,
+      holdUntil: input.holdUntil,
+      ttl: input.ttl,
+      held: { by: input.by, at: now },
+      released: undefined,
+    });
     this.state.locks.delete(lease.pk);
     return Promise.resolve();
   }
 
-  release(pk: string): Promise<boolean> {
+  release(pk: string, act: OperatorAct): Promise<boolean> {
     const meta = this.state.metas.get(pk);
     if (meta?.holdUntil === undefined) return Promise.resolve(false);
-    this.state.metas.set(pk, { ...meta, holdUntil: undefined });
+    this.state.metas.set(pk, { ...meta, holdUntil: undefined, released: { ...act } });
     return Promise.resolve(true);
   }
 }

@@ -26,7 +26,7 @@ export class DynamoStatusIndexReader extends DynamoTableAdapter implements Statu
   }
 }
 
-/** REQ# rows name their holder `locked_by`, LOCK rows `lease_owner`; broken META `regen_error`. */
+/** REQ# rows name their holder `locked_by`, LOCK rows `lease_owner`; failing META `regen_error`. */
 const statusRowOf = (item: Item): StatusRow => ({
   pk: str(item, 'pk') ?? '',
   sk: str(item, 'sk') ?? '',
@@ -34,6 +34,7 @@ const statusRowOf = (item: Item): StatusRow => ({
   owner: str(item, 'locked_by') ?? str(item, 'lease_owner'),
   errorCode: str(item, 'error_code'),
   error: str(item, 'error') ?? str(item, 'regen_error'),
+  failures: num(item, 'regen_failures'),
   cacheKey: str(item, 'cache_key') ?? requestedKey(item),
   createdAt: num(item, 'created_at'),
 });

@@ -3,7 +3,7 @@
  * purges, the status index, the body listing and references, the sweep's cursor. The ports
  * every use case shares are in `core/page/ports.ts`.
  */
-import type { CacheMeta, Lease, PageVersion } from '../page/model.js';
+import type { CacheMeta, Lease, OperatorAct, PageVersion } from '../page/model.js';
 import type { VersionRows } from '../page/ports.js';
 import type { RequestStatus } from '../page/rows.js';
 
@@ -23,14 +23,18 @@ export interface PageHistory extends VersionRows {
    */
   restore(input: RestoreInput): Promise<void>;
   /**
-   * Holds the page as it is: sets `hold_until` and `ttl` on META, and nothing else, in one
-   * transaction with the release of `lease`, only while META is the generation the operator
-   * read. A revalidation that marks META meanwhile keeps its mark.
+   * Holds the page as it is: sets `hold_until`, `ttl` and who held it (`held_by`, `held_at`;
+   * an earlier release's record goes) on META, and nothing else, in one transaction with the
+   * release of `lease`, only while META is the generation the operator read. A revalidation
+   * that marks META meanwhile keeps its mark.
    * @throws LeaseLostError, PageChangedError
    */
   hold(input: HoldWrite): Promise<void>;
-  /** Lifts a hold. @returns whether the page was held */
-  release(pk: string): Promise<boolean>;
+  /**
+   * Lifts a hold, recording who lifted it (`released_by`, `released_at`; `held_by` stays).
+   * @returns whether the page was held
+   */
+  release(pk: string, act: OperatorAct): Promise<boolean>;
 }
 
 export interface RestoreInput {
@@ -50,6 +54,8 @@ export interface HoldWrite {
   /** `generated_at` of META as the operator read it: the write is refused if it changed since. */
   readonly expectedGeneratedAt: number;
   readonly now: number;
+  /** Who holds the page (`held_by`; `held_at` is `now`). */
+  readonly by: string;
 }
 
 /**
@@ -105,9 +111,11 @@ export interface StatusRow {
   readonly at: number;
   /** Who held the work: a REQ# row's `locked_by`, a LOCK row's `lease_owner`. */
   readonly owner?: string | undefined;
-  /** A FAILED row's reason (`error_code`, `error`). */
+  /** A FAILED row's reason (`error_code`, `error`); a failing META's last error (`regen_error`). */
   readonly errorCode?: string | undefined;
   readonly error?: string | undefined;
+  /** A failing or broken META's failures in a row (`regen_failures`). */
+  readonly failures?: number | undefined;
   /** The page, when the row names it (META's `cache_key`, the intent a REQ# row claimed). */
   readonly cacheKey?: string | undefined;
   /** A REQ# row's `created_at`, epoch seconds: when its claim was taken. */

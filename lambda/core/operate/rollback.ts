@@ -1,6 +1,6 @@
 /**
- * An operator's hand on a page (issue: operations): roll it back to a kept version, hold it
- * (no regeneration until a time), lift the hold.
+ * An operator's rollback of a page (issue: operations) to a kept version, held or not (holds
+ * alone: `hold.ts`).
  *
  * Rollback is the one write allowed to go back to older content. It is explicit (a person asks
  * for it, by version), checked against the META it read (a publish or another rollback in
@@ -11,28 +11,12 @@
  * `If-Modified-Since` gets the restored page, never a 304 for the one it replaced.
  */
 import type { CacheKey, AcquiredLease, CacheMeta, PageVersion } from '../page/model.js';
-import { cdnKeyTagOf } from '../page/cache-tags.js';
-import { epochSeconds, type Clock } from '../clock.js';
+import { epochSeconds } from '../clock.js';
 import { BodyNotFoundError, VersionRequestError, type LeaseHolder } from '../errors.js';
-import { releaseLease, seizeLease } from '../page/lease.js';
-import type { BodyStore, CacheTable, CdnInvalidator, CdnPurge, TagIndex } from '../page/ports.js';
-import type { PageHistory } from './ports.js';
-import { DEFAULT_RETENTION, metaTtl, type Retention } from '../retention.js';
+import { releaseLease } from '../page/lease.js';
+import type { CdnPurge } from '../page/ports.js';
 import { versionIdOf } from '../page/rows.js';
-
-export interface PageOpsDeps {
-  readonly cacheTable: Pick<CacheTable, 'getMeta' | 'acquireLease' | 'releaseLease'>;
-  readonly history: PageHistory;
-  readonly bodies: Pick<BodyStore, 'getBody'>;
-  /** Purges the page from the CDN; without one, the CDN keeps its copy until it expires. */
-  readonly cdn?: CdnInvalidator | undefined;
-  /** Keeps the tag index right when the restored version carries other tags. */
-  readonly tagIndex?: TagIndex | undefined;
-  readonly clock: Clock;
-  /** How long the operator's seized lease lasts: the write must land within it. */
-  readonly leaseSeconds: number;
-  readonly retention?: Retention | undefined;
-}
+import { checkHold, liveMeta, purge, seize, ttlOf, type PageOpsDeps } from './page-ops.js';
 
 export interface RollbackInput {
   readonly cacheKey: CacheKey;
@@ -98,6 +82,7 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
     currentSk: targetSk,
     versionSks: kept,
     holdUntil,
+    held: holdUntil === undefined ? undefined : { by: input.actor, at: now },
     rolledBack: { fromSk: meta.currentSk, at: now, by: input.actor },
   };
   const lease = await seize(deps, cacheKey, input.actor, 'rollback');
@@ -113,57 +98,6 @@ export async function rollback(deps: PageOpsDeps, input: RollbackInput): Promise
     tookOver: lease.takenOver,
     cdn: await purge(deps, cacheKey),
   };
-}
-
-export interface HoldInput {
-  readonly cacheKey: CacheKey;
-  readonly holdSeconds: number;
-  readonly actor: string;
-}
-
-export interface HoldResult {
-  readonly decision: 'held';
-  readonly holdUntil: number;
-  readonly tookOver: LeaseHolder | undefined;
-}
-
-/**
- * Holds the page as it is: served, never regenerated, until `holdSeconds` from now or a
- * release. Under a seized lease too, so a regeneration already rendering cannot publish over it.
- */
-export async function hold(deps: PageOpsDeps, input: HoldInput): Promise<HoldResult> {
-  checkHold(input.holdSeconds);
-  const meta = await liveMeta(deps, input.cacheKey);
-  const now = epochSeconds(deps.clock);
-  const holdUntil = now + input.holdSeconds;
-  const lease = await seize(deps, input.cacheKey, input.actor, 'hold');
-  // The hold alone is written: a revalidation that marks META meanwhile stays marked.
-  const ttl = ttlOf(deps, meta, holdUntil);
-  try {
-    await deps.history.hold({ lease, holdUntil, ttl, expectedGeneratedAt: meta.generatedAt, now });
-  } catch (error) {
-    await releaseLease(deps.cacheTable, lease);
-    throw error;
-  }
-  return { decision: 'held', holdUntil, tookOver: lease.takenOver };
-}
-
-export interface ReleaseResult {
-  readonly decision: 'released' | 'not-held';
-  readonly cdn: CdnPurge | undefined;
-}
-
-/**
- * Lifts a hold: the page is regenerated again as its freshness says. The CDN may have kept the
- * held page until the hold's end, so it is purged.
- */
-export async function release(
-  deps: PageOpsDeps,
-  input: { readonly cacheKey: CacheKey },
-): Promise<ReleaseResult> {
-  if (!(await deps.history.release(input.cacheKey.pk)))
-    return { decision: 'not-held', cdn: undefined };
-  return { decision: 'released', cdn: await purge(deps, input.cacheKey) };
 }
 
 /**
@@ -204,27 +138,6 @@ function olderThanLive(meta: CacheMeta): string {
   return older;
 }
 
-async function liveMeta(deps: PageOpsDeps, cacheKey: CacheKey): Promise<CacheMeta> {
-  const meta = await deps.cacheTable.getMeta(cacheKey.pk, { consistent: true });
-  if (meta === undefined) {
-    throw new VersionRequestError('page-not-found', `${cacheKey.key} has no published page`);
-  }
-  return meta;
-}
-
-const seize = (
-  deps: PageOpsDeps,
-  cacheKey: CacheKey,
-  actor: string,
-  what: string,
-): Promise<AcquiredLease> =>
-  seizeLease(deps.cacheTable, {
-    pk: cacheKey.pk,
-    now: epochSeconds(deps.clock),
-    durationSeconds: deps.leaseSeconds,
-    owner: `${what}:${actor}`,
-  });
-
 /**
  * The operator's write, after `before` (under the same lease); on a refusal the seized lease is
  * released (best-effort: it expires).
@@ -263,31 +176,6 @@ function generationOf(version: PageVersion): CacheMeta {
   };
 }
 
-/**
- * Longest hold: a pause an operator means to lift, not a way to freeze a page (a typo such as
- * `100000d` would also keep its rows for centuries).
- */
-export const MAX_HOLD_SECONDS = 30 * 86_400;
-
-function checkHold(seconds: number): void {
-  if (Number.isInteger(seconds) && seconds > 0 && seconds <= MAX_HOLD_SECONDS) return;
-  throw new VersionRequestError(
-    'hold-out-of-bounds',
-    `a hold lasts 1 s to ${MAX_HOLD_SECONDS / 86_400} days, got ${seconds} s`,
-  );
-}
-
-/** META's TTL: the usual one after its freshness, and never before a hold ends. */
-function ttlOf(deps: PageOpsDeps, meta: CacheMeta, holdUntil: number | undefined): number {
-  const retention = deps.retention ?? DEFAULT_RETENTION;
-  const usual = metaTtl(meta.generatedAt, meta.revalidateSeconds, meta.statusCode, retention);
-  return Math.max(
-    usual,
-    meta.ttl ?? 0,
-    holdUntil === undefined ? 0 : holdUntil + retention.idleSeconds,
-  );
-}
-
 /** Tags the restored version carries and the live one does not are indexed before the write. */
 async function indexTags(deps: PageOpsDeps, key: CacheKey, live: CacheMeta, version: PageVersion) {
   const gained = (version.tags ?? []).filter((tag) => !(live.tags ?? []).includes(tag));
@@ -308,8 +196,3 @@ async function unindexTags(
     await deps.tagIndex.remove(key.tenant, key.pk, lost).catch(() => undefined);
   }
 }
-
-const purge = (deps: PageOpsDeps, cacheKey: CacheKey): Promise<CdnPurge> =>
-  deps.cdn === undefined
-    ? Promise.resolve({ status: 'not-configured' })
-    : deps.cdn.invalidateTags([cdnKeyTagOf(cacheKey)]);

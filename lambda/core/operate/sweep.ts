@@ -4,10 +4,10 @@
  * (`orphan-bodies.ts`). Pure use case: ports in, a report out; the handler turns the report
  * into metrics and one log line.
  *
- * Cost of the status part of a run: `4 statuses × STATUS_SHARDS (4) = 16` Queries on the GSI
- * (eventually consistent: 0.5 read unit per 4 KB read, 0.5 at least even when empty). Idle, 8
- * read units; at most `16 × ceil(pageLimit × row size / 4 KB) × 0.5`, i.e. with the default
- * 100 rows of ≤ 1 KB, 16 × 13 × 0.5 = 104 read units.
+ * Cost of the status part of a run: `5 statuses × STATUS_SHARDS (4) = 20` Queries on the GSI
+ * (eventually consistent: 0.5 read unit per 4 KB read, 0.5 at least even when empty). Idle, 10
+ * read units; at most `20 × ceil(pageLimit × row size / 4 KB) × 0.5`, i.e. with the default
+ * 100 rows of ≤ 1 KB, 20 × 13 × 0.5 = 130 read units, however many pages fail.
  */
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
@@ -20,6 +20,7 @@ export const SweeperMetric = {
   MissingTasks: 'MissingTasks',
   FailedTasks: 'FailedTasks',
   AbandonedLeases: 'AbandonedLeases',
+  FailingPages: 'FailingPages',
   BrokenPages: 'BrokenPages',
   StartedNotCompleted: 'StartedNotCompleted',
   BodiesListed: 'BodiesListed',
@@ -36,7 +37,9 @@ export interface TaskReport {
   readonly failed: readonly StatusRow[];
   /** LOCK rows whose lease ran out with neither a publish nor a release (both delete LOCK). */
   readonly abandoned: readonly StatusRow[];
-  /** META rows of pages whose regenerations keep failing (core/backoff.ts). */
+  /** META rows of pages whose last render failed and that are still retried (core/backoff.ts). */
+  readonly failing: readonly StatusRow[];
+  /** META rows of pages whose regenerations keep failing: no longer retried on their own. */
   readonly broken: readonly StatusRow[];
   /**
    * The started − completed gap: REQ# rows STARTED at this run, i.e. intents claimed whose call
@@ -73,10 +76,11 @@ export async function sweepTasks(deps: TaskSweepDeps): Promise<TaskReport> {
     );
     return pages.flat();
   };
-  const [started, failed, leases, broken] = await Promise.all([
+  const [started, failed, leases, failing, broken] = await Promise.all([
     read(IndexedStatus.Started),
     read(IndexedStatus.Failed),
     read(IndexedStatus.Lease),
+    read(IndexedStatus.Failing),
     read(IndexedStatus.Broken),
   ]);
   // "Past" on the caller's clock: a row due this very second is not missing yet.
@@ -87,6 +91,7 @@ export async function sweepTasks(deps: TaskSweepDeps): Promise<TaskReport> {
     missing: missing.open,
     failed: open.open,
     abandoned: leases.filter((row) => row.at < now),
+    failing,
     broken,
     startedOpen: started.length - missing.resolved,
     truncated: truncated.sort(),
@@ -112,6 +117,7 @@ export function taskLogFields(report: TaskReport, maxKeys = MAX_LOGGED_KEYS) {
     missingTasks: report.missing.length,
     failedTasks: report.failed.length,
     abandonedLeases: report.abandoned.length,
+    failingPages: report.failing.length,
     brokenPages: report.broken.length,
     startedOpen: report.startedOpen,
     resolvedTasks: report.resolved,
@@ -119,6 +125,7 @@ export function taskLogFields(report: TaskReport, maxKeys = MAX_LOGGED_KEYS) {
     missing: keys(report.missing),
     failed: keys(report.failed, true),
     abandoned: keys(report.abandoned),
+    failing: keys(report.failing, true),
     broken: keys(report.broken, true),
   };
 }

@@ -63,6 +63,16 @@ export interface CacheMeta extends Generation {
   readonly versionSks?: readonly string[] | undefined;
   /** Until when (epoch seconds) the page is held: served as is, never regenerated. */
   readonly holdUntil?: number | undefined;
+  /**
+   * Who set the hold, and when (`held_by`, `held_at`): kept after a release (a publish keeps it
+   * only while held), for operators.
+   */
+  readonly held?: OperatorAct | undefined;
+  /**
+   * Who lifted the last hold, and when (`released_by`, `released_at`); a hold or a publish
+   * clears it.
+   */
+  readonly released?: OperatorAct | undefined;
   /** Set by a rollback, for operators: which version was live before, when, and who. */
   readonly rolledBack?: RollbackRecord | undefined;
   /**
@@ -79,10 +89,15 @@ export interface CacheMeta extends Generation {
   readonly unchangedRenders?: number | undefined;
 }
 
-export interface RollbackRecord {
-  readonly fromSk: string | undefined;
-  readonly at: number;
+/** An operator's hand on a page, as META records it: who asked (`isr --by`), and when. */
+export interface OperatorAct {
   readonly by: string;
+  /** Epoch seconds. */
+  readonly at: number;
+}
+
+export interface RollbackRecord extends OperatorAct {
+  readonly fromSk: string | undefined;
 }
 
 /**

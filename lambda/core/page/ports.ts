@@ -130,7 +130,10 @@ export interface RecordFailureInput {
   readonly record: FailureRecord;
   /** META's TTL from now on (an attempt keeps a requested page's rows); absent: unchanged. */
   readonly ttl?: number | undefined;
-  /** The page is now broken: it joins the status index. */
+  /**
+   * The page is now broken: it moves from the status index's FAILING shards (where every
+   * recorded failure puts it) to its BROKEN ones.
+   */
   readonly broken?: boolean | undefined;
 }
 

@@ -91,7 +91,8 @@ export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
  * `status_shard` (its partition key) and `status_at` (its sort key, epoch seconds):
  * - REQ# STARTED (`status_at` = when it should have finished) and FAILED (= when it failed);
  * - LOCK (= when the lease runs out; a publish or a release deletes the row);
- * - META of a broken page (= its last failure; a publish replaces the row).
+ * - META of a page whose last render failed (= that failure; a publish replaces the row):
+ *   FAILING while it is retried, BROKEN once it failed `brokenAfter` times in a row.
  * A COMPLETED REQ# row leaves the index. Rows are spread over `STATUS_SHARDS` partitions per
  * status, for the 10 GB-per-partition note in the article: a reader queries every shard.
  */
@@ -105,6 +106,7 @@ export const IndexedStatus = {
   Started: 'STARTED',
   Failed: 'FAILED',
   Lease: 'LEASE',
+  Failing: 'FAILING',
   Broken: 'BROKEN',
 } as const;
 export type IndexedStatus = (typeof IndexedStatus)[keyof typeof IndexedStatus];

@@ -61,14 +61,15 @@ export function generationToPublish(
 /**
  * META's version attributes once this generation is published: it becomes the live version,
  * first in the kept list, followed by the one live until now (always kept: reads in flight and a
- * rollback need it) and the newest others, up to `keepVersions`. A hold carries over.
+ * rollback need it) and the newest others, up to `keepVersions`. A hold (and who set it) carries
+ * over.
  */
 function versionsAfter(
   deps: Pick<RegenerateDeps, 'keepVersions'>,
   current: CacheMeta | undefined,
   generatedAt: number,
   token: string,
-): Pick<CacheMeta, 'currentSk' | 'versionSks' | 'holdUntil'> {
+): Pick<CacheMeta, 'currentSk' | 'versionSks' | 'holdUntil' | 'held'> {
   const sk = versionSortKey(generatedAt, token);
   const keep = deps.keepVersions ?? SETTING_DEFAULTS.keepVersions;
   const previous = current?.versionSks ?? [];
@@ -77,6 +78,6 @@ function versionsAfter(
   return {
     currentSk: sk,
     versionSks: [...new Set(ordered)].slice(0, keep),
-    holdUntil: isHeld(current, generatedAt) ? current?.holdUntil : undefined,
+    ...(isHeld(current, generatedAt) ? { holdUntil: current?.holdUntil, held: current?.held } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { servedGenerationOf, type ServedGeneration } from '../page/gone.js';
 import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { isAnswered, type Need } from '../page/freshness.js';
+import { versionIdOf } from '../page/rows.js';
 import { ServeDecision } from './decision.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';
@@ -52,6 +53,9 @@ export async function serveMiss(
       decision: outcome.decision,
       cacheStatus: CacheStatus.Miss,
       cacheKeyHash: undefined,
+      // The regeneration's own key: its version (`<generated_at>-<lease token>`), as `isr
+      // inspect` lists it and its body and VER# row are named.
+      idempotencyKey: outcome.meta.currentSk && versionIdOf(outcome.meta.currentSk),
     };
   }
   const current: ServedGeneration | undefined =

@@ -52,6 +52,11 @@ export interface PageResponse {
   /** How a page was served (HIT, STALE, MISS, PASS); undefined for an error answer. */
   readonly cacheStatus?: CacheStatus | undefined;
   readonly cacheKeyHash: string | undefined;
+  /**
+   * The log line's idempotency key, where the use case has one: a queued intent's deduplication
+   * id (STALE), the in-request regeneration's version id (MISS); the handler's request id else.
+   */
+  readonly idempotencyKey?: string | undefined;
   readonly detail?: Record<string, unknown> | undefined;
 }
 

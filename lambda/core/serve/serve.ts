@@ -168,45 +168,61 @@ async function serveKey(
   const policy = deps.failurePolicy ?? DEFAULT_FAILURE_POLICY;
   const state = retryState(meta.failures, now, policy, meta.ttl);
   // The enqueue runs beside the body read: a stale hit costs max(S3, SQS), not their sum.
-  const enqueued = fresh
+  const enqueued: Promise<Enqueued> | undefined = fresh
     ? undefined
     : state === RetryState.Due
       ? enqueueRegeneration(deps, cacheKey, meta, now)
-      : Promise.resolve(state);
+      : Promise.resolve({ enqueue: state, idempotencyKey: undefined });
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
   const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus, inline);
-  const enqueue = await enqueued;
+  const { enqueue, idempotencyKey } = (await enqueued) ?? {};
   if (served === undefined) {
     const miss = await serveMiss(deps, cacheKey, request, {
       kind: 'page',
       brokenBodyKey: meta.s3Key,
     });
-    return { ...miss, detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue } };
+    return {
+      ...miss,
+      idempotencyKey: miss.idempotencyKey ?? idempotencyKey,
+      detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue },
+    };
   }
-  return { ...served, detail: enqueue && { enqueue } };
+  return { ...served, idempotencyKey, detail: enqueue && { enqueue } };
 }
 
-/** Queues one regeneration intent; a failure is reported, never turned into an error page. */
+/** What a STALE did about its regeneration, and the intent's deduplication id if it sent one. */
+interface Enqueued {
+  readonly enqueue: 'enqueued' | 'enqueue-failed' | RetryState;
+  readonly idempotencyKey: string | undefined;
+}
+
+/**
+ * Queues one regeneration intent; a failure is reported, never turned into an error page. Its
+ * deduplication id is the request's idempotency key: every STALE of the page in one dedupe
+ * window sends (and logs) the same id, which SQS keeps one message of.
+ */
 async function enqueueRegeneration(
   deps: OriginDeps,
   cacheKey: CacheKey,
   meta: CacheMeta,
   now: number,
-): Promise<'enqueued' | 'enqueue-failed'> {
+): Promise<Enqueued> {
+  const queued = regenerationIntent(cacheKey, deps.deployId, {
+    kind: 'stale',
+    meta,
+    nowSeconds: now,
+    windowSeconds: deps.dedupeWindowSeconds,
+  });
+  const idempotencyKey = queued.deduplicationId;
   try {
-    const queued = regenerationIntent(cacheKey, deps.deployId, {
-      kind: 'stale',
-      meta,
-      nowSeconds: now,
-      windowSeconds: deps.dedupeWindowSeconds,
-    });
     await deps.queue.enqueue(queued.intent, queued);
-    return 'enqueued';
+    return { enqueue: 'enqueued', idempotencyKey };
   } catch (error) {
     deps.log?.warn('could not enqueue a regeneration; the stale page is served', {
       cacheKeyHash: cacheKey.hash,
+      idempotencyKey,
       error,
     });
-    return 'enqueue-failed';
+    return { enqueue: 'enqueue-failed', idempotencyKey };
   }
 }

@@ -50,6 +50,8 @@ describe('the sweeper handler', () => {
       'MissingTasks',
       'FailedTasks',
       'AbandonedLeases',
+      SweeperMetric.FailingPages,
+      SweeperMetric.BrokenPages,
       'StartedNotCompleted',
       SweeperMetric.UnlistedVersionsDeleted,
     ])

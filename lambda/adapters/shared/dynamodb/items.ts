@@ -27,8 +27,8 @@ export const keyOf = (pk: string, sk: string): Item => ({ pk: S(pk), sk: S(sk) }
 
 /**
  * META as one item: a generation's attributes (Recipe A, which FaceTheory and TableTheory
- * readers use unchanged) plus the Recipe B pointer, the kept versions, a hold and the last
- * rollback: extra attributes those readers ignore.
+ * readers use unchanged) plus the Recipe B pointer, the kept versions, a hold (and who set or
+ * lifted it) and the last rollback: extra attributes those readers ignore.
  */
 export const metaToItem = (meta: CacheMeta): Item => ({
   ...keyOf(meta.pk, SortKey.Meta),
@@ -40,6 +40,10 @@ export const metaToItem = (meta: CacheMeta): Item => ({
     L: sks.map(S),
   })),
   ...optional('hold_until', meta.holdUntil, N),
+  ...optional('held_by', meta.held?.by, S),
+  ...optional('held_at', meta.held?.at, N),
+  ...optional('released_by', meta.released?.by, S),
+  ...optional('released_at', meta.released?.at, N),
   ...optional('rolled_back_from', meta.rolledBack?.fromSk, S),
   ...optional('rolled_back_at', meta.rolledBack?.at, N),
   ...optional('rolled_back_by', meta.rolledBack?.by, S),
@@ -108,11 +112,19 @@ export const itemToMeta = (item: Item): CacheMeta => ({
   currentSk: str(item, 'current_sk'),
   versionSks: item.version_sks?.L?.flatMap((value) => (value.S === undefined ? [] : [value.S])),
   holdUntil: num(item, 'hold_until'),
+  held: actOf(item, 'held'),
+  released: actOf(item, 'released'),
   rolledBack: rollbackOf(item),
   digest: str(item, 'content_digest'),
   modifiedAt: num(item, 'modified_at'),
   unchangedRenders: num(item, 'unchanged_renders'),
 });
+
+/** `<what>_by` and `<what>_at`: an operator's act on META (a hold, a release). */
+function actOf(item: Item, what: 'held' | 'released'): CacheMeta['held'] {
+  const at = num(item, `${what}_at`);
+  return at === undefined ? undefined : { by: str(item, `${what}_by`) ?? '', at };
+}
 
 function rollbackOf(item: Item): CacheMeta['rolledBack'] {
   const at = num(item, 'rolled_back_at');

@@ -413,6 +413,7 @@ export function cacheTableContract(name: string, make: () => Promise<TableSubjec
         holdUntil: T + 999,
         ttl: T + 9_999,
         expectedGeneratedAt: T,
+        by: 'operator',
       });
       await expect(refresh(fourth)).rejects.toBeInstanceOf(LeaseLostError);
       expect(await read()).toMatchObject({ holdUntil: T + 999, generatedAt: T });

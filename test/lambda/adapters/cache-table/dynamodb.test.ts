@@ -510,6 +510,9 @@ describe('DynamoCacheTable failure record', () => {
       regen_failed_at: { N: String(T0 + 100) },
       regen_next_at: { N: String(T0 + 115) },
       regen_error: { S: 'render-failed: renderer answered 503' },
+      // In the status index from the first failure: `isr failed` lists the page as failing.
+      status_shard: { S: statusShardOf(IndexedStatus.Failing, pk) },
+      status_at: { N: String(T0 + 100) },
     });
     expect((await table.getMeta(pk, { consistent: true }))?.failures).toEqual(record(1));
   });

@@ -102,6 +102,7 @@ describe('the refresh of an unchanged generation (DynamoDB Local)', () => {
         now: T + 1,
         holdUntil: T + 99,
         ttl: T + 999,
+        by: 'operator',
         expectedGeneratedAt: T,
       });
       return () => refresh(read, T + 60);

@@ -1,7 +1,7 @@
 /**
  * The PageHistory port's contract (VersionRows included): a page's versions newest first, an
- * operator's restore under the conditions it states, a hold that writes only itself, and a hold
- * lifted once.
+ * operator's restore under the conditions it states, a hold that writes only itself (and who set
+ * it), and a hold lifted once (recording who lifted it).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -114,20 +114,27 @@ export function pageHistoryContract(name: string, make: () => Promise<TableSubje
       expect((gone as VersionRequestError).code).toBe('version-not-kept');
     });
 
-    it('lifts a hold once, and says whether there was one', async () => {
+    it('lifts a hold once, records who lifted it, and says whether there was one', async () => {
       const { pk, meta } = await publishedAt(T);
       const lease = await seize(pk);
-      const held = { ...meta, holdUntil: T + 3_600 };
+      const held = { ...meta, holdUntil: T + 3_600, held: { by: 'alice', at: T + 10 } };
       await s.history.restore({ lease, meta: held, expected: meta, now: T + 10 });
-      expect(await s.history.release(pk)).toBe(true);
-      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.holdUntil).toBeUndefined();
-      expect(await s.history.release(pk)).toBe(false);
+      expect(await s.history.release(pk, { by: 'bob', at: T + 20 })).toBe(true);
+      const released = await s.cacheTable.getMeta(pk, { consistent: true });
+      expect(released?.holdUntil).toBeUndefined();
+      // Who held it stays beside who lifted it.
+      expect(released).toMatchObject({
+        held: { by: 'alice', at: T + 10 },
+        released: { by: 'bob', at: T + 20 },
+      });
+      expect(await s.history.release(pk, { by: 'carol', at: T + 30 })).toBe(false);
+      expect((await s.cacheTable.getMeta(pk, { consistent: true }))?.released?.by).toBe('bob');
     });
     it('holds the page as it is: only hold_until and ttl change, a revalidation mark stays', async () => {
       const { pk, meta } = await publishedAt(T);
       await s.marks.markStale(pk, { effectId: 'rv_contract', now: T + 5 });
       const lease = await seize(pk);
-      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10 };
+      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10, by: 'alice' };
       await s.history.hold({ ...write, expectedGeneratedAt: meta.generatedAt });
       expect(await s.cacheTable.getMeta(pk, { consistent: true })).toMatchObject({
         ...meta,
@@ -136,14 +143,30 @@ export function pageHistoryContract(name: string, make: () => Promise<TableSubje
         revalidatedBy: 'rv_contract',
         holdUntil: T + 3_600,
         ttl: T + 90_000,
+        held: { by: 'alice', at: T + 10 },
       });
       expect(await s.cacheTable.releaseLease(lease)).toBe(false); // the hold deleted LOCK
+    });
+
+    it('a new hold replaces the record of the last one and of its release', async () => {
+      const { pk, meta } = await publishedAt(T);
+      const write = {
+        holdUntil: T + 3_600,
+        ttl: T + 90_000,
+        expectedGeneratedAt: meta.generatedAt,
+      };
+      await s.history.hold({ ...write, lease: await seize(pk), now: T + 10, by: 'alice' });
+      await s.history.release(pk, { by: 'bob', at: T + 20 });
+      await s.history.hold({ ...write, lease: await seize(pk, T + 30), now: T + 30, by: 'carol' });
+      const held = await s.cacheTable.getMeta(pk, { consistent: true });
+      expect(held?.held).toEqual({ by: 'carol', at: T + 30 });
+      expect(held?.released).toBeUndefined();
     });
 
     it('refuses a hold on another generation, or under a lost lease; nothing written', async () => {
       const { pk, meta } = await publishedAt(T, T + 1);
       const lease = await seize(pk);
-      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10 };
+      const write = { lease, holdUntil: T + 3_600, ttl: T + 90_000, now: T + 10, by: 'alice' };
       await expect(s.history.hold({ ...write, expectedGeneratedAt: T })).rejects.toBeInstanceOf(
         PageChangedError,
       );

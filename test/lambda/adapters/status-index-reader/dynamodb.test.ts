@@ -92,7 +92,7 @@ describe('the sparse status index', () => {
     expect(await indexed(IndexedStatus.Failed, done.pk)).toEqual([]);
   });
 
-  it('holds the META of a broken page until the next publish', async () => {
+  it('holds the META of a failing, then broken, page until the next publish', async () => {
     const pk = call().pk;
     const publish = async (generatedAt: number) => {
       const lease = await table.acquireLease({ pk, now: generatedAt, durationSeconds: 30 });
@@ -104,19 +104,20 @@ describe('the sparse status index', () => {
       });
     };
     await publish(clock.seconds);
-    const record = {
-      count: 10,
-      lastFailedAt: clock.seconds,
-      nextAttemptAt: clock.seconds,
-      error: 'x',
-    };
-    await table.recordFailure({
-      pk,
-      observedGeneratedAt: clock.seconds,
-      previousCount: 0,
-      record,
-      broken: true,
-    });
+    const failure = (count: number, broken: boolean) =>
+      table.recordFailure({
+        pk,
+        observedGeneratedAt: clock.seconds,
+        previousCount: count - 1,
+        record: { count, lastFailedAt: clock.seconds, nextAttemptAt: clock.seconds, error: 'x' },
+        broken,
+      });
+    // From its first failure the page is failing: listed, with its count, while it is retried.
+    await failure(1, false);
+    expect(await indexed(IndexedStatus.Failing, pk)).toEqual(['META']);
+    expect(await indexed(IndexedStatus.Broken, pk)).toEqual([]);
+    await failure(2, true);
+    expect(await indexed(IndexedStatus.Failing, pk)).toEqual([]);
     expect(await indexed(IndexedStatus.Broken, pk)).toEqual(['META']);
     await publish(clock.seconds + 1);
     expect(await indexed(IndexedStatus.Broken, pk)).toEqual([]);

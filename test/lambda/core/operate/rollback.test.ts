@@ -19,12 +19,9 @@ import { seizeLease } from '../../../../lambda/core/page/lease.js';
 import type { Renderer } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
-import {
-  hold,
-  release,
-  rollback,
-  type PageOpsDeps,
-} from '../../../../lambda/core/operate/rollback.js';
+import { hold, release } from '../../../../lambda/core/operate/hold.js';
+import type { PageOpsDeps } from '../../../../lambda/core/operate/page-ops.js';
+import { rollback } from '../../../../lambda/core/operate/rollback.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 import { shiftedClock, TestClock } from '../../../helpers/clock.js';
@@ -222,7 +219,7 @@ describe('versions and rollback (DynamoDB Local, s3rver)', () => {
       },
     };
     await holdAs({ ...ctx.ops, cacheTable: racing }, ctx.cacheKey);
-    await release(ctx.ops, { cacheKey: ctx.cacheKey });
+    await release(ctx.ops, { cacheKey: ctx.cacheKey, actor: 'ops' });
     return { meta: await ctx.meta(), now: ctx.clock.seconds };
   }
 

@@ -5,14 +5,9 @@ import { PageChangedError, VersionRequestError } from '../../../../lambda/core/e
 import type { CacheMeta } from '../../../../lambda/core/page/model.js';
 import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
-import {
-  hold,
-  MAX_HOLD_SECONDS,
-  release,
-  resolveVersion,
-  rollback,
-  type PageOpsDeps,
-} from '../../../../lambda/core/operate/rollback.js';
+import { hold, release } from '../../../../lambda/core/operate/hold.js';
+import { MAX_HOLD_SECONDS, type PageOpsDeps } from '../../../../lambda/core/operate/page-ops.js';
+import { resolveVersion, rollback } from '../../../../lambda/core/operate/rollback.js';
 import { versionIdOf } from '../../../../lambda/core/page/rows.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { processMessage } from '../../../../lambda/core/worker/process-message.js';
@@ -279,13 +274,14 @@ describe('rollback (unit, in-memory ports)', () => {
       await rollback(ctx.deps, { cacheKey: ctx.cacheKey, holdSeconds: 3600, actor: 'a' });
       expect((await ctx.meta())?.ttl).toBeGreaterThanOrEqual(ctx.clock.seconds + 3600);
       ctx.purges.length = 0;
-      expect(await release(ctx.deps, { cacheKey: ctx.cacheKey })).toMatchObject({
+      expect(await release(ctx.deps, { cacheKey: ctx.cacheKey, actor: 'b' })).toMatchObject({
         decision: 'released',
       });
       expect((await ctx.meta())?.holdUntil).toBeUndefined();
       expect(ctx.purges).toEqual([[cdnKeyTagOf(ctx.cacheKey)]]);
-      expect(await release(ctx.deps, { cacheKey: ctx.cacheKey })).toEqual({
+      expect(await release(ctx.deps, { cacheKey: ctx.cacheKey, actor: 'b' })).toEqual({
         decision: 'not-held',
+        by: undefined,
         cdn: undefined,
       });
       ctx.clock.advance(11);

@@ -2,6 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { sweepOrphanBodies } from '../../../../lambda/core/operate/orphan-bodies.js';
 import { IndexedStatus, statusShardOf } from '../../../../lambda/core/page/rows.js';
 import { runSweep, sweepTasks, taskLogFields } from '../../../../lambda/core/operate/sweep.js';
+import type { StatusRow } from '../../../../lambda/core/operate/ports.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { InMemorySweepCursor } from '../../../../lambda/adapters/sweep-cursor/memory.js';
 import { InMemoryBodyListing } from '../../../../lambda/adapters/body-listing/memory.js';
@@ -13,9 +14,7 @@ import { InMemoryWorkResolution } from '../../../../lambda/adapters/work-resolut
 const clock = new TestClock();
 const now = clock.seconds;
 
-function indexWith(
-  rows: { status: IndexedStatus; pk: string; sk: string; at: number; createdAt?: number }[],
-) {
+function indexWith(rows: (StatusRow & { status: IndexedStatus })[]) {
   const index = new InMemoryStatusIndex();
   for (const { status, ...row } of rows) index.add(statusShardOf(status, row.pk), row);
   return index;
@@ -33,11 +32,12 @@ describe('sweepTasks', () => {
     expect(report.startedOpen).toBe(3);
   });
 
-  it('reports FAILED rows with their reason, expired LOCKs, and broken pages', async () => {
+  it('reports FAILED rows with their reason, expired LOCKs, failing and broken pages', async () => {
     const index = indexWith([
       { status: IndexedStatus.Failed, pk: 'CACHE#f', sk: 'REQ#f', at: now - 100 },
       { status: IndexedStatus.Lease, pk: 'CACHE#gone', sk: 'LOCK', at: now - 1 },
       { status: IndexedStatus.Lease, pk: 'CACHE#live', sk: 'LOCK', at: now + 10 },
+      { status: IndexedStatus.Failing, pk: 'CACHE#r', sk: 'META', at: now - 2, failures: 1 },
       { status: IndexedStatus.Broken, pk: 'CACHE#b', sk: 'META', at: now - 5 },
     ]);
     const shard = statusShardOf(IndexedStatus.Failed, 'CACHE#f');
@@ -47,6 +47,7 @@ describe('sweepTasks', () => {
     const report = await sweepTasks({ index, clock, pageLimit: 10 });
     expect(report.failed).toEqual([expect.objectContaining({ errorCode: 'refused:status' })]);
     expect(report.abandoned.map((row) => row.pk)).toEqual(['CACHE#gone']);
+    expect(report.failing).toEqual([expect.objectContaining({ pk: 'CACHE#r', failures: 1 })]);
     expect(report.broken.map((row) => row.pk)).toEqual(['CACHE#b']);
     expect(report.missing).toEqual([]);
   });
