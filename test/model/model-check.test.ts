@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../helpers/backends.js';
-import { backgroundRace, retriedRevalidation, targetedPlanArbitrary } from './plans.js';
+import {
+  backgroundRace,
+  failedInProgressReads,
+  retriedRevalidation,
+  targetedPlanArbitrary,
+} from './plans.js';
 import {
   modelContext,
   planArbitrary,
@@ -188,6 +193,23 @@ describe('model check', () => {
   it('negative control: a retry that starts its fan-out again is not one effect reaching `done`', async () => {
     expect(await firstViolation('restart-fan-outs', 2, 10, retriedRevalidation)).toMatch(
       /is still 'marking' after every fan-out step ran|counts \d+ pages marked, but found \d+ with META/,
+    );
+  }, 600_000);
+
+  // Issue 33: viewers whose read of the in-progress rows fails are answered 503, never the page.
+  it('viewers whose read of the in-progress rows fails hold every invariant', async () => {
+    const result = await fc.check(
+      fc.asyncProperty(failedInProgressReads, async (plan) => {
+        await runPlan(context, plan);
+      }),
+      { numRuns: 4, seed: 33, endOnFailure: true },
+    );
+    expect(result.failed ? String(result.errorInstance) : undefined).toBeUndefined();
+  }, 600_000);
+
+  it('negative control: an origin that takes a failed read of the rows for none serves a page older than the 202', async () => {
+    expect(await firstViolation('in-progress-fails-open', 1, 10, failedInProgressReads)).toMatch(
+      /got a HIT of .* after .*'s 202|was served .* after .*'s expire answered/,
     );
   }, 600_000);
 

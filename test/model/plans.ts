@@ -262,3 +262,17 @@ export const retriedRevalidation: fc.Arbitrary<Plan> = fc
       index === 0 ? { ...revalidation, crashAfterWrites } : revalidation,
     ),
   }));
+
+/**
+ * Background marking's races (`backgroundRace`) where some viewers' reads of the in-progress
+ * rows fail: such a request is answered an error, never the page (the origin fails closed).
+ */
+export const failedInProgressReads: fc.Arbitrary<Plan> = fc
+  .tuple(backgroundRace, fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }))
+  .map(([plan, failing]) => ({
+    ...plan,
+    origins: plan.origins.map((origin, index) => ({
+      ...origin,
+      failInProgressRead: failing[index] === true,
+    })),
+  }));

@@ -110,6 +110,8 @@ export interface MessagePlan {
 export interface OriginPlan extends ActorFaults {
   readonly key: number;
   readonly container: number;
+  /** Its read of the in-progress rows fails (a throttle, a timeout): the origin answers 5xx. */
+  readonly failInProgressRead?: boolean | undefined;
 }
 /** An operator rolls the first key back (to the version before the live one), maybe holding it. */
 export interface RollbackPlan {
@@ -226,6 +228,7 @@ export type Mutation =
   | 'no-in-progress-wait'
   | 'no-cursor-condition'
   | 'restart-fan-outs'
+  | 'in-progress-fails-open'
   | 'origin-ignores-in-progress'
   | SweeperMutation;
 
@@ -445,6 +448,7 @@ export async function runPlan(
         tableName: context.workerConfig.tableName,
         clientsOf,
         origin,
+        mutation,
       },
       plan.origins,
     );

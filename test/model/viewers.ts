@@ -49,6 +49,11 @@ export const getOf = (key: CacheKey) => ({
   ifNoneMatch: undefined,
 });
 
+/** A viewer request's read of the in-progress rows that fails, as the plan says. */
+export class InProgressReadFailed extends Error {
+  override readonly name = 'InProgressReadFailed';
+}
+
 export interface ViewerContext {
   readonly world: World;
   readonly interleaver: Interleaver;
@@ -57,6 +62,8 @@ export interface ViewerContext {
   readonly tableName: string;
   readonly clientsOf: (actor: string, faults: ActorFaults) => AwsClients;
   readonly origin: (actor: string, faults: ActorFaults, reader: InProgressReader) => OriginDeps;
+  /** A guard removed for a negative control (`none` otherwise). */
+  readonly mutation: string;
 }
 
 /**
@@ -84,7 +91,9 @@ export function startViewers(
     read: (tenant, shard) => {
       const own = caller.getStore();
       if (own === undefined) throw new Error('an in-progress read outside a viewer request');
-      return own.read(tenant, shard);
+      const state = own.read(tenant, shard);
+      // Negative control: a failed read taken for "nothing in progress" (failing open).
+      return ctx.mutation === 'in-progress-fails-open' ? state.catch(() => new Map()) : state;
     },
   };
   const shards = ctx.originConfig.revalidationShards;
@@ -112,10 +121,13 @@ export function startViewers(
     const faults = { ...plan, skew: container.skew };
     const deps = ctx.origin(actor, faults, container.reader);
     // The request's own gated client: its read of the rows waits at its gate like its calls.
-    const own = new DynamoRevalidationsInProgress({
-      client: ctx.clientsOf(actor, faults).dynamodb,
-      tableName: ctx.tableName,
-    });
+    const own = failingAsPlanned(
+      new DynamoRevalidationsInProgress({
+        client: ctx.clientsOf(actor, faults).dynamodb,
+        tableName: ctx.tableName,
+      }),
+      plan,
+    );
     const key = ctx.keys[plan.key % ctx.keys.length];
     void ctx.interleaver
       .start(actor, async () => {
@@ -123,6 +135,7 @@ export function startViewers(
         const from = ctx.world.log.length;
         ctx.world.firstCall.set(actor, from);
         const now = epochSeconds(deps.clock);
+        // A failed read of the rows is answered 503 (`servePage`): no body, never the page.
         const response = await caller.run(own, () => servePage(deps, getOf(key)));
         ctx.world.log.push(servedEvent(actor, key, { from, now }, response));
       })
@@ -140,6 +153,21 @@ export function startViewers(
         started = true;
       }
       return started;
+    },
+  };
+}
+
+/** The request's rows, whose read fails after its gate when the plan says so. */
+function failingAsPlanned(
+  rows: RevalidationsInProgress,
+  plan: OriginPlan,
+): RevalidationsInProgress {
+  if (plan.failInProgressRead !== true) return rows;
+  return {
+    end: (...args) => rows.end(...args),
+    read: async (tenant, shard) => {
+      await rows.read(tenant, shard); // it reaches DynamoDB (and its gate) first
+      throw new InProgressReadFailed('the in-progress read failed (injected)');
     },
   };
 }
