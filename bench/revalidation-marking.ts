@@ -4,7 +4,7 @@
  * (drain has nothing left to do); a background fan-out plugs in here with its own pair.
  */
 import { setTimeout as wait } from 'node:timers/promises';
-import { DynamoFanOutStarts } from '../lambda/adapters/fan-out-start/dynamodb.js';
+import { DynamoFanOutStarts } from '../lambda/adapters/fan-out-starts/dynamodb.js';
 import { DynamoFanOutProgressRows } from '../lambda/adapters/fan-out-progress-rows/dynamodb.js';
 import { InMemoryRegenerationQueue } from '../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/dynamodb.js';

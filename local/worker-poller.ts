@@ -7,7 +7,6 @@
  * itself until its delay is over, on the wall clock, as SQS does; it is in memory, so a restart
  * of `npm start` drops it.
  */
-import { randomUUID } from 'node:crypto';
 import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
@@ -17,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describeError } from './backends/backend.js';
+import { contextOf } from './lambda-context.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -131,20 +131,11 @@ function toRecord(message: Message, options: PollerOptions): SQSRecord {
 /** The part of a Lambda context the handlers use: remaining time drives idempotency expiry. */
 export function lambdaContext(timeoutMs: number, functionName = 'isr-local'): Context {
   const deadline = Date.now() + timeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
+  return contextOf({
     functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
+    remainingMs: () => Math.max(0, deadline - Date.now()),
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  });
 }
 
 /** Polls until stopped; one batch at a time, like a function with reserved concurrency 1. */

@@ -1,5 +1,5 @@
 import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
-import { DynamoFanOutStarts } from '../adapters/fan-out-start/dynamodb.js';
+import { DynamoFanOutStarts } from '../adapters/fan-out-starts/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';

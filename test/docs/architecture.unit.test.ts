@@ -1,7 +1,8 @@
 /**
  * docs/ARCHITECTURE.md's rules -> files table stays true by grep: each rule names one file, the
  * file exists and exports every name the row says defines the rule, and no other file in
- * `lambda/` exports one of those names (one home per rule).
+ * `lambda/` exports one of those names (one home per rule). Every file of `lambda/core` is in the
+ * table or named under `## Files that hold no rule of their own`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,9 +59,17 @@ function problemsOf(rows: readonly Row[], read: (file: string) => string | undef
   });
 }
 
+/** The files of `lambda/core` neither the rules table nor the list of rule-less files names. */
+function unplaced(files: readonly string[], markdown: string): string[] {
+  const named = (heading: string) => markdown.split(`## ${heading}`)[1]?.split('\n## ')[0] ?? '';
+  const text = named('Where each rule lives') + named('Files that hold no rule of their own');
+  return files.filter((file) => !text.includes(`\`${file}\``));
+}
+
 const readRepo = (file: string) =>
   existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file), 'utf8') : undefined;
-const rows = rulesTable(readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8'));
+const architecture = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+const rows = rulesTable(architecture);
 
 describe("ARCHITECTURE.md's rules -> files table", () => {
   it('lists the rules', () => {
@@ -94,5 +103,25 @@ describe("ARCHITECTURE.md's rules -> files table", () => {
       'lambda/core/page/lease.ts does not export notALeaseRule',
       'isLeaseLive is exported by lambda/core/page/freshness.ts too',
     ]);
+  });
+
+  it('names every file of lambda/core: a rule in the table, or a file holding none in the list', () => {
+    const core = sourceFiles('lambda/core');
+    expect(core.length).toBeGreaterThan(60);
+    expect(unplaced(core, architecture)).toEqual([]);
+  });
+
+  it('negative control: a core file named nowhere, or named only outside the two sections, is caught', () => {
+    const withoutLog = architecture.replace('- `lambda/core/log.ts`:', '- log.ts:');
+    expect(unplaced(['lambda/core/log.ts', 'lambda/core/page/lease.ts'], withoutLog)).toEqual([
+      'lambda/core/log.ts',
+    ]);
+    // named under another heading only: not a home
+    expect(
+      unplaced(
+        ['lambda/core/new-rule.ts'],
+        `${architecture}\n## Notes\n\`lambda/core/new-rule.ts\``,
+      ),
+    ).toEqual(['lambda/core/new-rule.ts']);
   });
 });

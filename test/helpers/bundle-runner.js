@@ -17,7 +17,10 @@ process.on('message', ({ id, event }) => {
 });
 process.send({ ready: true });
 
-/** The part of the Lambda context the handlers read (remaining time drives idempotency expiry). */
+/**
+ * The part of the Lambda context the handlers read (remaining time drives idempotency expiry): as
+ * `local/lambda-context.ts` makes it, copied because this file runs without TypeScript.
+ */
 function lambdaContext() {
   const deadline = Date.now() + timeoutMs;
   return {

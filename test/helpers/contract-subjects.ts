@@ -21,8 +21,8 @@ import { InMemoryBodyReferences } from '../../lambda/adapters/body-references/me
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
 import { DynamoFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
 import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/memory.js';
-import { DynamoFanOutStarts } from '../../lambda/adapters/fan-out-start/dynamodb.js';
-import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
+import { DynamoFanOutStarts } from '../../lambda/adapters/fan-out-starts/dynamodb.js';
+import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-starts/memory.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';

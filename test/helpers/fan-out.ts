@@ -1,5 +1,5 @@
 import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progress-rows/memory.js';
-import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-start/memory.js';
+import { InMemoryFanOutStarts } from '../../lambda/adapters/fan-out-starts/memory.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-statuses/memory.js';

@@ -3,6 +3,7 @@
  * backends). Settings mirror the deployed defaults where a test does not set them.
  */
 import type { Context } from 'aws-lambda';
+import { contextOf } from '../../local/lambda-context.js';
 import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/page/cache-key.js';
 import type { PassThrough } from '../../lambda/core/serve/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
@@ -25,20 +26,12 @@ import { InMemoryTagRevalidations } from '../../lambda/adapters/tag-revalidation
 
 /** A Lambda context whose remaining time is fixed, so claims expire on the test clock alone. */
 export function fixedContext(remainingMs: number, functionName = 'unit'): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
+  return contextOf({
     functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: 'request-1',
-    logGroupName: `/aws/lambda/${functionName}`,
+    remainingMs: () => remainingMs,
     logStreamName: 'unit',
-    getRemainingTimeInMillis: () => remainingMs,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+    awsRequestId: 'request-1',
+  });
 }
 
 export interface MemoryServiceOptions {

@@ -2,7 +2,7 @@
  * The in-progress rows on the cache table: `pk = REVALIDATING#<tenant or _>#<shard>`,
  * `sk = STATE`, one attribute per `<mode>#<tag>` holding `{ at_ms, effect_id }` (an attribute of
  * its own, so one entry is set or removed under its own condition, with no map to create
- * first). An entry is written to every shard with its fan-out's start (`fan-out-start/`), and
+ * first). An entry is written to every shard with its fan-out's start (`fan-out-starts/`), and
  * removed from every shard in one transaction, so the shards never disagree on who owns it.
  * The origin reads a shard with one strongly consistent GetItem.
  */

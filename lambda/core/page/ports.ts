@@ -5,6 +5,7 @@
  * use case's own `ports.ts`.
  */
 import type { FailureRecord } from '../backoff.js';
+import type { LogSink } from '../log.js';
 import type { RegenerationIntent } from './intent.js';
 import type { AcquiredLease, CacheMeta, GonePage, Lease, PageRows, PassMark } from './model.js';
 
@@ -183,6 +184,18 @@ export interface DeadLetter {
   readonly groupId: string | undefined;
   readonly receiveCount: number;
   readonly reason: { readonly code: string; readonly message: string };
+}
+
+/**
+ * What serving and regenerating both read a page with (`OriginDeps`, `RegenerateDeps`): the
+ * table, the bodies, the clock margin and the log.
+ */
+export interface PageStores {
+  readonly cacheTable: CacheTable;
+  readonly bodies: BodyStore;
+  /** How far apart two clocks may be (`canStartRender`, an in-progress revalidation). @default 0 */
+  readonly clockSkewMarginSeconds?: number | undefined;
+  readonly log?: LogSink | undefined;
 }
 
 /** Where poison and exhausted messages go, with their reason attached. */

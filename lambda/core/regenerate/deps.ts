@@ -4,17 +4,14 @@
  */
 import type { RenderAdmission } from './admission.js';
 import type { Clock } from '../clock.js';
-import type { LogSink } from '../log.js';
-import type { BodyStore, CacheTable, TagIndex, VersionRows } from '../page/ports.js';
+import type { PageStores, TagIndex, VersionRows } from '../page/ports.js';
 import type { Random } from '../random.js';
 import type { RenderPolicy } from './render-policy.js';
 import type { Retention } from '../retention.js';
 import type { Renderer } from './ports.js';
 
 /** The ports and settings of a regeneration, the worker's and the origin's MISS alike. */
-export interface RegenerateDeps extends RenderPolicy {
-  readonly cacheTable: CacheTable;
-  readonly bodies: BodyStore;
+export interface RegenerateDeps extends RenderPolicy, PageStores {
   readonly renderer: Renderer;
   readonly clock: Clock;
   /** Jitter of the publish retries. @default systemRandom */
@@ -23,8 +20,6 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly leaseSeconds: number;
   /** How often the lease is refreshed during a render. @default a third of the lease */
   readonly leaseRefreshMs?: number | undefined;
-  /** How far apart two workers' clocks may be (see `canStartRender`). @default 0 */
-  readonly clockSkewMarginSeconds?: number | undefined;
   /** Kept below the lease, so a render cannot outlive it unnoticed. */
   readonly renderTimeoutMs: number;
   /**
@@ -38,7 +33,6 @@ export interface RegenerateDeps extends RenderPolicy {
   readonly retention?: Retention | undefined;
   /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
   readonly publishAttempts?: number;
-  readonly log?: LogSink | undefined;
   /** Caps renders at once (the origin's MISSes); none when unset (the worker's event source caps it). */
   readonly admission?: RenderAdmission | undefined;
   /** The tag -> page index; a page's tags are not indexed without it. */

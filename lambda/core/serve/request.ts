@@ -7,8 +7,7 @@ import type { FailurePolicy } from '../backoff.js';
 import { cacheKeyFor, type CacheKeyPolicy } from '../page/cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
-import type { LogSink } from '../log.js';
-import type { BodyStore, CacheTable, RegenerationQueue, TagPageCounter } from '../page/ports.js';
+import type { PageStores, RegenerationQueue, TagPageCounter } from '../page/ports.js';
 import type { InProgressReader } from '../page/in-progress.js';
 import type { TrafficRules } from '../traffic-rules.js';
 import type { PassDeps } from './pass.js';
@@ -19,14 +18,9 @@ import type { CachingPolicy } from './responses.js';
  * The origin's deps: the stores serving reads, and the regeneration a MISS runs, which the
  * origin's wiring passes in with its own ports (`regenerateInRequest`).
  */
-export interface OriginDeps extends InRequestRegeneration, PassDeps {
-  readonly cacheTable: CacheTable;
-  readonly bodies: BodyStore;
+export interface OriginDeps extends InRequestRegeneration, PassDeps, PageStores {
   /** Counts a page's variants (`maxVariantsPerPage`); none are counted without it. */
   readonly tagIndex?: TagPageCounter | undefined;
-  /** How far apart two clocks may be (an in-progress revalidation's second). @default 0 */
-  readonly clockSkewMarginSeconds?: number | undefined;
-  readonly log?: LogSink | undefined;
   readonly keyPolicy: CacheKeyPolicy;
   /**
    * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),

@@ -1,6 +1,6 @@
 /** The contract suite on the DynamoDB adapters, on DynamoDB Local (see contract.memory.unit.test.ts). */
 import { conflictingTableSubject, dynamoTableSubject } from '../../helpers/contract-subjects.js';
-import { fanOutStartContract } from './fan-out-start/contract.js';
+import { fanOutStartContract } from './fan-out-starts/contract.js';
 import { bodyReferencesContract } from './body-references/contract.js';
 import { cacheTableContract } from './cache-table/contract.js';
 import { pageHistoryContract } from './page-history/contract.js';

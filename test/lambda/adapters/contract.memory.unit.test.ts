@@ -24,7 +24,7 @@ import { revalidationMarksContract } from './revalidation-marks/contract.js';
 import { statusIndexReaderContract } from './status-index-reader/contract.js';
 import { sweepCursorContract } from './sweep-cursor/contract.js';
 import { fanOutProgressContract } from './fan-out-progress-rows/contract.js';
-import { fanOutStartContract } from './fan-out-start/contract.js';
+import { fanOutStartContract } from './fan-out-starts/contract.js';
 import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
 import { renderCounterContract } from './render-counter/contract.js';
 import { versionRowsContract } from './version-rows/contract.js';

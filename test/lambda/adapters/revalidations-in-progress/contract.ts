@@ -1,7 +1,7 @@
 /**
  * The RevalidationsInProgress port's contract: only the effect that owns an entry removes it,
  * from every shard at once; tenants are apart. Entries are written by a fan-out's start (its
- * own contract, `fan-out-start/contract.ts`). The conflict case runs where the subject follows
+ * own contract, `fan-out-starts/contract.ts`). The conflict case runs where the subject follows
  * AWS's transaction conflict rule (DynamoDB Local does not show it).
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { InMemoryRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/memory.js';
 import { DynamoFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/dynamodb.js';
-import { DynamoFanOutStarts } from '../../../../lambda/adapters/fan-out-start/dynamodb.js';
+import { DynamoFanOutStarts } from '../../../../lambda/adapters/fan-out-starts/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../../../../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { DynamoRevalidationStatuses } from '../../../../lambda/adapters/revalidation-statuses/dynamodb.js';

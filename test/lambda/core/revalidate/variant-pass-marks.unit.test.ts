@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { InMemoryFanOutProgressRows } from '../../../../lambda/adapters/fan-out-progress-rows/memory.js';
-import { InMemoryFanOutStarts } from '../../../../lambda/adapters/fan-out-start/memory.js';
+import { InMemoryFanOutStarts } from '../../../../lambda/adapters/fan-out-starts/memory.js';
 import { InProcessPassThrough } from '../../../../lambda/adapters/pass-through/in-process.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../../../lambda/adapters/revalidations-in-progress/memory.js';
