@@ -32,7 +32,7 @@ const WAIT_LIMIT_MS = 15 * 60_000;
 export const ENDPOINT_COMMANDS: Record<string, Command> = {
   revalidate: {
     usage:
-      'revalidate --path <p> [--path ...] --tag <t> [--tag ...] [--tenant <t>] [--mode stale|expire] [--regenerate] [--key <idempotency key>]',
+      'revalidate --path <p> [--path ...] --tag <t> [--tag ...] [--tenant <t>] [--mode stale|expire] [--regenerate] [--dry-run] [--key <idempotency key>]',
     summary:
       'POST to the revalidation endpoint (SigV4 on a stack; HMAC with ISR_REVALIDATE_SECRET)',
     options: {
@@ -41,6 +41,7 @@ export const ENDPOINT_COMMANDS: Record<string, Command> = {
       tag: { type: 'string', multiple: true },
       mode: { type: 'string' },
       regenerate: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
       key: { type: 'string' },
     },
     positionals: 0,
@@ -55,6 +56,7 @@ export const ENDPOINT_COMMANDS: Record<string, Command> = {
         tenant: str(values, 'tenant'),
         mode,
         regenerate: values.regenerate === true ? true : undefined,
+        dryRun: values['dry-run'] === true ? true : undefined,
         idempotencyKey: str(values, 'key'),
       } as const;
       if (input.paths.length + input.tags.length === 0) {

@@ -19,6 +19,8 @@ export interface RevalidateInput {
   readonly tenant?: string | undefined;
   readonly mode?: 'stale' | 'expire' | undefined;
   readonly regenerate?: boolean | undefined;
+  /** A preview: what it would mark, purge and cost; nothing is applied (`dry-run.ts`). */
+  readonly dryRun?: boolean | undefined;
   /** @default a new UUID: a retry of the same call must pass the key it printed */
   readonly idempotencyKey?: string | undefined;
 }
@@ -51,6 +53,7 @@ export function revalidateBody(input: RevalidateInput): string {
     ...(input.tenant === undefined ? {} : { tenant: input.tenant }),
     ...(input.mode === undefined ? {} : { mode: input.mode }),
     ...(input.regenerate === undefined ? {} : { regenerate: input.regenerate }),
+    ...(input.dryRun === true ? { dry_run: true } : {}),
   });
 }
 

@@ -48,6 +48,8 @@ const METRICS: Record<RevalidateDecision, string> = {
   failed: 'RevalidationFailures',
   status: 'RevalidationStatusReads',
   'tag-times': 'TagTimeReads',
+  'dry-run': 'RevalidationDryRuns',
+  limited: 'RevalidationDryRunsLimited',
 };
 
 /**

@@ -177,6 +177,14 @@ describe('isr revalidate', () => {
     expect(bad.code).toBe(2);
     expect(bad.requests).toHaveLength(0);
   });
+
+  it('previews with --dry-run: the body says dry_run, and the answer is printed (issue 36)', async () => {
+    const dry = await revalidate('local', 200, ['--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.requests[0]?.init.body as string)).toMatchObject({ dry_run: true });
+    const applied = await revalidate('local', 202);
+    expect(JSON.parse(applied.requests[0]?.init.body as string)).not.toHaveProperty('dry_run');
+  });
 });
 
 describe('isr revalidate status', () => {

@@ -27,7 +27,7 @@ export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** UUIDs, ULIDs, base64(url) digests and `provider:event-id` forms; nothing that needs escaping. */
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~:+/=-]+$/;
-const FIELDS = new Set(['paths', 'tags', 'tenant', 'mode', 'regenerate']);
+const FIELDS = new Set(['paths', 'tags', 'tenant', 'mode', 'regenerate', 'dry_run']);
 
 /** How requests are checked: the cache-key policy and tenancy the origin applies, and limits. */
 export interface RevalidatePolicy {
@@ -48,6 +48,8 @@ export interface CanonicalRevalidation {
   readonly regenerate: boolean;
   readonly tags: readonly string[];
   readonly tenant: string | null;
+  /** A preview (`dry-run.ts`): never applied, claimed or stored, so not in `requestJson`. */
+  readonly dryRun?: boolean | undefined;
 }
 
 /** Why a request is refused before anything is stored or applied: a 400 or a 413. */
@@ -119,7 +121,10 @@ export function parseRevalidateBody(
   }
   const regenerate = fields.regenerate ?? false;
   if (typeof regenerate !== 'boolean') invalid('regenerate', 'regenerate is true or false');
+  const dryRun = fields.dry_run ?? false;
+  if (typeof dryRun !== 'boolean') invalid('dry_run', 'dry_run is true or false');
   return {
+    ...(dryRun === true ? { dryRun } : {}),
     mode: mode as RevalidationMode,
     paths: sortedUnique(paths.map((path, at) => cacheKeyOf(path, at, tenant, policy))),
     regenerate: regenerate as boolean,

@@ -31,6 +31,7 @@ import {
   type RevalidatePolicy,
 } from './request.js';
 import { acceptRevalidation, type AcceptDeps } from './fan-out.js';
+import { DryRunLimiter, previewRevalidation } from './dry-run.js';
 import { revalidate, type RevalidationDeps } from './revalidation.js';
 import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { statusDeadlineOf } from './soft-purge.js';
@@ -55,6 +56,10 @@ export const RevalidateDecision = {
   Status: 'status',
   /** A read of tag revalidation times (`tag-times.ts`), answered 200. */
   TagTimes: 'tag-times',
+  /** A previewed revalidation (`dry-run.ts`), answered 200; nothing written. */
+  DryRun: 'dry-run',
+  /** A dry run past its rate limit, answered 429. */
+  Limited: 'limited',
 } as const;
 export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
 
@@ -84,6 +89,8 @@ export interface RevalidateServiceDeps {
   readonly clock: Clock;
   /** Retry-After of a 409 `in-progress` and of a 503. */
   readonly retryAfterSeconds: number;
+  /** Dry runs' rate limit (`dry-run.ts`). @default DEFAULT_DRY_RUNS_PER_MINUTE a tenant */
+  readonly dryRuns?: DryRunLimiter | undefined;
 }
 
 export interface RevalidateHttpRequest {
@@ -173,6 +180,7 @@ export async function serveRevalidation(
   try {
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
     const canonical = parseRevalidateBody(request.rawBody, deps.policy);
+    if (canonical.dryRun === true) return await serveDryRun(deps, canonical, { key, caller });
     return await applyOnce(deps, { key, canonical, caller });
   } catch (error) {
     if (!(error instanceof RevalidateRequestError)) throw error;
@@ -188,6 +196,35 @@ export async function serveRevalidation(
       reason: `${error.field}: ${error.message}`,
     });
   }
+}
+
+/** Limiters of deps built without one (tests, local mode), one per deps object. */
+const defaultDryRuns = new WeakMap<RevalidateServiceDeps, DryRunLimiter>();
+
+/** A preview of the request (`dry-run.ts`): 200 with what it would do, 429 past the limit. */
+async function serveDryRun(
+  deps: RevalidateServiceDeps,
+  canonical: CanonicalRevalidation,
+  who: { key: string; caller: string },
+): Promise<RevalidateReply> {
+  let limiter = deps.dryRuns ?? defaultDryRuns.get(deps);
+  if (limiter === undefined) defaultDryRuns.set(deps, (limiter = new DryRunLimiter(deps.clock)));
+  const log = { idempotency_key: who.key, effect_id: undefined, caller: who.caller };
+  const wait = limiter.take(canonical.tenant);
+  if (wait !== undefined) {
+    const message = 'too many dry runs; retry later';
+    const decision = RevalidateDecision.Limited;
+    return reply(
+      429,
+      { error: 'dry-run-limit', message },
+      { ...log, decision },
+      {
+        'retry-after': String(wait),
+      },
+    );
+  }
+  const preview = await previewRevalidation(deps.revalidation.tagIndex, canonical, deps.policy);
+  return reply(200, preview, { ...log, decision: RevalidateDecision.DryRun });
 }
 
 /** Who is calling, or why they may not. @throws when the webhook key cannot be read now */
