@@ -14,7 +14,8 @@
  * - purger: consume the purge queue (granted by its event source); SendMessage to the purge DLQ;
  *   PutItem on the pending-purge rows only (a purge CloudFront keeps throttling).
  * - sweeper: Query on the status index; GetItem/Query on the table (META, LOCK, VER# and its
- *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/Update/DeleteItem on
+ *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/DeleteItem on its
+ *   lease's partition only (one sweep at a time); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
  *   longer lists and the tag index rows of gone pages; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
@@ -43,7 +44,12 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/page/rows.js';
+import {
+  PENDING_PURGES_PK,
+  StatusIndex,
+  SWEEP_LEASE_PK,
+  SweepCursorKey,
+} from '../lambda/core/page/rows.js';
 import type { FunctionKind } from '../lambda/core/settings/index.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
@@ -361,6 +367,17 @@ export function grantSweeperAccess(
       resources: [table.tableArn],
       conditions: {
         'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
+      },
+    }),
+  );
+  // One sweep at a time: each run takes and releases its LOCK row (core/operate/sweep-lease.ts).
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'SweepLease',
+      actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+      resources: [table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_LEASE_PK] },
       },
     }),
   );

@@ -1,3 +1,4 @@
+import { DynamoCacheTable } from '../adapters/cache-table/dynamodb.js';
 import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress-rows/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoBodyReferences } from '../adapters/body-references/dynamodb.js';
@@ -9,6 +10,7 @@ import { S3BodyListing } from '../adapters/body-listing/s3.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { SweepDeps } from '../core/operate/sweep.js';
+import type { SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { resumeStalledFanOuts, type FanOutSweepDeps } from '../core/revalidate/fan-out.js';
 import type { AwsClients } from '../shared/aws-clients.js';
 import type { SweeperConfig } from '../shared/config.js';
@@ -65,8 +67,27 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
   };
 }
 
+/** Without a timeout in its settings (local mode), a run is held for the deployed one's 2 minutes. */
+const DEFAULT_SWEEP_MS = 120_000;
+
+/** The sweep lease on the cache table, held for as long as the function may run. */
+export function createSweepLease(config: SweeperConfig, runtime: SweeperRuntime): SweepLeaseDeps {
+  const runMs = config.functionTimeoutMs ?? DEFAULT_SWEEP_MS;
+  return {
+    table: new DynamoCacheTable({ client: runtime.clients.dynamodb, tableName: config.tableName }),
+    clock: runtime.clock ?? systemClock,
+    holdSeconds: Math.ceil(runMs / 1000) + config.clockSkewMarginSeconds,
+    owner: config.functionName,
+  };
+}
+
 /** Builds the sweeper handler from validated configuration and injected clients. */
 export function buildSweeperHandler(config: SweeperConfig, runtime: SweeperRuntime) {
   const { logger, metrics } = runtime.observability ?? createObservability('sweeper');
-  return createSweeperHandler({ deps: createSweeperDeps(config, runtime), logger, metrics });
+  return createSweeperHandler({
+    deps: createSweeperDeps(config, runtime),
+    lease: createSweepLease(config, runtime),
+    logger,
+    metrics,
+  });
 }

@@ -10,12 +10,15 @@ import {
   SweeperMetric,
   type SweepDeps,
 } from '../core/operate/sweep.js';
+import { runAlone, type SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 
 export { SweeperMetric };
 
 export interface SweeperHandlerOptions {
   readonly deps: SweepDeps;
+  /** One run at a time: the sweep lease. Without it every invocation sweeps. */
+  readonly lease?: SweepLeaseDeps | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -26,9 +29,18 @@ export interface SweeperHandlerOptions {
  * part that failed is logged and rethrown after the others reported, so the Lambda counts an Error.
  */
 export function createSweeperHandler(options: SweeperHandlerOptions) {
-  const { deps, logger, metrics } = options;
+  const { deps, logger, metrics, lease } = options;
   return middy(async (_event: ScheduledEvent, _context: Context): Promise<void> => {
-    const report = await runSweep(deps);
+    const run = () => runSweep(deps);
+    const outcome =
+      lease === undefined
+        ? { ran: true as const, result: await run() }
+        : await runAlone(lease, run);
+    if (!outcome.ran) {
+      logger.info('sweep skipped: another run holds the sweep lease', { heldBy: outcome.heldBy });
+      return;
+    }
+    const report = outcome.result;
     const count = (name: string, value: number) => metrics.addMetric(name, MetricUnit.Count, value);
     const fields: Record<string, unknown> = {};
     if (report.tasks !== undefined) {

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { quotaOf, quotaProblems, UNRESERVED_MINIMUM } from '../../lib/isr-quota.js';
+import { quotaLine, quotaOf, quotaProblems, UNRESERVED_MINIMUM } from '../../lib/isr-quota.js';
 import type { IsrService } from '../../lib/isr-service.js';
 import { resolveSettings } from '../../lib/isr-settings.js';
 import { CONTEXT_KEYS, unknownContextKeys } from '../../lib/isr-stack.js';
@@ -189,5 +189,19 @@ describe('the -c keys', () => {
     );
     expect(shown.size).toBeGreaterThan(5);
     expect([...shown].filter((key) => !Object.hasOwn(CONTEXT_KEYS, key))).toEqual([]);
+  });
+});
+
+describe("DEPLOY.md's 'Before your first deploy'", () => {
+  const page = readFileSync(new URL('../../docs/DEPLOY.md', import.meta.url), 'utf8');
+  const section = page.split('## Before your first deploy')[1]?.split('\n## ')[0] ?? '';
+
+  it('lists exactly the -c keys the stack reads, in its order', () => {
+    const rows = [...section.matchAll(/^\| `([A-Za-z]+)` +\|/gm)].map((match) => match[1]);
+    expect(rows).toEqual(Object.keys(CONTEXT_KEYS));
+  });
+
+  it('prints the quota line the default synth prints', () => {
+    expect(section).toContain(`\n${quotaLine(quotaOf(resolveSettings({})))}\n`);
   });
 });

@@ -4,7 +4,12 @@ import { describe, expect, it } from '@jest/globals';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
-import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../../lambda/core/page/rows.js';
+import {
+  PENDING_PURGES_PK,
+  StatusIndex,
+  SWEEP_LEASE_PK,
+  SweepCursorKey,
+} from '../../lambda/core/page/rows.js';
 import { loadSweeperConfig } from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
 import { resolveSettings } from '../../lib/isr-settings.js';
@@ -49,6 +54,14 @@ const EXPECTED_SWEEPER_GRANTS = (
     resources: [tableArn],
     condition: {
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SweepCursorKey.pk] },
+    },
+  },
+  /** One sweep at a time: its lease's LOCK row, and no other partition. */
+  SweepLease: {
+    actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+    resources: [tableArn],
+    condition: {
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SWEEP_LEASE_PK] },
     },
   },
   /** REQ# rows a later publish made moot: page partitions only. */

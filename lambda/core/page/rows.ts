@@ -132,3 +132,9 @@ export const PENDING_PURGES_PK = 'CDN#PENDING';
  * may put a row in (`dynamodb:LeadingKeys` in lib/isr-permissions.ts).
  */
 export const SweepCursorKey = { pk: 'SWEEP#orphan-bodies', sk: 'CURSOR' } as const;
+
+/**
+ * The partition of the sweep lease's LOCK row (`core/operate/sweep-lease.ts`): one sweep at a
+ * time. The sweeper's role may put and delete a row only there (lib/isr-permissions.ts).
+ */
+export const SWEEP_LEASE_PK = 'ISR#SWEEPER';
