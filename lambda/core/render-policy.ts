@@ -130,3 +130,26 @@ export function admitPage(page: RenderResult, policy: RenderPolicy): AdmittedPag
 /** Cookie names only: values are secrets of one viewer and never logged. */
 const cookieNames = (cookies: readonly string[]): string[] =>
   cookies.map((cookie) => cookie.split('=', 1)[0]?.trim() ?? '');
+
+/**
+ * A refusal that carries the render's whole answer, for the viewer whose request the render was
+ * (`deliverableRender`). The answer is private (never enumerated, so never logged): it may hold
+ * a cookie the upstream set.
+ */
+export class AnsweredRefusal extends RenderRefusedError {
+  readonly #answer: RenderResult;
+  constructor(refusal: RenderRefusedError, answer: RenderResult) {
+    super(refusal.reason, refusal.message, refusal.status, {
+      cause: refusal.cause,
+      trafficClass: refusal.trafficClass,
+    });
+    this.#answer = answer;
+  }
+  get answer(): RenderResult {
+    return this.#answer;
+  }
+}
+
+/** The render's answer a refusal carries, if it carries one. */
+export const refusedAnswer = (error: RenderRefusedError): RenderResult | undefined =>
+  error instanceof AnsweredRefusal ? error.answer : undefined;

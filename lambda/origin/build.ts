@@ -53,6 +53,8 @@ export function createOriginDeps(
           },
     passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
+    // The upstream's tags are for the service; CloudFront's cache tag header is on pages only.
+    internalAnswerHeaders: [config.upstreamTagHeader, config.cacheTagHeader],
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
       staleSharedMaxAge: config.staleSharedMaxAge,

@@ -20,6 +20,7 @@ import type { CacheMeta, RegenerationQueue } from '../ports.js';
 import { routedPathReason, type TrafficRules } from '../traffic-rules.js';
 import { variantTagOf } from '../variants.js';
 import type { RegenerateDeps } from '../regenerate/regenerate.js';
+import { refusedAnswer } from '../render-policy.js';
 import {
   inProgressVerdict,
   InProgressVerdict,
@@ -28,7 +29,7 @@ import {
 } from '../revalidate/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
-import { servePass, type PassDeps, type PassWhy } from './pass.js';
+import { deliverableRender, servePass, type PassDeps, type PassWhy } from './pass.js';
 import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
 
 export interface OriginDeps extends RegenerateDeps, PassDeps {
@@ -130,14 +131,14 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
-    // The render (made without the viewer's cookies) is not to be stored: the viewer gets the
-    // upstream's answer to their own request instead of a refusal.
+    // The render (made without the viewer's cookies) is not to be stored: the viewer gets its
+    // answer if the render asked what they asked, else the upstream's answer to their own request.
     if (error instanceof RenderRefusedError && deps.passThrough !== undefined) {
       const why: PassWhy = { fwd: 'bypass', detail: error.reason };
-      return {
-        ...(await servePass(deps, deps.passThrough, request, why)),
-        cacheKeyHash: cacheKey.hash,
-      };
+      const answer =
+        deliverableRender(deps, { answer: refusedAnswer(error), key: cacheKey }, request, why) ??
+        (await servePass(deps, deps.passThrough, request, why));
+      return { ...answer, cacheKeyHash: cacheKey.hash };
     }
     const fallback =
       error instanceof RenderOverloadedError
