@@ -1,4 +1,5 @@
 import { HttpPassThrough } from '../adapters/pass-through/http.js';
+import { publicOriginOf } from '../core/forwarding.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RenderAdmission } from '../core/admission.js';
@@ -90,6 +91,9 @@ export function createOriginPassThrough(
     originUrl: config.renderOriginUrl,
     maxBodyBytes: config.passBodyMaxBytes,
     secretHeader,
+    // Multi-tenant: the host the viewer used, as the edge set it (one origin does not fit all).
+    publicOrigin:
+      config.tenantHeader === undefined ? publicOriginOf(config.publicOrigin) : undefined,
   });
 }
 

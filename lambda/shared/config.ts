@@ -71,6 +71,7 @@ function toServiceConfig(s: SettingValues) {
     bodyKeyPrefix: s.bodyKeyPrefix,
     cacheTagHeader: s.cacheTagHeader,
     upstreamTagHeader: s.upstreamTagHeader,
+    publicOrigin: s.publicOrigin,
     retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
     keepVersions: s.keepVersions,
     renderOriginUrl: s.renderOriginUrl,

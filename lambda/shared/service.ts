@@ -7,6 +7,7 @@ import { HttpRenderer } from '../adapters/renderer/http.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import { publicOriginOf } from '../core/forwarding.js';
 import type { CdnInvalidator, Renderer, SecretSource } from '../core/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings.js';
 import type { RegenerateDeps } from '../core/regenerate/regenerate.js';
@@ -64,6 +65,7 @@ export function createRenderer(
       tenantHeader: config.tenantHeader,
       maxBodyBytes: config.maxBodyBytes,
       tagHeader: config.upstreamTagHeader,
+      publicOrigin: publicOriginOf(config.publicOrigin),
       secretHeader: upstreamSecretHeader(config, runtime),
       variantParam: config.settings.variantParam,
     });

@@ -50,6 +50,29 @@ export const SERVICE_SETTINGS = {
    */
   renderOriginUrl: text('RENDER_ORIGIN_URL', 'prop', ALL, undefined),
   /**
+   * The origin viewers use (`https://www.example.com`): renders and passes tell the upstream
+   * its host and scheme in `X-Forwarded-Host` and `X-Forwarded-Proto` (a viewer's own copies
+   * are never sent on), so the app builds absolute URLs with it. In multi-tenant mode a pass
+   * names the host the viewer used (set by the edge) and a render names none.
+   * @default - renders name no host; passes name the one the edge saw
+   * @bounds an http(s) origin: scheme and host (and port), no path, query or credentials
+   */
+  publicOrigin: text('ISR_PUBLIC_ORIGIN', 'prop', ALL, undefined, {
+    check: (origin, name) => {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        parsed = undefined;
+      }
+      const plain =
+        parsed !== undefined &&
+        (parsed.protocol === 'https:' || parsed.protocol === 'http:') &&
+        parsed.origin === origin.replace(/\/$/, '');
+      return plain ? [] : [`${name} ${JSON.stringify(origin)} must be an http(s) origin alone`];
+    },
+  }),
+  /**
    * Query parameters that are part of the cache key. CloudFront caches on and forwards only
    * these; every other parameter is dropped at the edge.
    * @default [] - no query string reaches the origin
