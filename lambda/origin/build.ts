@@ -61,6 +61,7 @@ export function createOriginDeps(
       staleSharedMaxAge: config.staleSharedMaxAge,
       staleWhileRevalidateSeconds: config.staleWhileRevalidateSeconds,
       staleIfErrorSeconds: config.staleIfErrorSeconds,
+      nextCacheHeader: config.nextCacheHeader,
     },
     owner: runtime.owner,
     // Built once per container: its reads of the in-progress rows are reused for a moment.
