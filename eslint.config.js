@@ -23,7 +23,14 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'test/helpers/*.js', 'cli/*.js', 'test/fixtures/*/*.js'],
+          // The fixture app's other files are in its jsconfig.json's project.
+          allowDefaultProject: [
+            '*.js',
+            'test/helpers/*.js',
+            'cli/*.js',
+            'test/fixtures/*/*.config.js',
+            'test/fixtures/next-cache-handler/*.js',
+          ],
         },
       },
     },

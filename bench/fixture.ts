@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ModuleRenderer, htmlPage } from '../lambda/adapters/renderer/module.js';
-import type { CacheKey } from '../lambda/core/cache-key.js';
-import type { CacheMeta } from '../lambda/core/ports.js';
-import { bodyKeyOf } from '../lambda/core/rows.js';
+import type { CacheKey, CacheMeta } from '../lambda/core/page/model.js';
+import { bodyKeyOf } from '../lambda/core/page/rows.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { loadOriginConfig, loadWorkerConfig } from '../lambda/shared/config.js';
 import {

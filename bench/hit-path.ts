@@ -7,7 +7,7 @@
 import { BatchGetItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { buildOriginHandler } from '../lambda/origin/build.js';
-import { normaliseCacheKey } from '../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
 import { lambdaContext } from '../local/worker-poller.js';
 import { getEvent, scenario, type Backends } from './fixture.js';
 import { percentile, progress, round } from './stats.js';

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { metaToItem } from '../lambda/adapters/shared/dynamodb/items.js';
-import { normaliseCacheKey } from '../lambda/core/cache-key.js';
-import { parseIntent } from '../lambda/core/intent.js';
-import type { RegenerationQueue } from '../lambda/core/ports.js';
+import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
+import { parseIntent } from '../lambda/core/page/intent.js';
+import type { RegenerationQueue } from '../lambda/core/page/ports.js';
 import { renderAndStoreBare, type Scenario } from './fixture.js';
 
 /** A queue that never collapses: every enqueue gets its own deduplication ID. */

@@ -18,8 +18,8 @@ import {
 } from '../lambda/adapters/shared/dynamodb/items.js';
 import { namesOf } from '../lambda/adapters/shared/dynamodb/conditions.js';
 import { claimItem, sealUpdate } from '../lambda/adapters/shared/dynamodb/request-row.js';
-import type { CacheKey } from '../lambda/core/cache-key.js';
-import { bodyKeyOf, versionSortKey } from '../lambda/core/rows.js';
+import type { CacheKey } from '../lambda/core/page/model.js';
+import { bodyKeyOf, versionSortKey } from '../lambda/core/page/rows.js';
 import type { AwsClients } from '../lambda/shared/aws-clients.js';
 import type { Scenario } from './fixture.js';
 

@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { normaliseCacheKey, type CacheKey } from '../lambda/core/cache-key.js';
-import { encodeIntent } from '../lambda/core/intent.js';
+import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
+import type { CacheKey } from '../lambda/core/page/model.js';
+import { encodeIntent } from '../lambda/core/page/intent.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { createWorkerDeps } from '../lambda/worker/build.js';
-import { processMessage } from '../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../lambda/core/worker/process-message.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
 import { lambdaContext } from '../local/worker-poller.js';
 import { newTally, tallyDynamoDb, tallyS3, type Tally } from './capacity.js';

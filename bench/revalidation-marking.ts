@@ -10,15 +10,16 @@ import { DynamoRevalidationMarks } from '../lambda/adapters/revalidation-marks/d
 import { DynamoRevalidationStatuses } from '../lambda/adapters/revalidation-status/dynamodb.js';
 import { DynamoRevalidationsInProgress } from '../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoTagRevalidations } from '../lambda/adapters/tag-revalidations/dynamodb.js';
-import type { CdnPurge } from '../lambda/core/ports.js';
-import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
+import type { CdnPurge } from '../lambda/core/page/ports.js';
+import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import {
   acceptRevalidation,
   markBatch,
   type FanOutDeps,
 } from '../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../lambda/core/revalidate/fan-out-message.js';
-import { revalidate, type Revalidation } from '../lambda/core/revalidate/revalidation.js';
+import { revalidate } from '../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../lambda/core/revalidate/model.js';
 import type { AwsClients } from '../lambda/shared/aws-clients.js';
 import type { Scenario } from './fixture.js';
 

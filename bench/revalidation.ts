@@ -14,8 +14,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { keyOf, metaToItem } from '../lambda/adapters/shared/dynamodb/items.js';
 import { PAGE, tagPartition } from '../lambda/adapters/tag-index/dynamodb.js';
-import { normaliseCacheKey } from '../lambda/core/cache-key.js';
-import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
+import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
+import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
 import { newTally, tallyDynamoDb, type Tally } from './capacity.js';

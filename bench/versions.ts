@@ -8,10 +8,11 @@
 import { DynamoCacheTable } from '../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoVersionRows } from '../lambda/adapters/version-rows/dynamodb.js';
 import { S3BodyStore } from '../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../lambda/core/cache-key.js';
-import type { CacheTable, VersionRows } from '../lambda/core/ports.js';
-import { regenerate, type RegenerateDeps } from '../lambda/core/regenerate/regenerate.js';
-import { SETTING_DEFAULTS } from '../lambda/core/settings.js';
+import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
+import type { CacheTable, VersionRows } from '../lambda/core/page/ports.js';
+import { regenerate } from '../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../lambda/core/regenerate/deps.js';
+import { SETTING_DEFAULTS } from '../lambda/core/settings/index.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/backends/index.js';
 import { withOverrides } from '../test/helpers/overrides.js';

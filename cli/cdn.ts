@@ -6,7 +6,7 @@
  */
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { LocalCdnInvalidator } from '../lambda/adapters/cdn-invalidator/local.js';
-import type { CdnInvalidator } from '../lambda/core/ports.js';
+import type { CdnInvalidator } from '../lambda/core/page/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../lambda/shared/cdn.js';
 import type { Target } from './target.js';
 
@@ -14,7 +14,10 @@ export function cdnInvalidatorFor(
   target: Pick<Target, 'kind' | 'clients' | 'tableName' | 'distributionId' | 'region'>,
   print: (line: string) => void = (line) => console.error(line),
 ): CdnInvalidator {
-  if (target.kind === 'local') return new LocalCdnInvalidator({ print });
+  if (target.kind === 'local') {
+    // Its own ids: npm start numbers its purges local-1, local-2, ...
+    return new LocalCdnInvalidator({ print, idPrefix: `local-cli-${process.pid}` });
+  }
   const cdn = cloudFrontInvalidatorOf({
     distributionId: target.distributionId,
     dynamodb: target.clients.dynamodb,

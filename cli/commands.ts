@@ -11,15 +11,12 @@ import { cdnInvalidatorFor } from './cdn.js';
 import { deleteDeadLetter, listDeadLetters, redriveDeadLetters } from './commands/dlq.js';
 import { inspect } from './commands/inspect.js';
 import { hold, pageOpsDeps, parseDuration, release, rollback } from './commands/page-ops.js';
-import {
-  buildRevalidateRequest,
-  buildStatusRequest,
-  sendRevalidate,
-} from './commands/revalidate.js';
+import { ENDPOINT_COMMANDS } from './commands/endpoint.js';
 import { failed, stuck } from './commands/status.js';
-import { OperationError, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
 import * as format from './format.js';
 import { cacheKeyOf } from './page-key.js';
+import type { Progress } from './progress.js';
 import type { Target } from './target.js';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
@@ -31,6 +28,8 @@ export interface Context {
   /** Side notes (the local CDN purge), never on stdout: `--json` output stays parseable. */
   readonly note: (line: string) => void;
   readonly fetch: typeof fetch;
+  /** A progress line (`revalidate status --wait`): redrawn on a terminal, plain lines elsewhere. */
+  readonly progress: Progress;
   /** The caller's AWS credentials, for a SigV4-signed revalidation (deployed stacks). */
   readonly credentials: () => AwsCredentialIdentityProvider;
 }
@@ -52,10 +51,6 @@ export interface Command {
 const str = (values: Values, name: string): string | undefined => {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
-};
-const list = (values: Values, name: string): string[] => {
-  const value = values[name];
-  return Array.isArray(value) ? value : [];
 };
 
 function duration(values: Values, name: string): number | undefined {
@@ -180,107 +175,8 @@ export const COMMANDS: Record<string, Command> = {
       return { data: result, text: format.formatRelease(result) };
     },
   },
-  revalidate: {
-    usage:
-      'revalidate --path <p> [--path ...] --tag <t> [--tag ...] [--tenant <t>] [--mode stale|expire] [--regenerate] [--key <idempotency key>]',
-    summary:
-      'POST to the revalidation endpoint (SigV4 on a stack; HMAC with ISR_REVALIDATE_SECRET)',
-    options: {
-      ...tenant,
-      path: { type: 'string', multiple: true },
-      tag: { type: 'string', multiple: true },
-      mode: { type: 'string' },
-      regenerate: { type: 'boolean' },
-      key: { type: 'string' },
-    },
-    positionals: 0,
-    run: async ({ values }, ctx) => {
-      const mode = str(values, 'mode');
-      if (mode !== undefined && mode !== 'stale' && mode !== 'expire') {
-        throw new UsageError(`--mode must be stale or expire, got "${mode}"`);
-      }
-      const input = {
-        paths: list(values, 'path'),
-        tags: list(values, 'tag'),
-        tenant: str(values, 'tenant'),
-        mode,
-        regenerate: values.regenerate === true ? true : undefined,
-        idempotencyKey: str(values, 'key'),
-      } as const;
-      if (input.paths.length + input.tags.length === 0) {
-        throw new UsageError('revalidate needs at least one --path or --tag');
-      }
-      const request = await buildRevalidateRequest(revalidateUrlOf(ctx), input, signingOf(ctx));
-      const result = await sendRevalidate(request, ctx.fetch);
-      const text = format.formatRevalidate(result);
-      if (result.status >= 300)
-        throw new OperationError(`revalidation refused: HTTP ${result.status}`, {
-          data: result,
-          text,
-        });
-      return { data: result, text };
-    },
-  },
-  'revalidate status': {
-    usage: 'revalidate status <effect_id> [--wait]',
-    summary:
-      "a revalidation's status by its effect id (same auth as revalidate); --wait: until done",
-    options: { wait: { type: 'boolean' } },
-    positionals: 1,
-    run: async ({ positionals, values }, ctx) => {
-      const effectId = positionals[0] ?? '';
-      if (!/^rv_[0-9a-f]{32}$/.test(effectId)) {
-        throw new UsageError(`an effect id is rv_ and 32 hex digits, got "${effectId}"`);
-      }
-      const result = await revalidationStatus(ctx, effectId, values.wait === true);
-      const text = format.formatRevalidationStatus(result);
-      if (result.status >= 300)
-        throw new OperationError(`status refused: HTTP ${result.status}`, { data: result, text });
-      return { data: result.receipt, text };
-    },
-  },
+  ...ENDPOINT_COMMANDS,
 };
-
-/** Polls between two status reads while waiting (each read is one signed GET). */
-const WAIT_POLL_MS = 1_000;
-/** How long `--wait` waits at most: well past any revalidation's marking. */
-const WAIT_LIMIT_MS = 15 * 60_000;
-
-/** The status once, or (`wait`) until it is `done`, a progress line on stderr each poll. */
-async function revalidationStatus(ctx: Context, effectId: string, wait: boolean) {
-  const deadline = ctx.clock.now() + WAIT_LIMIT_MS;
-  for (;;) {
-    const request = await buildStatusRequest(revalidateUrlOf(ctx), effectId, signingOf(ctx));
-    const result = await sendRevalidate(request, ctx.fetch);
-    const state = (result.receipt as { state?: unknown } | null)?.state;
-    if (!wait || result.status !== 200 || state === 'done' || ctx.clock.now() >= deadline) {
-      return result;
-    }
-    ctx.note(format.formatRevalidationStatus(result).split('\n')[0] ?? '');
-    await ctx.clock.sleep(WAIT_POLL_MS);
-  }
-}
-
-/** The target's revalidation endpoint. @throws OperationError when it has none */
-function revalidateUrlOf(ctx: Context): string {
-  const url = ctx.target.revalidateUrl;
-  if (url === undefined) {
-    throw new OperationError(
-      `${ctx.target.name} has no revalidation endpoint (no RevalidateUrl output)`,
-    );
-  }
-  return url;
-}
-
-/** How a request to the endpoint is signed: SigV4 on a stack, HMAC with ISR_REVALIDATE_SECRET. */
-const signingOf = (ctx: Context) => ({
-  hmacSecret: ctx.env.ISR_REVALIDATE_SECRET || undefined,
-  sigv4:
-    ctx.target.kind === 'stack'
-      ? { region: ctx.target.region, credentials: ctx.credentials() }
-      : undefined,
-  now: new Date(ctx.clock.now()),
-});
 
 function limitOf(values: Values): number | undefined {
   const text = str(values, 'limit');

@@ -1,9 +1,17 @@
 /**
- * The CLI's own failures, each with the exit code a script branches on. Domain errors from the
- * core (`VersionRequestError`, `PageChangedError`...) exit 1 with their code and message.
+ * The CLI's own failures, each with the exit code a script branches on, and what to do next
+ * (`hint`, printed on its own line). Domain errors from the core (`VersionRequestError`,
+ * `PageChangedError`...) exit 1 with their code and message.
  */
 export abstract class CliError extends Error {
   abstract readonly exitCode: number;
+  /** What to do next, when the message alone does not say. */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options: { cause?: unknown; hint?: string | undefined } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.hint = options.hint;
+  }
 }
 
 /** The command line is wrong: the message says how; help is printed. */
@@ -22,11 +30,14 @@ export class TargetError extends CliError {
 export class OperationError extends CliError {
   override readonly name = 'OperationError';
   readonly exitCode = 1;
+  /** What to print as the result anyway (e.g. the endpoint's JSON answer). */
+  readonly detail: unknown;
+
   constructor(
     message: string,
-    /** What to print as the result anyway (e.g. the endpoint's JSON answer). */
-    readonly detail?: unknown,
+    options: { detail?: unknown; hint?: string | undefined; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options);
+    this.detail = options.detail;
   }
 }

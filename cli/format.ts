@@ -2,9 +2,9 @@
  * Human-readable output: plain aligned tables and key/value blocks. Commands return data; this
  * file alone decides how a person sees it (`--json` prints the data as is).
  */
-import type { CdnPurge } from '../lambda/core/ports.js';
+import type { CdnPurge } from '../lambda/core/page/ports.js';
 import type { HoldResult, ReleaseResult, RollbackResult } from '../lambda/core/operate/rollback.js';
-import { versionIdOf } from '../lambda/core/rows.js';
+import { versionIdOf } from '../lambda/core/page/rows.js';
 import type { DeadLetterView, RedriveResult } from './commands/dlq.js';
 import type { Inspection } from './commands/inspect.js';
 import type { RevalidateResult } from './commands/revalidate.js';
@@ -32,26 +32,41 @@ const keyValues = (pairs: readonly [string, Cell][]): string => {
   return pairs.map(([key, value]) => `${`${key}:`.padEnd(width + 2)}${value ?? '-'}`).join('\n');
 };
 
+/** A number of seconds as `45s`, `12m` or `3h`. */
+export function span(seconds: number): string {
+  const abs = Math.abs(seconds);
+  return abs < 120
+    ? `${abs}s`
+    : abs < 7_200
+      ? `${Math.round(abs / 60)}m`
+      : `${Math.round(abs / 3_600)}h`;
+}
+
 /** Epoch seconds as ISO time plus how far from now. */
 export function when(at: number | undefined, now: number): string | undefined {
   if (at === undefined) return undefined;
   const delta = at - now;
-  const span = Math.abs(delta);
-  const amount =
-    span < 120
-      ? `${span}s`
-      : span < 7_200
-        ? `${Math.round(span / 60)}m`
-        : `${Math.round(span / 3_600)}h`;
+  const amount = span(delta);
   return `${new Date(at * 1000).toISOString()} (${delta >= 0 ? `in ${amount}` : `${amount} ago`})`;
+}
+
+/**
+ * Fresh or held: how long it stays so. Stale: since when, or that a revalidation marked it
+ * (`revalidate_seconds` 0), never a meaningless "0s left".
+ */
+function stateOf(i: Inspection): string {
+  const { freshness, meta, now } = i;
+  if (freshness === undefined || meta === undefined) return 'not published';
+  if (freshness.state === 'fresh' || freshness.held) {
+    return `${freshness.state}${freshness.held ? ', held' : ''} (${span(freshness.secondsLeft)} left)`;
+  }
+  if (meta.revalidateSeconds === 0) return 'stale (marked by a revalidation)';
+  return `stale for ${span(now - (meta.generatedAt + meta.revalidateSeconds))}`;
 }
 
 export function formatInspection(i: Inspection): string {
   const { meta, now } = i;
-  const state =
-    i.freshness === undefined
-      ? 'not published'
-      : `${i.freshness.state}${i.freshness.held ? ', held' : ''} (${i.freshness.secondsLeft}s left)`;
+  const state = stateOf(i);
   const body =
     i.body === undefined
       ? undefined
@@ -113,8 +128,16 @@ export function formatInspection(i: Inspection): string {
   return sections.join('\n');
 }
 
-export function formatStatusRows(rows: readonly StatusRow[], what: string): string {
-  if (rows.length === 0) return `no ${what} work`;
+/** What an empty `stuck` or `failed` says: what was looked for, and where else to look. */
+const NONE: Record<'stuck' | 'failed', string> = {
+  stuck: 'no stuck work: no regeneration past its expected completion, no abandoned lease',
+  failed:
+    'no failed work: no regeneration failed for good, no page broken (10 failed renders in a ' +
+    'row); a page whose renders fail but are still retried shows them in `isr inspect <url>`',
+};
+
+export function formatStatusRows(rows: readonly StatusRow[], what: 'stuck' | 'failed'): string {
+  if (rows.length === 0) return NONE[what];
   return table(
     ['kind', 'page', 'row', 'at', 'age', 'owner', 'error'],
     rows.map((r) => [

@@ -3,9 +3,10 @@
  * `parsePageAddress` as the revalidate endpoint reads it) turned into the cache key the origin
  * would use for it: the same normalisation, allow-listed parameters and tenant rules.
  */
-import { cacheKeyFor, type CacheKey } from '../lambda/core/cache-key.js';
+import { cacheKeyFor } from '../lambda/core/page/cache-key.js';
+import type { CacheKey } from '../lambda/core/page/model.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../lambda/core/errors.js';
-import { parsePageAddress } from '../lambda/core/page-address.js';
+import { parsePageAddress } from '../lambda/core/revalidate/page-address.js';
 import type { OpsSettings } from '../local/endpoints-file.js';
 import { UsageError } from './errors.js';
 import { keyPolicyOf } from './target.js';

@@ -9,7 +9,8 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { systemClock, type Clock } from '../lambda/core/clock.js';
 import { IsrError } from '../lambda/core/errors.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
-import { CliError, OperationError, UsageError } from './errors.js';
+import { CliError, OperationError, TargetError, UsageError } from './errors.js';
+import { plainProgress, type Progress } from './progress.js';
 import { destroyTarget, localTarget, stackTarget, type Target } from './target.js';
 
 export interface Io {
@@ -18,6 +19,8 @@ export interface Io {
   readonly env: Record<string, string | undefined>;
   readonly clock?: Clock | undefined;
   readonly fetch?: typeof fetch | undefined;
+  /** @default plain lines through `err`, one per change (main.ts redraws one line on a TTY) */
+  readonly progress?: Progress | undefined;
   /** @default the target from endpoints.json or `--stack` */
   readonly target?: ((stack: string | undefined) => Promise<Target>) | undefined;
 }
@@ -102,17 +105,47 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       env: io.env,
       note: io.err,
       fetch: io.fetch ?? fetch,
+      progress: io.progress ?? plainProgress(io.err),
       credentials: () => defaultProvider(),
     };
     const output = await command.run({ positionals, values }, ctx);
     io.out(json ? JSON.stringify(output.data, null, 2) : output.text);
     return 0;
   } catch (error) {
-    return report(error, name, json, io);
+    return report(unreachable(error, target) ?? error, name, json, io);
   } finally {
     // A target handed in (tests) belongs to the caller.
     if (target !== undefined && io.target === undefined) destroyTarget(target);
   }
+}
+
+/** Connection failures of the SDK's clients: the service's stores cannot be reached. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * A store that cannot be reached is the service not reached (exit 3), with what to check. The
+ * code is on the error, or in the message of the SDK's wrapper of one from another realm.
+ */
+function unreachable(error: unknown, target: Target | undefined): TargetError | undefined {
+  const found = error as { code?: unknown; message?: unknown } | undefined;
+  const code =
+    typeof found?.code === 'string'
+      ? found.code
+      : /\b(E[A-Z]+)\b/.exec(typeof found?.message === 'string' ? found.message : '')?.[1];
+  if (target === undefined || code === undefined || !UNREACHABLE.has(code)) return undefined;
+  return new TargetError(`cannot reach ${target.name}'s stores (${code})`, {
+    cause: error,
+    hint:
+      target.kind === 'local'
+        ? 'is npm start still running? Start it again (its backends stop with it)'
+        : 'check your network and AWS_REGION',
+  });
 }
 
 function defaultTarget(env: Record<string, string | undefined>) {
@@ -120,7 +153,7 @@ function defaultTarget(env: Record<string, string | undefined>) {
     stack === undefined ? localTarget(env) : stackTarget(stack, new CloudFormationClient({}));
 }
 
-/** One line on stderr (JSON with `--json`), and the exit code for it. */
+/** The error on stderr (JSON with `--json`), what to do next below it, and the exit code. */
 function report(error: unknown, name: string, json: boolean, io: Io): number {
   if (error instanceof OperationError && isOutput(error.detail)) {
     io.out(json ? JSON.stringify(error.detail.data, null, 2) : error.detail.text);
@@ -128,10 +161,12 @@ function report(error: unknown, name: string, json: boolean, io: Io): number {
   const code =
     error instanceof IsrError ? error.code : error instanceof CliError ? error.name : 'error';
   const message = error instanceof Error ? error.message : String(error);
+  const next = error instanceof CliError ? error.hint : undefined;
   io.err(
     json
-      ? JSON.stringify({ error: code, message })
-      : `isr ${name}: ${message}${error instanceof IsrError ? ` (${code})` : ''}`,
+      ? JSON.stringify({ error: code, message, ...(next === undefined ? {} : { next }) })
+      : `isr ${name}: ${message}${error instanceof IsrError ? ` (${code})` : ''}` +
+          (next === undefined ? '' : `\n  next: ${next}`),
   );
   if (error instanceof UsageError) io.err(`\n${commandHelp(COMMANDS[name])}`);
   return error instanceof CliError ? error.exitCode : 1;

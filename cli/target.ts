@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import * as v from 'valibot';
 import { compilePathPatterns } from '../lambda/core/path-patterns.js';
-import type { CacheKeyPolicy } from '../lambda/core/cache-key.js';
+import type { CacheKeyPolicy } from '../lambda/core/page/cache-key.js';
 import { createAwsClients, type AwsClients } from '../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS } from '../local/backends/local-aws.js';
 import {
@@ -134,6 +134,7 @@ export async function stackOutputs(
   } catch (error) {
     throw new TargetError(`cannot read stack ${stackName}: ${(error as Error).message}`, {
       cause: error,
+      hint: awsSetupHint(error),
     });
   }
   const stack = stacks?.[0];
@@ -141,6 +142,25 @@ export async function stackOutputs(
   return Object.fromEntries(
     (stack.Outputs ?? []).flatMap((o) => (o.OutputKey ? [[o.OutputKey, o.OutputValue]] : [])),
   );
+}
+
+/**
+ * What to set when the SDK could not even ask: its own messages name neither the variable nor
+ * the file (`Region is missing`, `Could not load credentials from any providers`).
+ */
+function awsSetupHint(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  if (/region is missing/i.test(message)) {
+    return "set AWS_REGION to the stack's region (or AWS_PROFILE to a profile that has one)";
+  }
+  if (
+    /credentials/i.test(message) &&
+    error instanceof Error &&
+    error.name === 'CredentialsProviderError'
+  ) {
+    return 'no AWS credentials: set AWS_PROFILE (aws sso login, aws configure) or AWS_ACCESS_KEY_ID';
+  }
+  return undefined;
 }
 
 function parseJson(text: string): unknown {

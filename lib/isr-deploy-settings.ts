@@ -6,7 +6,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { ANY } from '../lambda/core/settings.js';
+import { ANY } from '../lambda/core/settings/index.js';
 
 /** One deploy setting: its default and bounds (integers), or its own check. */
 export interface DeploySetting<T> {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Code } from 'aws-cdk-lib/aws-lambda';
-import type { FunctionKind } from '../lambda/core/settings.js';
+import type { FunctionKind } from '../lambda/core/settings/index.js';
 
 /** The handler inside each bundle directory (`index.mjs`, exporting `handler`). */
 export const BUNDLE_HANDLER = 'index.handler';

@@ -16,7 +16,7 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { FunctionKind } from '../lambda/core/settings.js';
+import type { FunctionKind } from '../lambda/core/settings/index.js';
 import { BUNDLE_HANDLER, functionCode } from './isr-function-code.js';
 import {
   functionTimeout,

@@ -19,9 +19,10 @@
  *   longer lists and the tag index rows of gone pages; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
- * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; SendMessage to
- *   the queue and the purge queue (a deadline purge); GetSecretValue on the webhook secret when
- *   HMAC mode is on. No bucket access.
+ * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; BatchGetItem on
+ *   `TAG#` partitions only (a data cache's read of tag times); SendMessage to the queue and the
+ *   purge queue (a deadline purge); GetSecretValue on the webhook secret when HMAC mode is on. No
+ *   bucket access.
  * - origin and worker, when configured: GetSecretValue on the upstream secret only; the network-interface
  *   actions Lambda needs to place a function in a VPC, denied to the function's own code.
  */
@@ -42,8 +43,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/rows.js';
-import type { FunctionKind } from '../lambda/core/settings.js';
+import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../lambda/core/page/rows.js';
+import type { FunctionKind } from '../lambda/core/settings/index.js';
 import type { IsrServiceProps } from './isr-service-props.js';
 
 /**
@@ -152,6 +153,17 @@ export function grantRevalidateAccess(role: IRole, resources: ServiceResources):
     }),
   );
   role.addToPrincipalPolicy(queuePurgesStatement(resources));
+  // The tag-times read (core/revalidate/tag-times.ts): BatchGetItem of tags' STATE rows, on `TAG#`
+  // partitions only. DynamoDB checks dynamodb:LeadingKeys on each key of a BatchGetItem:
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'ReadTagTimes',
+      actions: ['dynamodb:BatchGetItem'],
+      resources: [resources.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [TAG_PARTITIONS] } },
+    }),
+  );
 }
 
 /** SendMessage to the purge queue: a soft purge, a deadline purge (delayed). */
@@ -304,7 +316,7 @@ export const SWEEPER_VERSION_ACTIONS = [
 export const SWEEPER_BODY_ACTIONS = ['s3:DeleteObject'] as const;
 /** The tag index's partitions (`TAG#<tenant>#<tag>`): what a fan-out step Queries. */
 export const TAG_PARTITIONS = 'TAG#*';
-/** Page partitions (`core/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
+/** Page partitions (`core/page/rows.ts` `partitionKey`): the REQ# rows the sweeper may resolve live there. */
 export const PAGE_PARTITIONS = ['CACHE#*', 'TENANT#*'] as const;
 
 export function grantSweeperAccess(

@@ -10,7 +10,7 @@ import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import type { SettingProps } from '../lambda/core/settings.js';
+import type { SettingProps } from '../lambda/core/settings/index.js';
 import type { DeploySettingProps } from './isr-deploy-settings.js';
 
 /**

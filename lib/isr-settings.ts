@@ -18,7 +18,7 @@ import {
   type FunctionKind,
   type Reader,
   type SettingValues,
-} from '../lambda/core/settings.js';
+} from '../lambda/core/settings/index.js';
 import { DEPLOY_SETTINGS, type DeployValues } from './isr-deploy-settings.js';
 import { edgeProblems, resourceProblems } from './isr-prop-rules.js';
 import type { IsrServiceProps } from './isr-service-props.js';

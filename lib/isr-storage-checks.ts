@@ -8,7 +8,7 @@ import { Annotations, CfnResource, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
-import { StatusIndex } from '../lambda/core/rows.js';
+import { StatusIndex } from '../lambda/core/page/rows.js';
 
 interface KeyElement {
   readonly attributeName: string;

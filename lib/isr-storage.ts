@@ -22,7 +22,7 @@ import {
   type LifecycleRule,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { StatusIndex, SupersededTag } from '../lambda/core/rows.js';
+import { StatusIndex, SupersededTag } from '../lambda/core/page/rows.js';
 import { checkBodyBucket, checkCacheTable } from './isr-storage-checks.js';
 
 export interface StorageOptions {
@@ -129,7 +129,7 @@ export function createCacheTable(scope: Construct, options: StorageOptions): Tab
     deletionProtection: options.removalPolicy !== RemovalPolicy.DESTROY,
     removalPolicy: options.removalPolicy,
     // Sparse: only STARTED/FAILED REQ#, LOCK and broken META rows carry its key (see
-    // `StatusIndex` in core/rows.ts), so it costs writes for those rows alone.
+    // `StatusIndex` in core/page/rows.ts), so it costs writes for those rows alone.
     globalSecondaryIndexes: [
       {
         indexName: StatusIndex.Name,

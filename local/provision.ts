@@ -11,7 +11,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { StatusIndex } from '../lambda/core/rows.js';
+import { StatusIndex } from '../lambda/core/page/rows.js';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 /** The sparse status index, as the stack declares it (`lib/isr-storage.ts`). */

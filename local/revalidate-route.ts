@@ -5,7 +5,7 @@
  * instead, a POST got the origin's "only GET and HEAD are served", which hid the cause.
  */
 import { StaticSecretSource } from '../lambda/adapters/secret-source/static.js';
-import { isLoopbackHost } from '../lambda/core/settings.js';
+import { isLoopbackHost } from '../lambda/core/settings/index.js';
 import type { OriginHandler } from './http-front.js';
 
 export type LocalRevalidation =

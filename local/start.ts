@@ -41,6 +41,7 @@ import {
   ensurePurgeQueues,
   ensureRegenerationQueues,
 } from './provision.js';
+import { readyLines } from './ready-lines.js';
 import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
@@ -244,19 +245,22 @@ async function serve(
       pid: process.pid,
     });
 
-    const renderer =
-      originConfig.renderOriginUrl ??
-      `demo renderer (revalidate ${originConfig.defaultRevalidateSeconds} s)`;
+    const ready = readyLines({
+      url: front.url,
+      renderOriginUrl: originConfig.renderOriginUrl,
+      defaultRevalidateSeconds: originConfig.defaultRevalidateSeconds,
+      preset: env.ISR_PRESET,
+    });
     console.log(
       `data: ${dataDir}  dynamodb: ${backends.endpoints.dynamodb}  s3: ${backends.endpoints.s3}  sqs: ${backends.endpoints.sqs}`,
     );
-    console.log(`rendering with: ${renderer}`);
+    console.log(ready.renderer);
     console.log(`revalidate: ${revalidate.describe(`${front.url}${REVALIDATE_PATH}`)}`);
     const caching = local.edgeCache
       ? 'caching as deployed (X-Cache, Age; ISR_LOCAL_EDGE_CACHE=0 turns it off)'
       : 'keeping nothing (ISR_LOCAL_EDGE_CACHE=0)';
     console.log(`cloudfront: the synthesized distribution (${describeEdge(edge)}), ${caching}`);
-    console.log(`ISR ready on ${front.url}  try: curl -i ${front.url}/hello`);
+    console.log(ready.ready);
   } catch (error) {
     await backends.stop();
     throw error;

@@ -1,9 +1,12 @@
 /**
  * Next.js's `cacheHandler` (the ISR, route and data cache) for a site behind FaceTheory ISR.
- * The service owns caching, so `get()` always misses: every request that reaches Next renders
- * fresh, which is what a regeneration needs. `set()` stores nothing; it hands the page's tags to
+ * Pages and route handlers always miss: the service in front is their cache, and every request
+ * that reaches Next for one renders it fresh, which is what a regeneration needs. Data entries
+ * (`fetch` cache, `unstable_cache`) are kept in this process and trusted while none of their
+ * tags was revalidated since, on any instance (`data-state.ts`). `set()` hands a page's tags to
  * the service in the tag header of the answer. `revalidateTag` (behind the app's revalidateTag,
- * updateTag and revalidatePath) calls the service's revalidate endpoint.
+ * updateTag and revalidatePath) calls the service's revalidate endpoint. The class's static
+ * methods are the `cacheHandlers` (`'use cache'`) handler, so one path serves both settings.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,9 +18,13 @@ import {
   type RetryPolicy,
 } from './client.js';
 import { loadAdapterConfig, tagHeaderOf } from './config.js';
+import { hasNodeBuiltins } from './node-builtins.js';
 import { revalidationBodiesOf, type Durations } from './revalidations.js';
 import { sigV4Signer, type CredentialSource } from './sigv4.js';
 import { pageTagsOf } from './tags.js';
+import { createDataState, type FetchContext, type HandlerContext } from './data-state.js';
+import { serviceTagTimesRead, type TagTimesRead } from './tag-times.js';
+import { nextVersionCheck, type NextVersionContext } from './version.js';
 
 /** The header Next puts a page's tags in, on the value it hands `set()`. */
 const NEXT_CACHE_TAGS_HEADER = 'x-next-cache-tags';
@@ -91,11 +98,23 @@ function createAdapter(options: AdapterOptions) {
     return client;
   };
   // Checked at once, so a bad setting fails the first request with its name, not a later
-  // revalidation; `next build` renders through the handler but never revalidates.
-  if (env.NEXT_PHASE !== BUILD_PHASE) clientDeps();
+  // revalidation; `next build` renders through the handler but never revalidates, nor does
+  // edge middleware (Next bundles the handler into it too).
+  const building = env.NEXT_PHASE === BUILD_PHASE;
+  if (!building && hasNodeBuiltins()) clientDeps();
+  let read: TagTimesRead | undefined;
+  const now = options.now ?? (() => new Date());
+  const data = createDataState({
+    now: () => now().getTime(),
+    offline: building,
+    read: () => (read ??= serviceTagTimesRead(clientDeps())),
+    log: options.log ?? consoleLog,
+  });
   return {
     tagHeader,
+    data,
     async revalidate(tags: string | readonly string[], durations: Durations | undefined) {
+      data.revalidated(typeof tags === 'string' ? [tags] : tags);
       const deps = clientDeps();
       const bodies = revalidationBodiesOf(tags, durations, deps.config.tenant);
       const key = `next-${(options.newKey ?? randomUUID)()}`;
@@ -110,19 +129,23 @@ function createAdapter(options: AdapterOptions) {
 export function createCacheHandler(options: AdapterOptions = {}) {
   let adapter: ReturnType<typeof createAdapter> | undefined;
   const adapterOf = () => (adapter ??= createAdapter(options));
+  const useCache = () => adapterOf().data.useCache;
+  const checkNext = nextVersionCheck(options.log ?? consoleLog);
 
   return class FaceTheoryCacheHandler {
-    constructor(_context?: unknown) {
-      adapterOf();
+    constructor(context?: HandlerContext & NextVersionContext) {
+      checkNext(context);
+      adapterOf().data.onRequest(context);
     }
 
-    /** Always a miss: the service in front is the cache, Next renders what reaches it. */
-    get(_key: string, _context?: unknown): Promise<null> {
-      return Promise.resolve(null);
+    /** A data entry still current on every instance; pages and route handlers always miss. */
+    get(key: string, context?: FetchContext) {
+      return adapterOf().data.get(key, context);
     }
 
-    set(_key: string, value: CacheValue | null, _context?: unknown): Promise<void> {
+    set(key: string, value: CacheValue | null, context?: FetchContext): Promise<void> {
       tagPage(value, adapterOf().tagHeader);
+      adapterOf().data.set(key, value, context);
       return Promise.resolve();
     }
 
@@ -132,5 +155,27 @@ export function createCacheHandler(options: AdapterOptions = {}) {
     }
 
     resetRequestCache(): void {}
+
+    // `cacheHandlers` (`'use cache'`, Next 16): Next registers the module's default export as
+    // the handler object, so the same path serves `cacheHandler` and `cacheHandlers`.
+    static get(...args: Parameters<ReturnType<typeof useCache>['get']>) {
+      return useCache().get(...args);
+    }
+
+    static set(...args: Parameters<ReturnType<typeof useCache>['set']>) {
+      return useCache().set(...args);
+    }
+
+    static refreshTags() {
+      return useCache().refreshTags();
+    }
+
+    static getExpiration(tags: string[]) {
+      return useCache().getExpiration(tags);
+    }
+
+    static updateTags(...args: Parameters<ReturnType<typeof useCache>['updateTags']>) {
+      return useCache().updateTags(...args);
+    }
   };
 }

@@ -78,16 +78,20 @@ type Attempt =
       readonly cause?: unknown;
     };
 
-async function headersOf(
-  deps: ClientDeps,
-  key: string,
-  body: string,
+/**
+ * The headers of a POST of `body` to `url` (the endpoint, or a read under it), signed as the
+ * endpoint is configured: HMAC over the service's signed string, SigV4, or none on loopback.
+ */
+export async function signedHeadersFor(
+  deps: Pick<ClientDeps, 'config' | 'now' | 'sign'>,
+  request: { readonly url: URL; readonly key: string | undefined; readonly body: string },
 ): Promise<Record<string, string>> {
+  const { url, key, body } = request;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    'idempotency-key': key,
+    ...(key === undefined ? {} : { 'idempotency-key': key }),
   };
-  const { auth, url } = deps.config;
+  const { auth } = deps.config;
   const now = deps.now();
   if (auth.kind === 'hmac') {
     Object.assign(
@@ -148,7 +152,7 @@ async function outcomeOf(response: Response): Promise<Attempt> {
 async function attempt(deps: ClientDeps, key: string, body: string): Promise<Attempt> {
   let response: Response;
   try {
-    const headers = await headersOf(deps, key, body);
+    const headers = await signedHeadersFor(deps, { url: deps.config.url, key, body });
     delete headers.host; // fetch sets Host itself (and refuses one given)
     response = await deps.fetch(deps.config.url, {
       method: 'POST',

@@ -4,7 +4,7 @@
  * HMAC when a secret is set, SigV4 (the default AWS credential chain) for any other non-loopback
  * URL, and unsigned on loopback (`npm start`'s open route).
  */
-import { TENANT_PATTERN } from '../lambda/core/rows.js';
+import { TENANT_PATTERN } from '../lambda/core/page/rows.js';
 
 export type EndpointAuth =
   | { readonly kind: 'open' }

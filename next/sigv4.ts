@@ -3,7 +3,8 @@
  * credential chain (environment, SSO/profile, web identity, ECS container, EC2 instance role):
  * AWS's own signer and provider, because canonicalisation and credential refresh are easy to get
  * subtly wrong by hand. Both are imported on first use only, so an HMAC or loopback setup never
- * loads them.
+ * loads them, and hidden from bundlers: Next bundles the adapter into edge middleware, where the
+ * credential chain's `node:` imports fail the build.
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { SignatureV4 } from '@smithy/signature-v4';
@@ -64,7 +65,9 @@ export type RequestSigner = (
 export type CredentialSource = AwsCredentialIdentity | AwsCredentialIdentityProvider;
 
 async function defaultCredentials(): Promise<AwsCredentialIdentityProvider> {
-  const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
+  const { defaultProvider } = await import(
+    /* webpackIgnore: true */ /* turbopackIgnore: true */ '@aws-sdk/credential-provider-node'
+  );
   return defaultProvider();
 }
 
@@ -72,7 +75,9 @@ async function defaultCredentials(): Promise<AwsCredentialIdentityProvider> {
 export function sigV4Signer(region: string, credentials?: CredentialSource): RequestSigner {
   let signer: Promise<SignatureV4> | undefined;
   const load = async () => {
-    const signatureV4 = await import('@smithy/signature-v4');
+    const signatureV4 = await import(
+      /* webpackIgnore: true */ /* turbopackIgnore: true */ '@smithy/signature-v4'
+    );
     return new signatureV4.SignatureV4({
       service: 'lambda',
       region,

@@ -5,7 +5,7 @@
  * same mapping runs on a page's tags and on a revalidation's, so both always meet.
  */
 import { createHash } from 'node:crypto';
-import { MAX_TAGS_PER_PAGE, tagProblem } from '../lambda/core/cache-tags.js';
+import { MAX_TAGS_PER_PAGE, tagProblem } from '../lambda/core/page/cache-tags.js';
 
 /** Next's prefix of the implicit ("soft") tags it derives from a page's path and route. */
 export const SOFT_TAG_PREFIX = '_N_T_/';

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
-import { SETTINGS } from '../lambda/core/settings.js';
+import { SETTINGS } from '../lambda/core/settings/index.js';
 import { headerCodec, type SettingSpec } from '../lambda/core/settings/spec.js';
 import { DEPLOY_SETTINGS, type DeploySetting } from '../lib/isr-deploy-settings.js';
 import { allDocs, parseDefault, ROOT, type EntryDoc } from './settings-tsdoc.js';

@@ -12,12 +12,11 @@ import {
   str,
   type Item,
 } from '../../lambda/adapters/shared/dynamodb/items.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import type { LeaseHolder } from '../../lambda/core/errors.js';
-import { isFresh, isHeld, secondsUntilStale } from '../../lambda/core/freshness.js';
-import type { CacheMeta } from '../../lambda/core/ports.js';
-import { SortKey, VERSION_PREFIX, versionIdOf } from '../../lambda/core/rows.js';
+import { isFresh, isHeld, secondsUntilStale } from '../../lambda/core/page/freshness.js';
+import { SortKey, VERSION_PREFIX, versionIdOf } from '../../lambda/core/page/rows.js';
 import type { Target } from '../target.js';
 
 export interface RequestRowView {

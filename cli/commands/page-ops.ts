@@ -7,7 +7,7 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { DynamoTagIndex } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import type { Clock } from '../../lambda/core/clock.js';
-import type { CdnInvalidator } from '../../lambda/core/ports.js';
+import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
 import type { PageOpsDeps } from '../../lambda/core/operate/rollback.js';
 import type { Target } from '../target.js';
 

@@ -140,6 +140,8 @@ export interface RevalidateResult {
   readonly status: number;
   readonly idempotencyKey: string;
   readonly replayed: boolean;
+  /** Seconds a 409 `in-progress`, a 429 or a 503 asks to wait before the same call again. */
+  readonly retryAfter?: string | undefined;
   /** The endpoint's JSON answer (the receipt on a 202), or its text when not JSON. */
   readonly receipt: unknown;
 }
@@ -169,6 +171,7 @@ export async function sendRevalidate(
     status: response.status,
     idempotencyKey: request.headers['idempotency-key'] ?? '',
     replayed: response.headers.get('idempotent-replayed') === 'true',
+    retryAfter: response.headers.get('retry-after') ?? undefined,
     receipt,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
-import type { StatusRow as IndexedRow } from '../../lambda/core/ports.js';
+import type { StatusRow as IndexedRow } from '../../lambda/core/operate/ports.js';
 import { sweepTasks, type TaskReport } from '../../lambda/core/operate/sweep.js';
 import type { Target } from '../target.js';
 

@@ -9,7 +9,7 @@
  * (at most 3,000 individual paths in progress per distribution, so one invalidation never
  * carries more; past it CreateInvalidation fails with TooManyInvalidationsInProgress).
  */
-import { sha256Hex } from './cache-key.js';
+import { sha256Hex } from './page/cache-key.js';
 import { CdnPurgeRejectedError } from './errors.js';
 
 /** CloudFront tells a tag item from a path by this prefix. */

@@ -2,7 +2,8 @@
  * What the worker decided for a regeneration intent, logged as `decision` and counted as a
  * metric (the names operators search for and the alarms key on). A regeneration itself ends in a
  * few of these (`RegenerateOutcome`); the others are the worker's: how its idempotency, backoff,
- * and error handling ended the intent.
+ * and error handling ended the intent. And what then becomes of its message (`Disposition`),
+ * which a revalidation's soft purge reads too (`revalidate/soft-purge.ts`).
  */
 export const Decision = {
   New: 'new',
@@ -24,3 +25,13 @@ export const Decision = {
   Ignored: 'ignored',
 } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
+
+/** What to do with a message: acknowledge it, retry it later, or dead-letter it with a reason. */
+export type Disposition = {
+  readonly decision: Decision;
+  readonly detail?: Record<string, unknown>;
+} & (
+  | { readonly action: 'ack' }
+  | { readonly action: 'retry'; readonly error: unknown }
+  | { readonly action: 'dead-letter'; readonly reason: { code: string; message: string } }
+);

@@ -47,7 +47,7 @@ export const InvalidKeyReason = {
   UnknownTenant: 'unknown-tenant',
   /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
   PathNotRenderable: 'path-not-renderable',
-  /** A variant header's value outside its configured bounds (`core/variants.ts`). */
+  /** A variant header's value outside its configured bounds (`core/page/variants.ts`). */
   VariantOutOfBounds: 'variant-out-of-bounds',
   /** A key rule's query parameter missing, repeated or outside its bounds (`core/key-rules.ts`). */
   QueryOutOfBounds: 'query-out-of-bounds',

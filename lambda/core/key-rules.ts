@@ -6,7 +6,7 @@
  * normalised to one of three values, so one key holds one deterministic answer. The functions
  * marked "embedded" run in the CloudFront Function too (`traffic-rules.ts` says in what subset).
  */
-import { matchesPathPattern } from './traffic-rules.js';
+import { matchesPathPattern } from './path-patterns.js';
 
 /** One query parameter of a key rule's key. */
 export interface KeyParam {

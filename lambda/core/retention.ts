@@ -4,7 +4,7 @@
  * crawler's random path, a removed page) is collected by DynamoDB TTL, its body by the sweeper.
  * Gone pages (404/410) are kept only briefly. TTL is garbage collection, never freshness.
  */
-import { SETTING_DEFAULTS } from './settings.js';
+import { SETTING_DEFAULTS } from './settings/index.js';
 
 export interface Retention {
   /** After a stale page was last regenerated. */

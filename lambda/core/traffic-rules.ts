@@ -9,6 +9,7 @@
 
 import { normalisedPathOf } from './edge-path.js';
 import type { KeyRule } from './key-rules.js';
+import { matchesPathPattern } from './path-patterns.js';
 
 /** Where a request goes: the page cache, the upstream as it is, or the upstream's own assets. */
 export const TrafficClass = { Cached: 'cached', Pass: 'pass', Static: 'static' } as const;
@@ -124,30 +125,6 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
     }
   }
   return { class: 'cached', reason: 'page' };
-}
-
-/**
- * Whether `path` matches `pattern`, where `**` stands for any characters and everything else
- * is literal: exactly what CloudFront's `*` does in a behaviour's path pattern, so the behaviour
- * and the function agree. Embedded in the CloudFront Function.
- */
-export function matchesPathPattern(pattern: string, path: string): boolean {
-  const parts = pattern.split('**');
-  if (parts.length === 1) return pattern === path;
-  const first = parts[0];
-  const last = parts[parts.length - 1];
-  if (path.length < first.length + last.length) return false;
-  if (path.indexOf(first) !== 0) return false;
-  if (path.substring(path.length - last.length) !== last) return false;
-  let at = first.length;
-  const end = path.length - last.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i];
-    const found = path.indexOf(part, at);
-    if (found < 0 || found + part.length > end) return false;
-    at = found + part.length;
-  }
-  return true;
 }
 
 /** A CloudFront Functions event's request, as far as the rules read it. */

@@ -2,9 +2,9 @@ import { HttpPassThrough } from '../adapters/pass-through/http.js';
 import { publicOriginOf } from '../core/forwarding.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
-import { RenderAdmission } from '../core/admission.js';
+import { RenderAdmission } from '../core/regenerate/admission.js';
 import { systemClock } from '../core/clock.js';
-import { InProgressReader } from '../core/revalidate/in-progress.js';
+import { InProgressReader } from '../core/page/in-progress.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
@@ -14,17 +14,20 @@ import {
   type ServiceRuntime,
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
-import type { OriginDeps } from '../core/serve/serve.js';
+import type { OriginDeps } from '../core/serve/request.js';
+import type { RegenerateDeps } from '../core/regenerate/deps.js';
+import { regenerateInRequest } from '../core/regenerate/regenerate.js';
 
 /** The origin's use-case dependencies, from validated configuration and injected clients. */
 export function createOriginDeps(
   config: OriginConfig,
   runtime: ServiceRuntime,
   log: LogSink,
-): OriginDeps {
+): OriginDeps & RegenerateDeps {
   const regenerateDeps = createRegenerateDeps(config, runtime, log);
   return {
     ...regenerateDeps,
+    regenerate: regenerateInRequest,
     admission:
       config.missRenderLimit > 0
         ? new RenderAdmission(

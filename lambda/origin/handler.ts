@@ -5,8 +5,10 @@ import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 import { fitAnswerHeaders } from '../core/serve/header-budget.js';
+import { ServeDecision } from '../core/serve/decision.js';
 import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
-import { servePage, type OriginDeps, type PageRequest } from '../core/serve/serve.js';
+import { servePage } from '../core/serve/serve.js';
+import type { OriginDeps, PageRequest } from '../core/serve/request.js';
 
 export interface OriginHandlerOptions {
   readonly deps: OriginDeps;
@@ -88,7 +90,7 @@ function asUtf8Text(headers: Record<string, string>, body: Uint8Array): string |
 
 /** The metric each response counts towards, from what the use case decided. */
 const metricFor = (response: PageResponse): string => {
-  if (response.decision === 'not-modified') return 'NotModified';
+  if (response.decision === ServeDecision.NotModified) return 'NotModified';
   switch (response.cacheStatus) {
     case CacheStatus.Hit:
       return 'CacheHits';
@@ -97,10 +99,10 @@ const metricFor = (response: PageResponse): string => {
     case CacheStatus.Miss:
       return 'CacheMisses';
     case CacheStatus.Pass:
-      return response.decision === 'pass:hit-for-pass' ? 'HitForPass' : 'PassThrough';
+      return response.decision === ServeDecision.HitForPass ? 'HitForPass' : 'PassThrough';
     default:
       if (response.status === 502) return 'RenderRefused';
-      if (response.decision === 'render-failed') return 'RenderFailures';
+      if (response.decision === ServeDecision.RenderFailed) return 'RenderFailures';
       return response.status >= 500 ? 'OriginUnavailable' : 'BadRequests';
   }
 };

@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsDeadLetterQueue } from '../adapters/dead-letter-queue/sqs.js';
 import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
-import type { CdnInvalidator } from '../core/ports.js';
+import type { CdnInvalidator } from '../core/page/ports.js';
 import type { PurgerDeps } from '../core/revalidate/process-purges.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { PurgerConfig } from '../shared/config.js';

@@ -3,7 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { DeadLetterQueue } from '../core/ports.js';
+import type { DeadLetterQueue } from '../core/page/ports.js';
 import {
   processPurges,
   type PurgeReport,

@@ -2,13 +2,16 @@ import { DynamoFanOutProgressRows } from '../adapters/fan-out-progress/dynamodb.
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { DynamoRevalidationMarks } from '../adapters/revalidation-marks/dynamodb.js';
-import { DynamoTagRevalidations } from '../adapters/tag-revalidations/dynamodb.js';
+import {
+  DynamoTagRevalidations,
+  TAG_STATE_TTL_SECONDS,
+} from '../adapters/tag-revalidations/dynamodb.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
 import { DynamoRevalidationStatuses } from '../adapters/revalidation-status/dynamodb.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { systemClock } from '../core/clock.js';
 import type { PurgeLog } from '../adapters/cdn-invalidator/cloudfront.js';
-import type { CdnInvalidator } from '../core/ports.js';
+import type { CdnInvalidator } from '../core/page/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { RevalidateConfig } from '../shared/config.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
@@ -83,6 +86,12 @@ export function createRevalidateDeps(
       }),
       batchSize: config.fanOutBatchSize,
       inProgressCacheMs: config.inProgressCacheMs,
+    },
+    tagTimes: {
+      reader: new DynamoTagRevalidations({ ...tables, clock }),
+      cacheMs: config.inProgressCacheMs,
+      skewMarginMs: config.clockSkewMarginSeconds * 1000,
+      keptMs: TAG_STATE_TTL_SECONDS * 1000,
     },
     statuses: new DynamoRevalidationStatuses({
       ...tables,

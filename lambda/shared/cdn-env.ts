@@ -4,7 +4,7 @@
  * No SDK import: the CDK app loads this file too.
  */
 import { ConfigError } from '../core/errors.js';
-import { SETTINGS, valueProblems } from '../core/settings.js';
+import { SETTINGS, valueProblems } from '../core/settings/index.js';
 
 /**
  * The CloudFront distribution a function purges by cache tag. Set by `wireCdnPurge` (lib/isr-cdn.ts)

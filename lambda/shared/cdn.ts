@@ -10,7 +10,7 @@ import { CloudFrontInvalidator, type PurgeLog } from '../adapters/cdn-invalidato
 import { DynamoPendingPurges } from '../adapters/pending-purges/dynamodb.js';
 import { retryPendingPurges } from '../core/operate/pending-purges.js';
 import type { Clock } from '../core/clock.js';
-import type { CdnInvalidator } from '../core/ports.js';
+import type { CdnInvalidator } from '../core/page/ports.js';
 
 /** Purges when no CDN is configured: nothing to invalidate, and the receipt says so. */
 export const cdnNotConfigured: CdnInvalidator = {

@@ -17,7 +17,7 @@ import {
   type Reader,
   type SettingsTable,
   type SettingValues,
-} from '../core/settings.js';
+} from '../core/settings/index.js';
 
 type Env = Record<string, string | undefined>;
 

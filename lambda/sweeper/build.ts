@@ -9,6 +9,7 @@ import { S3BodyListing } from '../adapters/body-listing/s3.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { SweepDeps } from '../core/operate/sweep.js';
+import { resumeStalledFanOuts, type FanOutSweepDeps } from '../core/revalidate/fan-out.js';
 import type { AwsClients } from '../shared/aws-clients.js';
 import type { SweeperConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
@@ -27,6 +28,16 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
   const { dynamodb, s3 } = runtime.clients;
   const table = { client: dynamodb, tableName: config.tableName };
   const clock = runtime.clock ?? systemClock;
+  const fanOuts: FanOutSweepDeps = {
+    progress: new DynamoFanOutProgressRows(table),
+    fanOutQueue: new SqsRegenerationQueue({
+      client: runtime.clients.sqs,
+      queueUrl: config.queueUrl,
+    }),
+    clock,
+    stalledAfterMs: config.fanOutStalledSeconds * 1000,
+    limit: config.sweepPageLimit,
+  };
   return {
     tasks: {
       index: new DynamoStatusIndexReader(table),
@@ -50,16 +61,7 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
       listLimit: config.orphanListLimit,
     },
     flushPendingPurges: runtime.flushPendingPurges,
-    fanOuts: {
-      progress: new DynamoFanOutProgressRows(table),
-      fanOutQueue: new SqsRegenerationQueue({
-        client: runtime.clients.sqs,
-        queueUrl: config.queueUrl,
-      }),
-      clock,
-      stalledAfterMs: config.fanOutStalledSeconds * 1000,
-      limit: config.sweepPageLimit,
-    },
+    resumeFanOuts: () => resumeStalledFanOuts(fanOuts, fanOuts),
   };
 }
 

@@ -16,7 +16,7 @@ import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js'
 import { softPurgeDepsOf } from '../shared/soft-purge.js';
 import { createWorkerHandler } from './handler.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
-import type { WorkerDeps } from '../core/regenerate/process-message.js';
+import type { WorkerDeps } from '../core/worker/deps.js';
 
 /** The worker's use-case dependencies, from validated configuration and injected clients. */
 export function createWorkerDeps(

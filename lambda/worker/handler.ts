@@ -3,15 +3,12 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { DeadLetterQueue } from '../core/ports.js';
+import type { DeadLetterQueue } from '../core/page/ports.js';
 import { Decision } from '../core/decision.js';
 import { countDecision, MetricUnit, publishMetrics } from '../shared/observability.js';
 import { queuedMessageOf } from '../shared/sqs-record.js';
-import {
-  processMessage,
-  type WorkerDeps,
-  type WorkerMessage,
-} from '../core/regenerate/process-message.js';
+import { processMessage } from '../core/worker/process-message.js';
+import type { WorkerDeps, WorkerMessage } from '../core/worker/deps.js';
 
 export interface WorkerHandlerOptions {
   readonly deps: WorkerDeps;

@@ -16,7 +16,7 @@
  */
 import { runInNewContext } from 'node:vm';
 import { KEY_RULE_FUNCTIONS } from '../../lambda/core/key-rules.js';
-import { TENANT_PATTERN } from '../../lambda/core/rows.js';
+import { TENANT_PATTERN } from '../../lambda/core/page/rows.js';
 import {
   classifyRequest,
   EDGE_FUNCTIONS,

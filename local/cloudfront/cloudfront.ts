@@ -25,7 +25,7 @@ import {
 import { behaviourFor } from './behaviours.js';
 import type { EdgeBehaviour, EdgeConfig } from './config.js';
 import { cloudFrontError, type LocalOrigin, type OriginAnswer } from './origins.js';
-import { cacheKeyOf, forwardedParts, type Pairs, type ViewerRequest } from './requests.js';
+import { edgeCacheKeyOf, forwardedParts, type Pairs, type ViewerRequest } from './requests.js';
 import {
   EdgeResult,
   headerBytes,
@@ -131,7 +131,7 @@ export class LocalCloudFront {
     const routed = (request: ViewerRequest, originId: string): Routed => {
       const cached =
         this.#options.cache !== false && behaviour.cachedMethods.includes(request.method);
-      const key = cached ? cacheKeyOf(behaviour.cachePolicy, request) : undefined;
+      const key = cached ? edgeCacheKeyOf(behaviour.cachePolicy, request) : undefined;
       return { behaviour, request, originId, requestId, key };
     };
     const source = behaviour.viewerRequestFunction;

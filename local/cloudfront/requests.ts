@@ -101,7 +101,7 @@ export function normalisedAcceptEncoding(
 }
 
 /** The cache key of a request under a policy: one string, equal for requests CloudFront treats alike. */
-export function cacheKeyOf(policy: CachePolicyConfig, request: ViewerRequest): string {
+export function edgeCacheKeyOf(policy: CachePolicyConfig, request: ViewerRequest): string {
   const headers = headerPairs(request.headers).filter(([name]) =>
     selects(policy.headers, name, true),
   );

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { presetOf, SETTINGS, TABLE, type SettingValues } from '../../lambda/core/settings.js';
+import { presetOf, SETTINGS, TABLE, type SettingValues } from '../../lambda/core/settings/index.js';
 import { packageRoot } from '../../lib/isr-function-code.js';
 import type { IsrServiceProps } from '../../lib/isr-service-props.js';
 import { edgeConfigOf, type EdgeConfig } from './config.js';

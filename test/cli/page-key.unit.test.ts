@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { parseDuration } from '../../cli/commands/page-ops.js';
 import { UsageError } from '../../cli/errors.js';
 import { cacheKeyOf } from '../../cli/page-key.js';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 
 const single = { allowedQueryParams: ['page'], renderPaths: [], leaseSeconds: 30 };
 const tenanted = { ...single, tenantHeader: 'x-tenant', tenants: ['acme'] };

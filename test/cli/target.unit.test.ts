@@ -8,7 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { cdnInvalidatorFor } from '../../cli/cdn.js';
 import { TargetError } from '../../cli/errors.js';
 import { run } from '../../cli/run.js';
-import { destroyTarget, stackTarget } from '../../cli/target.js';
+import { destroyTarget, stackTarget, type Target } from '../../cli/target.js';
 import { CloudFrontInvalidator } from '../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 
@@ -110,6 +110,30 @@ describe('the --stack target', () => {
     expect(code).toBe(3);
     expect(err.join('\n')).toMatch(/cannot read stack Nope: Stack with id Nope does not exist/);
   });
+
+  it('names AWS_REGION when the SDK finds no region, and AWS_PROFILE when it finds no credentials', async () => {
+    const stuck = async (error: Error) => {
+      cfnMock.on(DescribeStacksCommand).rejects(error);
+      const err: string[] = [];
+      const code = await run(['stuck', '--stack', 'MySite'], {
+        out: () => undefined,
+        err: (text) => err.push(text),
+        env: {},
+        target: (stack) => stackTarget(stack ?? '', cfn()),
+      });
+      return { code, err: err.join('\n') };
+    };
+    // The SDK's own messages, which name neither (issue 35, item 10).
+    const region = await stuck(new Error('Region is missing'));
+    expect(region.code).toBe(3);
+    expect(region.err).toMatch(/Region is missing\n {2}next: set AWS_REGION to the stack's region/);
+    const credentials = await stuck(
+      Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      }),
+    );
+    expect(credentials.err).toMatch(/next: no AWS credentials: set AWS_PROFILE/);
+  });
 });
 
 describe('the local target', () => {
@@ -123,6 +147,40 @@ describe('the local target', () => {
     expect(code).toBe(3);
     expect(err.join('\n')).toMatch(
       /no \/nonexistent\/isr-data\/endpoints\.json: is npm start running\?/,
+    );
+  });
+});
+
+describe('a target whose stores cannot be reached', () => {
+  it('exits 3 and asks whether npm start is still running (its backends stop with it)', async () => {
+    const target = {
+      kind: 'local',
+      name: '/srv/isr/.local',
+      region: 'us-east-1',
+      clients: createAwsClients({
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+        endpoints: {
+          dynamodb: 'http://127.0.0.1:1',
+          s3: 'http://127.0.0.1:1',
+          sqs: 'http://127.0.0.1:1',
+        },
+        maxAttempts: 1,
+      }),
+      tableName: 'isr-cache',
+      settings: { allowedQueryParams: [], renderPaths: [], leaseSeconds: 30 },
+    } as unknown as Target;
+    const err: string[] = [];
+    const code = await run(['stuck'], {
+      out: () => undefined,
+      err: (text) => err.push(text),
+      env: {},
+      target: () => Promise.resolve(target),
+    });
+    destroyTarget(target);
+    expect(code).toBe(3);
+    expect(err.join('\n')).toMatch(
+      /cannot reach \/srv\/isr\/\.local's stores \(ECONNREFUSED\)\n {2}next: is npm start still running\?/,
     );
   });
 });
@@ -153,5 +211,16 @@ describe('the CDN a CLI command purges', () => {
       status: 'submitted',
     });
     expect(lines).toEqual([expect.stringContaining('#_/key:abc')]);
+  });
+
+  it("prints local purge ids of its own, never npm start's local-1, local-2, ... (issue 35, item 10)", async () => {
+    const lines: string[] = [];
+    const local = cdnInvalidatorFor({ ...base, kind: 'local', distributionId: undefined }, (line) =>
+      lines.push(line),
+    );
+    const purge = await local.invalidateTags(['_/key:abc']);
+    const ids = purge.status === 'submitted' ? purge.invalidationIds : [];
+    expect(ids).toEqual([`local-cli-${process.pid}-1`]);
+    expect(lines).toEqual([`cdn purge local-cli-${process.pid}-1: #_/key:abc`]);
   });
 });

@@ -72,23 +72,27 @@ describe("ARCHITECTURE.md's rules -> files table", () => {
   });
 
   it('negative control: a second file, a missing file or name, a second home are each caught', () => {
-    const lease = rows.find((row) => row.files[0] === 'lambda/core/lease.ts');
+    const lease = rows.find((row) => row.files[0] === 'lambda/core/page/lease.ts');
     expect(lease).toBeDefined();
     const doctored: Row[] = [
-      { rule: 'two homes', files: ['lambda/core/lease.ts', 'lambda/core/rows.ts'], names: ['x'] },
+      {
+        rule: 'two homes',
+        files: ['lambda/core/page/lease.ts', 'lambda/core/page/rows.ts'],
+        names: ['x'],
+      },
       { rule: 'gone', files: ['lambda/core/gone.ts'], names: ['x'] },
-      { rule: 'missing name', files: ['lambda/core/lease.ts'], names: ['notALeaseRule'] },
+      { rule: 'missing name', files: ['lambda/core/page/lease.ts'], names: ['notALeaseRule'] },
     ];
     // A copy of `isLeaseLive` exported from another file is a second home.
     const withCopy = (file: string) =>
-      file === 'lambda/core/freshness.ts'
+      file === 'lambda/core/page/freshness.ts'
         ? `${readRepo(file) ?? ''}\nexport const isLeaseLive = () => true;\n`
         : readRepo(file);
     expect(problemsOf([...doctored, ...(lease ? [lease] : [])], withCopy)).toEqual([
       '"two homes" names 2 files',
       'lambda/core/gone.ts does not exist',
-      'lambda/core/lease.ts does not export notALeaseRule',
-      'isLeaseLive is exported by lambda/core/freshness.ts too',
+      'lambda/core/page/lease.ts does not export notALeaseRule',
+      'isLeaseLive is exported by lambda/core/page/freshness.ts too',
     ]);
   });
 });

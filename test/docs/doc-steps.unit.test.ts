@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { docSteps, printsMatch } from '../helpers/doc-steps.js';
+import { docSteps, fencedBlocks, printsMatch } from '../helpers/doc-steps.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'isr-doc-steps-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -52,6 +52,32 @@ describe('docSteps', () => {
   });
 });
 
+describe('fencedBlocks', () => {
+  it('finds every block with its line, language and the marker before it, arguments kept', () => {
+    const text = [
+      '# Page',
+      '<!-- doc: checked-by test/x.test.ts -->',
+      '',
+      `${fence}ts`,
+      'const a = 1;',
+      fence,
+      'text',
+      `${fence}`,
+      'a ─▶ b',
+      fence,
+    ].join('\n');
+    expect(fencedBlocks(text)).toEqual([
+      {
+        line: 4,
+        lang: 'ts',
+        code: 'const a = 1;\n',
+        marker: { name: 'doc', kind: 'checked-by', arg: 'test/x.test.ts' },
+      },
+      { line: 8, lang: '', code: 'a ─▶ b\n' },
+    ]);
+  });
+});
+
 describe('printsMatch', () => {
   const expected = 'cache-status: facetheory-isr; hit; ttl=…\ncontent-type: text/x-component\n';
 
@@ -73,5 +99,17 @@ describe('printsMatch', () => {
     ],
   ])('refuses %s', (_, got) => {
     expect(printsMatch(expected, got)).toBe(false);
+  });
+
+  it('reads a line ⋮ as any number of lines (none included), and nothing else', () => {
+    const headers = 'HTTP/1.1 202 Accepted\n⋮\n{"effect_id":"rv_…"}\n';
+    const answer = (...lines: string[]) =>
+      ['HTTP/1.1 202 Accepted', ...lines, '', '{"effect_id":"rv_1"}'].join('\r\n');
+    expect(printsMatch(headers, answer('content-type: application/json', 'date: x'))).toBe(true);
+    expect(printsMatch(headers, 'HTTP/1.1 202 Accepted\n{"effect_id":"rv_1"}')).toBe(true);
+    expect(
+      printsMatch(headers, answer('date: x').replace('202 Accepted', '401 Unauthorized')),
+    ).toBe(false);
+    expect(printsMatch(headers, `${answer('date: x')}\ntrailing`)).toBe(false);
   });
 });

@@ -1,7 +1,11 @@
 /** Limits the docs state, checked against the constants that enforce them (issue 19, item 20). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { MAX_CDN_TAG_LENGTH, MAX_TAG_LENGTH, tagProblem } from '../../lambda/core/cache-tags.js';
+import {
+  MAX_CDN_TAG_LENGTH,
+  MAX_TAG_LENGTH,
+  tagProblem,
+} from '../../lambda/core/page/cache-tags.js';
 import { MAX_HOLD_SECONDS } from '../../lambda/core/operate/rollback.js';
 import { MAX_BACKOFF_SHARED_MAX_AGE } from '../../lambda/core/serve/responses.js';
 

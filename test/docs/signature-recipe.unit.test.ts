@@ -30,10 +30,17 @@ function recipeOf(file: string): string {
   return block;
 }
 
-/** Runs the recipe; `curl` writes its arguments, NUL-separated, instead of sending them. */
+/**
+ * Runs the recipe for `url` (its first line sets npm start's URL and an example secret: the
+ * URL and the secret are swapped for the test's); `curl` writes its arguments, NUL-separated,
+ * instead of sending them.
+ */
 function runRecipe(recipe: string, url: string): string[] {
   const out = join(folder, 'curl-args');
-  const script = `curl() { printf '%s\\0' "$@" > "$CURL_ARGS"; }\n${recipe}`;
+  const forUrl = recipe
+    .replace(/^REVALIDATE_URL=\S+/m, `REVALIDATE_URL='${url}'`)
+    .replace(/ SECRET=\S+/, ` SECRET='${SECRET}'`);
+  const script = `curl() { printf '%s\\0' "$@" > "$CURL_ARGS"; }\n${forUrl}`;
   execFileSync('sh', ['-c', script], {
     env: {
       PATH: process.env.PATH,
@@ -63,7 +70,7 @@ function requestOf(args: string[]) {
       i++;
     } else if (arg === '-X') {
       i++;
-    } else url = arg;
+    } else if (arg !== '-i') url = arg;
   }
   const event = functionUrlEvent({ method: 'POST', target: requestTargetOf(url), headers });
   return toRevalidateRequest({ ...event, body });
@@ -77,6 +84,7 @@ describe.each(['README.md', 'docs/REVALIDATION.md'])('the signed recipe of %s', 
     'https://abc123.lambda-url.eu-west-1.on.aws',
     'http://localhost:3000/_isr/revalidate',
   ])('sends a request to %s that the endpoint accepts', (url) => {
+    expect(recipe).toMatch(/^REVALIDATE_URL=http:\/\/localhost:3000\/_isr\/revalidate SECRET=/m);
     const request = requestOf(runRecipe(recipe, url));
     expect(request.headers['idempotency-key']).toBe('cms-event-42');
     expect(JSON.parse(request.rawBody)).toEqual({ tags: ['post:42'] });

@@ -4,6 +4,7 @@
  * Local, s3rver, local-aws-sqs). Each contract (`test/lambda/adapters/<port>/contract.ts`) is one
  * `describe` that both runs, so a fake cannot drift from the adapter it stands for.
  */
+import type { TagTimesReader } from '../../lambda/core/revalidate/tag-times.js';
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
@@ -26,7 +27,10 @@ import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';
 import { InMemoryDeadLetterQueue } from '../../lambda/adapters/dead-letter-queue/memory.js';
-import { SqsDeadLetterQueue } from '../../lambda/adapters/dead-letter-queue/sqs.js';
+import {
+  SqsDeadLetterQueue,
+  DeadLetterAttribute,
+} from '../../lambda/adapters/dead-letter-queue/sqs.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
 import { InMemoryPageHistory } from '../../lambda/adapters/page-history/memory.js';
 import { DynamoPendingPurges } from '../../lambda/adapters/pending-purges/dynamodb.js';
@@ -53,26 +57,29 @@ import type { RequestStore } from '../../lambda/core/idempotency.js';
 import type {
   BodyListing,
   BodyReferences,
+  PageHistory,
+  PendingPurges,
+  StatusIndexReader,
+  StatusRow,
+  SweepCursor,
+} from '../../lambda/core/operate/ports.js';
+import type {
   BodyStore,
   CacheTable,
   DeadLetter,
   DeadLetterQueue,
-  FanOutProgressRows,
-  PageHistory,
   RevalidationsInProgress,
-  PendingPurges,
+  TagIndex,
+} from '../../lambda/core/page/ports.js';
+import type {
+  FanOutProgressRows,
   PurgeQueue,
   RevalidationStatuses,
   BatchRegenerationQueue,
   RevalidationMarks,
-  StatusIndexReader,
-  StatusRow,
-  SweepCursor,
-  TagIndex,
   TagRevalidations,
-} from '../../lambda/core/ports.js';
-import { StatusIndex } from '../../lambda/core/rows.js';
-import { DeadLetterAttribute } from '../../lambda/adapters/dead-letter-queue/sqs.js';
+} from '../../lambda/core/revalidate/ports.js';
+import { StatusIndex } from '../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import {
   createTestBucket,
@@ -90,7 +97,7 @@ export interface TableSubject {
   readonly history: PageHistory;
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagIndex;
-  readonly tagRevalidations: TagRevalidations;
+  readonly tagRevalidations: TagRevalidations & TagTimesReader;
   readonly pendingPurges: PendingPurges;
   readonly revalidationStatuses: RevalidationStatuses;
   readonly sweepCursor: SweepCursor;

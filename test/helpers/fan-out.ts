@@ -2,11 +2,11 @@ import { InMemoryFanOutProgressRows } from '../../lambda/adapters/fan-out-progre
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import { InMemoryRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/memory.js';
 import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
-import type { CdnPurge } from '../../lambda/core/ports.js';
+import type { CdnPurge } from '../../lambda/core/page/ports.js';
 import { markBatch, type FanOutDeps } from '../../lambda/core/revalidate/fan-out.js';
 import { parseFanOut } from '../../lambda/core/revalidate/fan-out-message.js';
-import { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
-import type { Revalidation } from '../../lambda/core/revalidate/revalidation.js';
+import { InProgressReader } from '../../lambda/core/page/in-progress.js';
+import type { Revalidation } from '../../lambda/core/revalidate/model.js';
 import type { SoftPurgeDeps } from '../../lambda/core/revalidate/soft-purge.js';
 import { servePage } from '../../lambda/core/serve/serve.js';
 import { TestClock } from './clock.js';

@@ -3,13 +3,15 @@
  * backends). Settings mirror the deployed defaults where a test does not set them.
  */
 import type { Context } from 'aws-lambda';
-import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/cache-key.js';
-import type { PassThrough, Renderer } from '../../lambda/core/ports.js';
-import type { RegenerateDeps } from '../../lambda/core/regenerate/regenerate.js';
+import { normaliseCacheKey, type CacheKeyPolicy } from '../../lambda/core/page/cache-key.js';
+import type { PassThrough } from '../../lambda/core/serve/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
+import type { RegenerateDeps } from '../../lambda/core/regenerate/deps.js';
+import { regenerateInRequest } from '../../lambda/core/regenerate/regenerate.js';
 import type { LogSink } from '../../lambda/core/log.js';
-import type { OriginDeps } from '../../lambda/core/serve/serve.js';
+import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import { createIdempotencyConfig } from '../../lambda/core/idempotency.js';
-import type { WorkerDeps } from '../../lambda/core/regenerate/process-message.js';
+import type { WorkerDeps } from '../../lambda/core/worker/deps.js';
 import { TestClock } from './clock.js';
 import { InMemoryBodyStore } from '../../lambda/adapters/body-store/memory.js';
 import { InMemoryCacheTable } from '../../lambda/adapters/cache-table/memory.js';
@@ -86,8 +88,9 @@ export function memoryService(options: MemoryServiceOptions) {
     maxReceiveCount: 5,
     owner: 'unit-worker',
   };
-  const originDeps: OriginDeps = {
+  const originDeps: OriginDeps & RegenerateDeps = {
     ...regenerateDeps,
+    regenerate: regenerateInRequest,
     keyPolicy,
     queue,
     deployId: 'd1',

@@ -34,6 +34,11 @@ export interface NextApp {
 export interface StartNextAppOptions {
   /** Extra environment, e.g. FIXTURE_CACHE_HANDLER (see the fixture's next.config.js). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * An app folder with its own build and node_modules (test/helpers/next-outside-app.ts), served
+   * where it is and kept; default: a fresh copy of the fixture's build, removed on stop.
+   */
+  readonly appDir?: string;
 }
 
 /**
@@ -86,9 +91,11 @@ function waitForReady(child: ChildProcess, output: () => string): Promise<string
 
 /** Builds the fixture if needed (once per run), then starts `next start` from a fresh copy. */
 export async function startNextApp(options: StartNextAppOptions = {}): Promise<NextApp> {
-  await ensureNextBuild();
-  const dir = copyBuild();
-  const child = spawn(process.execPath, [NEXT_BIN, 'start', dir, '-H', '127.0.0.1', '-p', '0'], {
+  if (options.appDir === undefined) await ensureNextBuild();
+  const dir = options.appDir ?? copyBuild();
+  const bin =
+    options.appDir === undefined ? NEXT_BIN : join(dir, 'node_modules/next/dist/bin/next');
+  const child = spawn(process.execPath, [bin, 'start', dir, '-H', '127.0.0.1', '-p', '0'], {
     cwd: dir,
     env: nextEnv(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -102,7 +109,7 @@ export async function startNextApp(options: StartNextAppOptions = {}): Promise<N
   const stop = async () => {
     process.off('exit', killOnExit);
     await stopChild(child);
-    rmSync(dir, { recursive: true, force: true });
+    if (options.appDir === undefined) rmSync(dir, { recursive: true, force: true });
   };
   let url: string;
   try {

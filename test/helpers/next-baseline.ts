@@ -8,6 +8,7 @@
  *   for (const c of NEXT_BASELINE) it(c.name, () => c.viewer({ url: serviceUrl }));
  */
 import type { Answer } from './next-http.js';
+import { featureCases } from './next-baseline-features.js';
 import { flowCases } from './next-baseline-flows.js';
 import { assetCases, pageCases } from './next-baseline-pages.js';
 
@@ -25,6 +26,11 @@ export interface BaselineCase {
   readonly nextStart?: (answers: readonly Answer[]) => void;
 }
 
-export const NEXT_BASELINE: readonly BaselineCase[] = [...pageCases, ...assetCases, ...flowCases];
+export const NEXT_BASELINE: readonly BaselineCase[] = [
+  ...pageCases,
+  ...assetCases,
+  ...featureCases,
+  ...flowCases,
+];
 
 export { ask, renderId, type Answer } from './next-http.js';

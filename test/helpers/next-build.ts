@@ -95,12 +95,20 @@ async function acquireLock(): Promise<() => void> {
   }
 }
 
-/** Runs `next build` in the fixture; rejects with its output when it fails. */
-function runNextBuild(): Promise<void> {
+/**
+ * Runs `node <bin> <args>` (a Next.js CLI) in `dir` to its end; resolves with its output, or
+ * rejects with it when it fails.
+ */
+export function runNext(
+  bin: string,
+  dir: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [NEXT_BIN, 'build', NEXT_APP_DIR], {
-      cwd: NEXT_APP_DIR,
-      env: nextEnv(),
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: dir,
+      env: nextEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -109,10 +117,15 @@ function runNextBuild(): Promise<void> {
     child.stderr.on('data', keep);
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`next build exited ${code}:\n${output}`)),
+      code === 0
+        ? resolve(output)
+        : reject(new Error(`next ${args.join(' ')}: ${code}\n${output}`)),
     );
   });
 }
+
+/** Runs `next build` in the fixture; rejects with its output when it fails. */
+const runNextBuild = () => runNext(NEXT_BIN, NEXT_APP_DIR, ['build', NEXT_APP_DIR]);
 
 export interface NextBuild {
   readonly distDir: string;

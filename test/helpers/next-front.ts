@@ -6,7 +6,7 @@
  */
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { loadOriginConfig, type OriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';

@@ -79,3 +79,50 @@ export async function eventually(
     await sleep(25);
   }
 }
+
+/** An answer read as it streams: what came until `marker` was seen, then the rest on demand. */
+export interface StreamedAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The text received up to the chunk holding the marker (all of it if it never came). */
+  readonly head: string;
+  /** Reads the rest to the end; resolves with the whole text. */
+  rest(): Promise<string>;
+}
+
+/**
+ * Reads `url` chunk by chunk until `marker` has arrived, leaving the rest unread: shows what a
+ * server sent before it was told to go on (the streaming page's gate), never how long it took.
+ */
+export async function askUntil(
+  url: string,
+  marker: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<StreamedAnswer> {
+  const response = await fetch(url, { redirect: 'manual', headers });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let ended = false;
+  while (!text.includes(marker)) {
+    const { done, value } = await reader.read();
+    if (done) {
+      ended = true;
+      break;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+  const head = text;
+  return {
+    status: response.status,
+    headers: response.headers,
+    head,
+    async rest() {
+      for (let chunk = ended ? undefined : await reader.read(); chunk && !chunk.done;) {
+        text += decoder.decode(chunk.value, { stream: true });
+        chunk = await reader.read();
+      }
+      return text + decoder.decode();
+    },
+  };
+}

@@ -3,7 +3,7 @@
  * `next start` checks `_rsc` against these headers and answers a mismatch with a 307 to the
  * right value (next/dist/server/base-server.js, `validateRSCRequestHeaders`).
  */
-import { nextRscParamOf } from '../../lambda/core/variants.js';
+import { nextRscParamOf } from '../../lambda/core/page/variants.js';
 
 /** The request headers that select an RSC variant (lower case, as Node hands them over). */
 export interface RscHeaders {
@@ -31,7 +31,7 @@ export const segmentPrefetchHeaders = (segmentPath: string): RscHeaders => ({
   'next-router-segment-prefetch': segmentPath,
 });
 
-/** `_rsc` as Next 16.4 computes it: the service's own computation (`core/variants.ts`). */
+/** `_rsc` as Next 16.4 computes it: the service's own computation (`core/page/variants.ts`). */
 export const rscSearchParam = (headers: RscHeaders): string => nextRscParamOf({ ...headers });
 
 /** The URL the client router fetches: the path with `_rsc` appended (bare `_rsc` when empty). */

@@ -1,12 +1,12 @@
 import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import { buildOriginHandler, createOriginDeps } from '../../lambda/origin/build.js';
 import { createOriginHandler, type FunctionUrlResult } from '../../lambda/origin/handler.js';
-import type { OriginDeps } from '../../lambda/core/serve/serve.js';
+import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadOriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';

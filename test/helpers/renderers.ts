@@ -1,4 +1,5 @@
-import type { RenderRequest, RenderResult } from '../../lambda/core/ports.js';
+import type { RenderRequest } from '../../lambda/core/regenerate/ports.js';
+import type { RenderResult } from '../../lambda/core/page/model.js';
 import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 
 export type PageFunction = (

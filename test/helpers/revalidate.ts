@@ -1,5 +1,5 @@
 import { InMemoryRevalidationStatuses } from '../../lambda/adapters/revalidation-status/memory.js';
-import type { CdnInvalidator, CdnPurge } from '../../lambda/core/ports.js';
+import type { CdnInvalidator, CdnPurge } from '../../lambda/core/page/ports.js';
 import { htmlPage } from '../../lambda/adapters/renderer/module.js';
 import type {
   CallerAuth,

@@ -6,7 +6,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import fc from 'fast-check';
-import { ANY, SETTINGS } from '../../lambda/core/settings.js';
+import { ANY, SETTINGS } from '../../lambda/core/settings/index.js';
 import { DEPLOY_SETTINGS } from '../../lib/isr-deploy-settings.js';
 import { NEXT_IMAGE_RULE, NEXT_VARIANT_HEADERS } from '../../lambda/core/settings/presets.js';
 

@@ -1,6 +1,7 @@
 /**
- * The repository's source files and their relative imports, read as text: what the layout
- * tests (test/lib/isr-layout.test.ts, test/lambda/layout.unit.test.ts) check the shape of.
+ * The repository's source files, their relative imports (read as text) and the cycles among
+ * them: what the layout tests (test/lib/isr-layout.test.ts, test/lambda/layout.unit.test.ts)
+ * check the shape of.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -51,4 +52,31 @@ export function sourceFiles(directory: string): string[] {
   };
   walk(directory);
   return files.sort();
+}
+
+/** One import cycle among `files` (type imports included), if any: the files round it. */
+export function findCycle(
+  files: readonly string[],
+  edges: (file: string) => string[] = (file) => importsOf(file).local,
+): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string): string[] | undefined => {
+    if (state.get(file) === 'done') return undefined;
+    if (state.get(file) === 'open') return [...path.slice(path.indexOf(file)), file];
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of edges(file).filter((target) => files.includes(target))) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    state.set(file, 'done');
+    return undefined;
+  };
+  for (const file of files) {
+    const cycle = visit(file);
+    if (cycle) return cycle;
+  }
+  return undefined;
 }

@@ -10,14 +10,14 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
-import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
-import type { Renderer } from '../../lambda/core/ports.js';
+import { encodeIntent, type RegenerationIntent } from '../../lambda/core/page/intent.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadWorkerConfig } from '../../lambda/shared/config.js';
 import { buildWorkerHandler, createWorkerDeps } from '../../lambda/worker/build.js';
-import type { WorkerMessage } from '../../lambda/core/regenerate/process-message.js';
+import type { WorkerMessage } from '../../lambda/core/worker/deps.js';
 import { lambdaContext, pollOnce } from '../../local/worker-poller.js';
 import type { RegenerationQueues } from '../../local/provision.js';
 import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';

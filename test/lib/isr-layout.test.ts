@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { closure, importsOf, ROOT } from '../helpers/source-files.js';
+import { closure, findCycle, importsOf, ROOT } from '../helpers/source-files.js';
 
 const localImports = (file: string) => importsOf(file).local;
 
@@ -56,33 +56,6 @@ function undeclared(packages: Iterable<string>): string[] {
     .sort();
 }
 
-/** One import cycle among `files`, if any. */
-function findCycle(
-  files: readonly string[],
-  edges: (file: string) => string[] = localImports,
-): string[] | undefined {
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (file: string): string[] | undefined => {
-    if (state.get(file) === 'done') return undefined;
-    if (state.get(file) === 'open') return [...path.slice(path.indexOf(file)), file];
-    state.set(file, 'open');
-    path.push(file);
-    for (const next of edges(file).filter((target) => files.includes(target))) {
-      const cycle = visit(next);
-      if (cycle) return cycle;
-    }
-    path.pop();
-    state.set(file, 'done');
-    return undefined;
-  };
-  for (const file of files) {
-    const cycle = visit(file);
-    if (cycle) return cycle;
-  }
-  return undefined;
-}
-
 const libFiles = readdirSync(join(ROOT, 'lib'))
   .filter((name) => name.endsWith('.ts'))
   .map((name) => `lib/${name}`);
@@ -113,11 +86,11 @@ describe('lib layout', () => {
   });
 
   it('negative control: a core rule the construct reaches that loaded the idempotency engine is caught', () => {
-    // The slip this guards against: soft-purge.ts (reached through sweep.ts and fan-out.ts)
-    // importing the worker's disposition, which loads Powertools idempotency at run time.
+    // The slip this guards against: sweep.ts (reached for its metric names) importing the
+    // worker's disposition, which loads Powertools idempotency at run time.
     const slipped = (file: string) =>
-      file === 'lambda/core/revalidate/soft-purge.ts'
-        ? [...runtimeImports(file).local, 'lambda/core/regenerate/disposition.ts']
+      file === 'lambda/core/operate/sweep.ts'
+        ? [...runtimeImports(file).local, 'lambda/core/worker/disposition.ts']
         : runtimeImports(file).local;
     expect(undeclared(runtimePackages('lib/index.ts', slipped))).toContain(
       '@aws-lambda-powertools/idempotency',
@@ -125,7 +98,7 @@ describe('lib layout', () => {
   });
 
   it('keeps the settings module free of the CDK and zod, so Lambdas bundle it cheaply', () => {
-    const reachable = [...closure('lambda/core/settings.ts')];
+    const reachable = [...closure('lambda/core/settings/index.ts')];
     const packages = reachable.flatMap((file) => importsOf(file).packages);
     expect(packages.filter((name) => /^(aws-cdk-lib|constructs|zod)(\/|$)/.test(name))).toEqual([]);
   });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { PENDING_PURGES_PK } from '../../lambda/core/rows.js';
+import { PENDING_PURGES_PK } from '../../lambda/core/page/rows.js';
 import { wireCdnPurge } from '../../lib/isr-cdn.js';
 import { PURGER_TIMEOUT } from '../../lib/isr-settings.js';
 import {

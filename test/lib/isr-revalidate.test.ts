@@ -71,6 +71,21 @@ describe('the revalidate endpoint', () => {
     }
   });
 
+  it("may BatchGetItem tags' revalidation times, on TAG# partitions only (a data cache's read)", () => {
+    const statements = policyStatementsOf(template, roleId).statements;
+    const batchGets = statements.filter((statement) =>
+      coversAction(actionsOf(statement), 'dynamodb:BatchGetItem'),
+    );
+    expect(batchGets).toEqual([
+      expect.objectContaining({
+        Sid: 'ReadTagTimes',
+        Action: 'dynamodb:BatchGetItem',
+        Resource: getAtt(logicalIdOf(service.table), 'Arn'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TAG#*'] } },
+      }),
+    ]);
+  });
+
   it('may purge this distribution by cache tag, and knows which one', () => {
     const purge = policyStatementsOf(template, roleId).statements.filter((statement) =>
       actionsOf(statement).some((action) => action.startsWith('cloudfront:')),
@@ -136,7 +151,7 @@ describe('the revalidate endpoint', () => {
     expect(evaluate(statements, { action: 'lambda:InvokeFunction', resource: arn })).toBe(
       'implicit-deny',
     );
-    expect(evaluate(statements, { ...viaUrl[0]!, resource: `${arn}-other` })).toBe('implicit-deny');
+    expect(evaluate(statements, { ...viaUrl[0], resource: `${arn}-other` })).toBe('implicit-deny');
     // Negative control: the grant before the fix (InvokeFunctionUrl alone) fails the caller.
     const before = statements.filter(
       (statement) => statement.Action === 'lambda:InvokeFunctionUrl',

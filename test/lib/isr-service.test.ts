@@ -2,8 +2,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
-import { bodyKeyOf, SupersededTag } from '../../lambda/core/rows.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
+import { bodyKeyOf, SupersededTag } from '../../lambda/core/page/rows.js';
 import {
   getAtt,
   logicalIdOf,

@@ -14,7 +14,7 @@ import {
   MAX_BODY_BYTES,
   SETTINGS,
   type FunctionKind,
-} from '../../lambda/core/settings.js';
+} from '../../lambda/core/settings/index.js';
 import {
   loadOriginConfig,
   loadRevalidateConfig,

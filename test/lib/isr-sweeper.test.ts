@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
-import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../../lambda/core/rows.js';
+import { PENDING_PURGES_PK, StatusIndex, SweepCursorKey } from '../../lambda/core/page/rows.js';
 import { loadSweeperConfig } from '../../lambda/shared/config.js';
 import { functionEnvironment } from '../../lib/isr-functions.js';
 import { resolveSettings } from '../../lib/isr-settings.js';

@@ -7,7 +7,7 @@
  * then tags from the last, never the key tag).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { MAX_TAG_LENGTH } from '../../lambda/core/cache-tags.js';
+import { MAX_TAG_LENGTH } from '../../lambda/core/page/cache-tags.js';
 import {
   fitAnswerHeaders,
   headerBytesOf,

@@ -8,7 +8,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { RENDER_COUNT_SK } from '../../lambda/adapters/render-counter/dynamodb.js';
-import { normaliseCacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import { freePort } from '../../local/backends/ports.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { startHttpServer } from '../helpers/http-server.js';

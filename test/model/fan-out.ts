@@ -9,18 +9,15 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { FAN_OUT_PK } from '../../lambda/adapters/fan-out-progress/keys.js';
+import type { CacheMeta } from '../../lambda/core/page/model.js';
 import type {
-  CacheMeta,
   RevalidationMarks,
-  RevalidationsInProgress,
   RevalidationStatuses,
-} from '../../lambda/core/ports.js';
+} from '../../lambda/core/revalidate/ports.js';
+import type { RevalidationsInProgress } from '../../lambda/core/page/ports.js';
 import { parseFanOut, type FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
-import {
-  processMessage,
-  type MessageReport,
-  type WorkerDeps,
-} from '../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../lambda/core/worker/process-message.js';
+import type { MessageReport, WorkerDeps } from '../../lambda/core/worker/deps.js';
 import type { Interleaver } from './interleaver.js';
 import { readableBody, type FakeSqs, type QueuedStep } from './queue.js';
 import type { ActorFaults, World } from './world.js';

@@ -11,7 +11,7 @@ import {
   type SendMessageCommandInput,
 } from '@aws-sdk/client-sqs';
 import { SqsRegenerationQueue } from '../../lambda/adapters/regeneration-queue/sqs.js';
-import { parseIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
+import { parseIntent, type RegenerationIntent } from '../../lambda/core/page/intent.js';
 import { isFanOutBody } from '../../lambda/core/revalidate/fan-out-message.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';

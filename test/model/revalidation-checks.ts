@@ -5,13 +5,13 @@
  * covered by a revalidation when it carries one of its tags (or its page was named by path); it
  * is older when its render began in the log before the revalidation's request did.
  */
-import { isFresh, isHeld } from '../../lambda/core/freshness.js';
-import type { CacheMeta } from '../../lambda/core/ports.js';
+import { isFresh, isHeld } from '../../lambda/core/page/freshness.js';
+import type { CacheMeta } from '../../lambda/core/page/model.js';
 import {
   inProgressVerdict,
   InProgressVerdict,
   type InProgressState,
-} from '../../lambda/core/revalidate/in-progress.js';
+} from '../../lambda/core/page/in-progress.js';
 import type { ModelEvent } from './world.js';
 
 type Revalidated = Extract<ModelEvent, { kind: 'revalidated' }>;

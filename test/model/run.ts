@@ -15,17 +15,18 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
 import { DynamoRevalidationStatuses } from '../../lambda/adapters/revalidation-status/dynamodb.js';
-import { normaliseCacheKey, type CacheKey } from '../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { IsrError } from '../../lambda/core/errors.js';
-import { needsNoRegeneration } from '../../lambda/core/freshness.js';
+import { needsNoRegeneration } from '../../lambda/core/page/freshness.js';
 import { rollback } from '../../lambda/core/operate/rollback.js';
-import { versionSortKey } from '../../lambda/core/rows.js';
-import { encodeIntent, type RegenerationIntent } from '../../lambda/core/intent.js';
-import type { RevalidationMarks } from '../../lambda/core/ports.js';
+import { versionSortKey } from '../../lambda/core/page/rows.js';
+import { encodeIntent, type RegenerationIntent } from '../../lambda/core/page/intent.js';
+import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { resumeStalledFanOuts } from '../../lambda/core/revalidate/fan-out.js';
 import type { FanOutMessage } from '../../lambda/core/revalidate/fan-out-message.js';
-import type { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
+import type { InProgressReader } from '../../lambda/core/page/in-progress.js';
 import { createOriginDeps } from '../../lambda/origin/build.js';
 import { servePage } from '../../lambda/core/serve/serve.js';
 import {
@@ -37,10 +38,8 @@ import {
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { createWorkerDeps } from '../../lambda/worker/build.js';
-import {
-  processMessage,
-  type MessageReport,
-} from '../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../lambda/core/worker/process-message.js';
+import type { MessageReport } from '../../lambda/core/worker/deps.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import { removeGuard } from '../helpers/guard-mutation.js';

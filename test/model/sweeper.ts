@@ -23,12 +23,20 @@ import {
 import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-reader/dynamodb.js';
 import { DynamoTagRows } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { DynamoWorkResolution } from '../../lambda/adapters/work-resolution/dynamodb.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import { retryPendingPurges } from '../../lambda/core/operate/pending-purges.js';
-import { runSweep, type FanOutSweepDeps, type SweepDeps } from '../../lambda/core/operate/sweep.js';
-import type { BodyListing, BodyReferences, PendingPurges } from '../../lambda/core/ports.js';
-import { BODY_KEY_PREFIX } from '../../lambda/core/rows.js';
+import { runSweep, type SweepDeps } from '../../lambda/core/operate/sweep.js';
+import {
+  resumeStalledFanOuts,
+  type FanOutSweepDeps,
+} from '../../lambda/core/revalidate/fan-out.js';
+import type {
+  BodyListing,
+  BodyReferences,
+  PendingPurges,
+} from '../../lambda/core/operate/ports.js';
+import { BODY_KEY_PREFIX } from '../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';
@@ -191,6 +199,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
   const reader = new DynamoStatusIndexReader(table);
   const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
   const ignoresAge = ctx.mutation === 'sweep-ignores-age-and-leases';
+  const fanOuts = fanOutSweepDeps(ctx, actor, clients, clock);
   return {
     tasks: {
       index: {
@@ -214,7 +223,7 @@ function sweepDeps(ctx: SweeperContext, actor: string, skew: number): SweepDeps 
       orphanAgeSeconds: ignoresAge ? -Infinity : ORPHAN_AGE_SECONDS,
       listLimit: 1_000,
     },
-    fanOuts: fanOutSweepDeps(ctx, actor, clients, clock),
+    resumeFanOuts: () => resumeStalledFanOuts(fanOuts, fanOuts),
     flushPendingPurges: async () =>
       (
         await retryPendingPurges({

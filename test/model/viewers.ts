@@ -6,12 +6,13 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoRevalidationsInProgress } from '../../lambda/adapters/revalidations-in-progress/dynamodb.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import { epochSeconds } from '../../lambda/core/clock.js';
-import type { RevalidationsInProgress } from '../../lambda/core/ports.js';
-import { InProgressReader } from '../../lambda/core/revalidate/in-progress.js';
+import type { RevalidationsInProgress } from '../../lambda/core/page/ports.js';
+import { InProgressReader } from '../../lambda/core/page/in-progress.js';
 import type { PageResponse } from '../../lambda/core/serve/responses.js';
-import { servePage, type OriginDeps } from '../../lambda/core/serve/serve.js';
+import { servePage } from '../../lambda/core/serve/serve.js';
+import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { OriginConfig } from '../../lambda/shared/config.js';
 import type { Interleaver } from './interleaver.js';

@@ -15,7 +15,8 @@ import {
 import { S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
 import { htmlPage, ModuleRenderer } from '../../lambda/adapters/renderer/module.js';
 import type { Clock } from '../../lambda/core/clock.js';
-import type { BodyStore, Renderer } from '../../lambda/core/ports.js';
+import type { BodyStore } from '../../lambda/core/page/ports.js';
+import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';

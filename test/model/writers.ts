@@ -12,18 +12,14 @@ import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.j
 import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { PAGE, tagPartition } from '../../lambda/adapters/tag-index/dynamodb.js';
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
-import type { CacheKey } from '../../lambda/core/cache-key.js';
+import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
 import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
-import { isHeld } from '../../lambda/core/freshness.js';
+import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/rollback.js';
-import type {
-  CacheMeta,
-  CdnInvalidator,
-  RevalidationMarks,
-  RevalidationsInProgress,
-} from '../../lambda/core/ports.js';
+import type { CdnInvalidator, RevalidationsInProgress } from '../../lambda/core/page/ports.js';
+import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { RevalidateConfig } from '../../lambda/shared/config.js';

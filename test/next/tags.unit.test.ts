@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { pageTags, tagProblem } from '../../lambda/core/cache-tags.js';
+import { pageTags, tagProblem } from '../../lambda/core/page/cache-tags.js';
 import { pageTagsOf, pathOfSoftTag, serviceTagOf } from '../../next/tags.js';
 
 /** What next start hands set() for /isr (test/next/cache-handler.test.ts pins it). */

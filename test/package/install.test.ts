@@ -2,7 +2,8 @@
  * A CDK app that never saw this repository: the package is packed (`npm pack`, which builds
  * it), installed from the tarball with aws-cdk-lib and constructs only into a temporary app
  * outside the repository, and the README's "Use it in your CDK app" snippet, with
- * docs/DEPLOY.md's "Your own distribution" added to it (a second stack), synthesizes there,
+ * docs/DEPLOY.md's "Your own distribution" and "Your own table and bucket" added to it (a second
+ * and a third stack), synthesizes there,
  * type-checked, as an ES module and as CommonJS (what `cdk init app --language typescript`
  * makes). Its Lambda assets must be the packed bundles, which test/package/bundles.test.ts runs.
  */
@@ -71,7 +72,7 @@ interface DistributionConfig {
 const work = mkdtempSync(join(tmpdir(), 'isr-consumer-'));
 const app = join(work, 'app');
 let packed: { filename: string; files: { path: string; mode: number }[] };
-const STACKS = { own: 'MySite', existing: 'MyBlog' } as const;
+const STACKS = { own: 'MySite', existing: 'MyBlog', shop: 'MyShop' } as const;
 type Synthesized = Record<keyof typeof STACKS, TemplateJson>;
 const synthesized: Record<'esm' | 'cjs', Synthesized> = {} as never;
 
@@ -104,13 +105,13 @@ beforeAll(async () => {
     cwd: app,
   });
   // The snippets as an ES module and as CommonJS (a `cdk init` app), type-checked by tsc: the
-  // README's app with DEPLOY's existing distribution added, so one synth makes both stacks.
+  // README's app with DEPLOY's existing distribution and own table and bucket added, so one
+  // synth makes the three stacks.
+  const deploy = readFileSync(join(ROOT, 'docs', 'DEPLOY.md'), 'utf8');
   const snippet = [
     snippetUnder(readFileSync(join(ROOT, 'README.md'), 'utf8'), '## Use it in your CDK app'),
-    snippetUnder(
-      readFileSync(join(ROOT, 'docs', 'DEPLOY.md'), 'utf8'),
-      '### Your own distribution',
-    ),
+    snippetUnder(deploy, '### Your own distribution'),
+    snippetUnder(deploy, '### Your own table and bucket'),
   ].join('\n');
   writeFileSync(join(app, 'bin', 'app.mts'), snippet);
   writeFileSync(join(app, 'bin', 'app.cts'), snippet);
@@ -139,7 +140,11 @@ beforeAll(async () => {
       JSON.parse(
         readFileSync(join(app, `cdk.out.${kind}`, `${stack}.template.json`), 'utf8'),
       ) as TemplateJson;
-    synthesized[kind] = { own: read(STACKS.own), existing: read(STACKS.existing) };
+    synthesized[kind] = {
+      own: read(STACKS.own),
+      existing: read(STACKS.existing),
+      shop: read(STACKS.shop),
+    };
   };
   await Promise.all([synth('esm', 'app.mjs'), synth('cjs', 'app.cjs')]);
 }, 600_000);
@@ -262,6 +267,18 @@ describe('the packed package, installed into a fresh CDK app', () => {
     expect(bundles(synthesized.esm.existing)).toHaveLength(FUNCTIONS.length);
     expect(bundles(synthesized.esm.existing)).toEqual(bundles(synthesized.esm.own));
     expect(Object.keys(Outputs ?? {})).toContain('Revalidate');
+  });
+
+  it("synthesizes DEPLOY's own table and bucket: the service on them, creating neither", () => {
+    const resources = Object.values(synthesized.esm.shop.Resources);
+    const count = (type: string) => resources.filter((resource) => resource.Type === type).length;
+    expect(count('AWS::DynamoDB::GlobalTable')).toBe(1);
+    expect(count('AWS::S3::Bucket')).toBe(1);
+    expect(count('AWS::Lambda::Function')).toBe(FUNCTIONS.length);
+    const table = resources.find((resource) => resource.Type === 'AWS::DynamoDB::GlobalTable');
+    expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({ IndexName: 'status-index' }),
+    ]);
   });
 
   it('synthesizes the same templates from a CommonJS app (require of the ES module)', () => {

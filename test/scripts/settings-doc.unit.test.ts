@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import ts from 'typescript';
-import { SETTINGS } from '../../lambda/core/settings.js';
+import { SETTINGS } from '../../lambda/core/settings/index.js';
 import { DEPLOY_SETTINGS } from '../../lib/isr-deploy-settings.js';
 import { renderSettingsDoc, SETTINGS_DOC } from '../../scripts/settings-doc.js';
 import {

@@ -1,5 +1,5 @@
-import type { BodyListing, ListedBody } from '../../core/ports.js';
-import { BODY_KEY_PREFIX } from '../../core/rows.js';
+import type { BodyListing, ListedBody } from '../../core/operate/ports.js';
+import { BODY_KEY_PREFIX } from '../../core/page/rows.js';
 
 /**
  * Bodies as written, listed like S3: under the prefix only, keys in lexical order; the cursor is

@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { BodyListing, ListedBody } from '../../core/ports.js';
+import type { BodyListing, ListedBody } from '../../core/operate/ports.js';
 
 export interface S3BodyListingOptions {
   readonly client: S3Client;

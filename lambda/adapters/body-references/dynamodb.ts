@@ -1,6 +1,6 @@
 import { TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { BodyReferences, PageReferences } from '../../core/ports.js';
-import { SortKey, VERSION_PREFIX } from '../../core/rows.js';
+import type { BodyReferences, PageReferences } from '../../core/operate/ports.js';
+import { SortKey, VERSION_PREFIX } from '../../core/page/rows.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { queryAll } from '../shared/dynamodb/query-all.js';
 import { itemToMeta, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';

@@ -1,4 +1,4 @@
-import type { BodyReferences, PageReferences } from '../../core/ports.js';
+import type { BodyReferences, PageReferences } from '../../core/operate/ports.js';
 import { MemoryTable } from '../shared/memory-table.js';
 
 /**

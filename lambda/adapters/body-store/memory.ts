@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BodyNotFoundError } from '../../core/errors.js';
-import type { BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
+import type { BodyStore, PutBodyInput, StoredBody } from '../../core/page/ports.js';
 
 /**
  * Page bodies in memory: a key is written once (like `If-None-Match: *`); a deleted body is

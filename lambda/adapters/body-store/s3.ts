@@ -5,7 +5,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyNotFoundError } from '../../core/errors.js';
-import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/ports.js';
+import type { BodyMetadata, BodyStore, PutBodyInput, StoredBody } from '../../core/page/ports.js';
 
 export interface S3BodyStoreOptions {
   readonly client: S3Client;
@@ -23,7 +23,7 @@ export class S3BodyStore implements BodyStore {
   }
 
   /**
-   * Keys are unique per render (see `bodyKeyOf` in core/rows.ts); `If-None-Match: *` makes S3
+   * Keys are unique per render (see `bodyKeyOf` in core/page/rows.ts); `If-None-Match: *` makes S3
    * itself refuse to replace an object, should a key ever repeat. A crash after this call and
    * before the publish leaves an unreferenced object, never a half-published page.
    */

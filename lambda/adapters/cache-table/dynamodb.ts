@@ -10,19 +10,16 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
-import { LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/lease.js';
+import { LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/page/lease.js';
 import type {
   AcquireLeaseInput,
-  AcquiredLease,
-  CacheMeta,
   CacheTable,
-  Lease,
   MarkPassInput,
-  PageRows,
   PublishInput,
   RecordFailureInput,
-} from '../../core/ports.js';
-import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/rows.js';
+} from '../../core/page/ports.js';
+import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
+import { IndexedStatus, RequestStatus, SortKey, statusShardOf } from '../../core/page/rows.js';
 import { PublishAction, classifyPublishFailure } from '../shared/dynamodb/cancellation.js';
 import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';
 import {

@@ -6,19 +6,16 @@ import {
   RequestAlreadyCompletedError,
   RevalidatedDuringRenderError,
 } from '../../core/errors.js';
-import { isLeaseLive } from '../../core/lease.js';
+import { isLeaseLive } from '../../core/page/lease.js';
 import type {
   AcquireLeaseInput,
-  AcquiredLease,
-  CacheMeta,
   CacheTable,
-  Lease,
   MarkPassInput,
-  PageRows,
   PublishInput,
   RecordFailureInput,
-} from '../../core/ports.js';
-import { RequestStatus } from '../../core/rows.js';
+} from '../../core/page/ports.js';
+import type { AcquiredLease, CacheMeta, Lease, PageRows } from '../../core/page/model.js';
+import { RequestStatus } from '../../core/page/rows.js';
 import { sealedEnding } from '../request-store/rows.js';
 import { MemoryTable, type LockRow } from '../shared/memory-table.js';
 

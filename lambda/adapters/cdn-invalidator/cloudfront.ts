@@ -23,15 +23,13 @@ import {
 import { systemClock, type Clock } from '../../core/clock.js';
 import { CdnPurgeRejectedError } from '../../core/errors.js';
 import { systemRandom, type Random } from '../../core/random.js';
+import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/page/ports.js';
 import type {
-  CdnInvalidator,
-  CdnPurge,
-  CdnPurgeOptions,
   PendingPurge,
   PendingPurges,
   PendingPurgeSubmitter,
   PurgeAttempt,
-} from '../../core/ports.js';
+} from '../../core/operate/ports.js';
 
 /** Where invalidation ids and pending purges are reported (Powertools Logger fits). */
 export interface PurgeLog {

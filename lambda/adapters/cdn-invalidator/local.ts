@@ -4,7 +4,7 @@
  * CloudFront gets.
  */
 import { CDN_TAG_ITEM_PREFIX, purgeTagsOf } from '../../core/cdn-purge.js';
-import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/ports.js';
+import type { CdnInvalidator, CdnPurge, CdnPurgeOptions } from '../../core/page/ports.js';
 
 /** One purge as the local CDN received it. */
 export interface LocalPurge {
@@ -25,11 +25,19 @@ export class LocalCdnInvalidator implements CdnInvalidator {
   readonly #purges: LocalPurge[] = [];
   readonly #print: (line: string) => void;
   readonly #edge: LocalEdgeCache | undefined;
+  readonly #idPrefix: string;
 
-  /** `print` gets one line per purge (@default console.log); `edge` makes them. */
-  constructor(options: { print?: (line: string) => void; edge?: LocalEdgeCache } = {}) {
+  /**
+   * `print` gets one line per purge (@default console.log); `edge` makes them. `idPrefix` names
+   * this CDN's ids, so a second process (the ops CLI) never prints an id `npm start` also gave.
+   * @default 'local'
+   */
+  constructor(
+    options: { print?: (line: string) => void; edge?: LocalEdgeCache; idPrefix?: string } = {},
+  ) {
     this.#print = options.print ?? ((line) => console.log(line));
     this.#edge = options.edge;
+    this.#idPrefix = options.idPrefix ?? 'local';
   }
 
   /** Every purge so far, oldest first. */
@@ -40,7 +48,7 @@ export class LocalCdnInvalidator implements CdnInvalidator {
   invalidateTags(tags: readonly string[], options: CdnPurgeOptions = {}): Promise<CdnPurge> {
     try {
       const items = purgeTagsOf(tags).map((tag) => `${CDN_TAG_ITEM_PREFIX}${tag}`);
-      const invalidationId = `local-${this.#purges.length + 1}`;
+      const invalidationId = `${this.#idPrefix}-${this.#purges.length + 1}`;
       this.#purges.push({ invalidationId, items, effectId: options.effectId });
       const removed = this.#edge?.invalidate(items);
       const objects = removed === undefined ? '' : ` (${removed} cached objects removed)`;

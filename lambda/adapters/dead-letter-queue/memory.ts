@@ -1,4 +1,4 @@
-import type { DeadLetter, DeadLetterQueue } from '../../core/ports.js';
+import type { DeadLetter, DeadLetterQueue } from '../../core/page/ports.js';
 
 /**
  * Dead letters in memory, in the order they were sent. A letter for a message already

@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetter, DeadLetterQueue } from '../../core/ports.js';
+import type { DeadLetter, DeadLetterQueue } from '../../core/page/ports.js';
 
 /** Message attributes a dead letter carries, for operators and redrive tooling. */
 export const DeadLetterAttribute = {

@@ -15,7 +15,11 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { TransactionConflictError } from '../../core/errors.js';
-import type { FanOutProgress, FanOutProgressRows, StepCounts } from '../../core/ports.js';
+import type {
+  FanOutProgress,
+  FanOutProgressRows,
+  StepCounts,
+} from '../../core/revalidate/ports.js';
 import { revalidationStatusPartition, STATUS_SK } from '../revalidation-status/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';

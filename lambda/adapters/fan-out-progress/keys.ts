@@ -1,4 +1,4 @@
-import type { FanOutProgress } from '../../core/ports.js';
+import type { FanOutProgress } from '../../core/revalidate/ports.js';
 
 /** Keys of the fan-out progress rows, shared by the DynamoDB adapter and its fake. */
 export const FAN_OUT_PK = 'FANOUT';

@@ -1,4 +1,8 @@
-import type { FanOutProgress, FanOutProgressRows, StepCounts } from '../../core/ports.js';
+import type {
+  FanOutProgress,
+  FanOutProgressRows,
+  StepCounts,
+} from '../../core/revalidate/ports.js';
 import type { InMemoryRevalidationStatuses } from '../revalidation-status/memory.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 import { fanOutSortKey } from './keys.js';

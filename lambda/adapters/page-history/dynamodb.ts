@@ -16,8 +16,9 @@ import {
   TransactionConflictError,
   VersionRequestError,
 } from '../../core/errors.js';
-import type { HoldWrite, PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
-import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/rows.js';
+import type { HoldWrite, PageHistory, RestoreInput } from '../../core/operate/ports.js';
+import type { PageVersion } from '../../core/page/model.js';
+import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/page/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, allOf, namesOf } from '../shared/dynamodb/conditions.js';

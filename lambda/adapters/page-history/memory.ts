@@ -1,6 +1,7 @@
 import { LeaseLostError, PageChangedError, VersionRequestError } from '../../core/errors.js';
-import { isLeaseLive } from '../../core/lease.js';
-import type { HoldWrite, PageHistory, PageVersion, RestoreInput } from '../../core/ports.js';
+import { isLeaseLive } from '../../core/page/lease.js';
+import type { HoldWrite, PageHistory, RestoreInput } from '../../core/operate/ports.js';
+import type { PageVersion } from '../../core/page/model.js';
 import { MemoryTable } from '../shared/memory-table.js';
 
 /**

@@ -12,7 +12,8 @@ import {
   upstreamRelativeLocation,
   type PublicOrigin,
 } from '../../core/forwarding.js';
-import type { PassAnswer, PassRequest, PassThrough, SecretSource } from '../../core/ports.js';
+import type { PassAnswer, PassRequest, PassThrough } from '../../core/serve/ports.js';
+import type { SecretSource } from '../../core/page/ports.js';
 
 export interface HttpPassThroughOptions {
   /** The upstream, e.g. `http://ssr.internal:8080/app`. Only ever this host is reached. */

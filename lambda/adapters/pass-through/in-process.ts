@@ -3,7 +3,7 @@
  * same contract as `HttpPassThrough` without a socket. It records what it was sent.
  */
 import { PassFailure, PassThroughError } from '../../core/errors.js';
-import type { PassAnswer, PassRequest, PassThrough } from '../../core/ports.js';
+import type { PassAnswer, PassRequest, PassThrough } from '../../core/serve/ports.js';
 
 /** What the in-process upstream answers: the body as bytes or text. */
 export interface InProcessAnswer {

@@ -13,13 +13,13 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+import type { PendingPurge, PendingPurges } from '../../core/operate/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
-import { PENDING_PURGES_PK } from '../../core/rows.js';
+import { PENDING_PURGES_PK } from '../../core/page/rows.js';
 
-export { PENDING_PURGES_PK } from '../../core/rows.js';
+export { PENDING_PURGES_PK } from '../../core/page/rows.js';
 
 /** Sorted by when the purge was first recorded, then by its id (two in one ms). */
 export const pendingPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id'>): string =>

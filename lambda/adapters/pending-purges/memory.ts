@@ -1,4 +1,4 @@
-import type { PendingPurge, PendingPurges } from '../../core/ports.js';
+import type { PendingPurge, PendingPurges } from '../../core/operate/ports.js';
 
 const keyOf = (purge: PendingPurge) => `${purge.recordedAt}#${purge.id}`;
 

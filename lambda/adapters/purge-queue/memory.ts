@@ -1,4 +1,4 @@
-import type { PurgeQueue } from '../../core/ports.js';
+import type { PurgeQueue } from '../../core/revalidate/ports.js';
 import type { QueuedPurge } from '../../core/revalidate/purge-message.js';
 
 /**

@@ -5,7 +5,7 @@
  * twice is harmless: the purger's CDN identity makes one invalidation of the same tags.
  */
 import type { SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
-import type { PurgeQueue } from '../../core/ports.js';
+import type { PurgeQueue } from '../../core/revalidate/ports.js';
 import type { QueuedPurge } from '../../core/revalidate/purge-message.js';
 import { sendInBatches } from '../shared/sqs/send-batches.js';
 

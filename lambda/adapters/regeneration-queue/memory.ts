@@ -1,5 +1,5 @@
-import type { QueuedIntent, RegenerationIntent } from '../../core/intent.js';
-import type { BatchRegenerationQueue, FanOutQueue } from '../../core/ports.js';
+import type { QueuedIntent, RegenerationIntent } from '../../core/page/intent.js';
+import type { BatchRegenerationQueue, FanOutQueue } from '../../core/revalidate/ports.js';
 import type { QueuedFanOut } from '../../core/revalidate/fan-out-message.js';
 
 /** A FIFO queue in memory: messages with a deduplication ID already seen are dropped. */

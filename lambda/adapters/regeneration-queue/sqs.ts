@@ -3,8 +3,12 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { encodeIntent, type QueuedIntent, type RegenerationIntent } from '../../core/intent.js';
-import type { BatchRegenerationQueue, FanOutQueue } from '../../core/ports.js';
+import {
+  encodeIntent,
+  type QueuedIntent,
+  type RegenerationIntent,
+} from '../../core/page/intent.js';
+import type { BatchRegenerationQueue, FanOutQueue } from '../../core/revalidate/ports.js';
 import { sendInBatches } from '../shared/sqs/send-batches.js';
 
 export interface SqsRegenerationQueueOptions {

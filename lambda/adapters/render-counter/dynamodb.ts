@@ -1,6 +1,6 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { CacheKey } from '../../core/cache-key.js';
-import type { RenderCounter } from '../../core/ports.js';
+import type { CacheKey } from '../../core/page/model.js';
+import type { RenderCounter } from '../../core/regenerate/ports.js';
 import { namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num } from '../shared/dynamodb/items.js';
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
-import type { RenderCounter, RenderRequest, RenderResult, Renderer } from '../../core/ports.js';
+import type { RenderCounter, RenderRequest, Renderer } from '../../core/regenerate/ports.js';
+import type { RenderResult } from '../../core/page/model.js';
 import { htmlPage } from './module.js';
 
 export interface DemoRendererOptions {

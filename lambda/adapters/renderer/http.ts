@@ -1,7 +1,9 @@
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
 import { upstreamRelativeLocation, type PublicOrigin } from '../../core/forwarding.js';
-import type { RenderRequest, RenderResult, Renderer, SecretSource } from '../../core/ports.js';
-import { variantHeadersOf, variantQueryOf, type VariantParam } from '../../core/variants.js';
+import type { RenderRequest, Renderer } from '../../core/regenerate/ports.js';
+import type { RenderResult } from '../../core/page/model.js';
+import type { SecretSource } from '../../core/page/ports.js';
+import { variantHeadersOf, variantQueryOf, type VariantParam } from '../../core/page/variants.js';
 
 export interface HttpRendererOptions {
   /** The SSR origin, e.g. `http://ssr.internal:8080/app`. Only ever this host is fetched. */

@@ -1,4 +1,5 @@
-import type { RenderRequest, RenderResult, Renderer } from '../../core/ports.js';
+import type { RenderRequest, Renderer } from '../../core/regenerate/ports.js';
+import type { RenderResult } from '../../core/page/model.js';
 
 /** Server-side rendering code that runs in the Lambda itself. */
 export type RenderFunction = (request: RenderRequest) => Promise<RenderResult> | RenderResult;

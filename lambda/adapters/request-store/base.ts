@@ -17,7 +17,7 @@ import type {
   JsonValue,
   RecordedOutcome,
 } from '../../core/idempotency.js';
-import { RequestStatus } from '../../core/rows.js';
+import { RequestStatus } from '../../core/page/rows.js';
 import type { NewClaim, RequestRow } from './rows.js';
 
 /** Where a claim was refused: the row that holds the key. */

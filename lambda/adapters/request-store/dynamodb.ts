@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../core/clock.js';
 import type { RecordedOutcome } from '../../core/idempotency.js';
-import { RequestStatus } from '../../core/rows.js';
+import { RequestStatus } from '../../core/page/rows.js';
 import { ClaimRefused, RequestStoreBase } from './base.js';
 import type { NewClaim, RequestRow } from './rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';

@@ -2,7 +2,7 @@ import { ClaimRefused, RequestStoreBase } from './base.js';
 import { recordedOutcomeOf, settledEnding, type NewClaim, type RequestRow } from './rows.js';
 import type { Clock } from '../../core/clock.js';
 import type { JsonValue, RecordedOutcome } from '../../core/idempotency.js';
-import { RequestStatus } from '../../core/rows.js';
+import { RequestStatus } from '../../core/page/rows.js';
 import { MemoryTable, type RequestRowState } from '../shared/memory-table.js';
 
 /** REQ# rows in memory, with the claim and release rules `RequestStoreBase` states. */

@@ -5,7 +5,7 @@
  * writes row endings in its publish transaction without loading Powertools idempotency.
  */
 import type { JsonValue, RecordedOutcome } from '../../core/request-outcome.js';
-import { RequestStatus } from '../../core/rows.js';
+import { RequestStatus } from '../../core/page/rows.js';
 
 /** A new claim on an idempotency key (status STARTED). */
 export interface NewClaim {

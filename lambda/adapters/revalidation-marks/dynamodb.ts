@@ -3,8 +3,9 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { CacheMeta, RevalidationMarks } from '../../core/ports.js';
-import { SortKey } from '../../core/rows.js';
+import type { CacheMeta } from '../../core/page/model.js';
+import type { RevalidationMarks } from '../../core/revalidate/ports.js';
+import { SortKey } from '../../core/page/rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { itemToMeta, keyOf } from '../shared/dynamodb/items.js';

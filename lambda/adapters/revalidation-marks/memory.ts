@@ -1,4 +1,5 @@
-import type { CacheMeta, RevalidationMarks } from '../../core/ports.js';
+import type { CacheMeta } from '../../core/page/model.js';
+import type { RevalidationMarks } from '../../core/revalidate/ports.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 
 /** A revalidation's marks on in-memory rows, with the DynamoDB adapter's conditions. */

@@ -14,7 +14,8 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { RevalidationStatus, RevalidationStatuses, TagPageCount } from '../../core/ports.js';
+import type { RevalidationStatus, RevalidationStatuses } from '../../core/revalidate/ports.js';
+import type { TagPageCount } from '../../core/page/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
 

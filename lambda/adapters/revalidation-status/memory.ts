@@ -2,8 +2,8 @@ import type {
   RevalidationStatus,
   RevalidationStatuses,
   StepCounts,
-  TagPageCount,
-} from '../../core/ports.js';
+} from '../../core/revalidate/ports.js';
+import type { TagPageCount } from '../../core/page/ports.js';
 
 /** Revalidation statuses in memory, by effect id. */
 export class InMemoryRevalidationStatuses implements RevalidationStatuses {

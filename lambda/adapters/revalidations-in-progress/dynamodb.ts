@@ -12,7 +12,7 @@ import {
   type CancellationReason,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { InProgressEntry, RevalidationsInProgress } from '../../core/ports.js';
+import type { InProgressEntry, RevalidationsInProgress } from '../../core/page/ports.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { keyOf, type Item } from '../shared/dynamodb/items.js';
 import { IN_PROGRESS_SK, inProgressPartition } from './keys.js';

@@ -1,4 +1,4 @@
-import type { InProgressEntry, RevalidationsInProgress } from '../../core/ports.js';
+import type { InProgressEntry, RevalidationsInProgress } from '../../core/page/ports.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 import { inProgressPartition } from './keys.js';
 

@@ -1,5 +1,5 @@
 import { systemClock } from '../../core/clock.js';
-import type { SecretSource } from '../../core/ports.js';
+import type { SecretSource } from '../../core/page/ports.js';
 
 export interface ExtensionSecretOptions {
   /** ARN of the Secrets Manager secret. */

@@ -1,4 +1,4 @@
-import type { SecretSource } from '../../core/ports.js';
+import type { SecretSource } from '../../core/page/ports.js';
 
 /** A secret given as is: local mode and tests. */
 export class StaticSecretSource implements SecretSource {

@@ -3,14 +3,10 @@
  * REQ# per partition. One object, so a publish can seal the REQ# row the claim store wrote, as
  * the real transaction does.
  */
-import type {
-  CacheMeta,
-  FanOutProgress,
-  InProgressEntry,
-  PageVersion,
-  PassMark,
-} from '../../core/ports.js';
-import type { RequestStatus } from '../../core/rows.js';
+import type { CacheMeta, PageVersion, PassMark } from '../../core/page/model.js';
+import type { FanOutProgress } from '../../core/revalidate/ports.js';
+import type { InProgressEntry } from '../../core/page/ports.js';
+import type { RequestStatus } from '../../core/page/rows.js';
 import type { RowEnding } from '../request-store/rows.js';
 
 export interface LockRow {

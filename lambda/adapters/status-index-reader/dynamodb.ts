@@ -1,6 +1,6 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { StatusIndexReader, StatusRow } from '../../core/ports.js';
-import { StatusIndex } from '../../core/rows.js';
+import type { StatusIndexReader, StatusRow } from '../../core/operate/ports.js';
+import { StatusIndex } from '../../core/page/rows.js';
 import { num, str, type Item } from '../shared/dynamodb/items.js';
 
 export interface DynamoStatusIndexReaderOptions {

@@ -1,4 +1,4 @@
-import type { StatusIndexReader, StatusRow } from '../../core/ports.js';
+import type { StatusIndexReader, StatusRow } from '../../core/operate/ports.js';
 
 /** The status index in memory: rows per shard, read oldest `at` first. */
 export class InMemoryStatusIndex implements StatusIndexReader {

@@ -1,6 +1,6 @@
 import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SweepCursor } from '../../core/ports.js';
-import { SweepCursorKey } from '../../core/rows.js';
+import type { SweepCursor } from '../../core/operate/ports.js';
+import { SweepCursorKey } from '../../core/page/rows.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
 
 const { pk: SWEEP_CURSOR_PK, sk: SWEEP_CURSOR_SK } = SweepCursorKey;

@@ -1,4 +1,4 @@
-import type { SweepCursor } from '../../core/ports.js';
+import type { SweepCursor } from '../../core/operate/ports.js';
 
 /** The orphan sweep's cursor in memory, counting its saves. */
 export class InMemorySweepCursor implements SweepCursor {

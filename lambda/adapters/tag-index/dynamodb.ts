@@ -7,11 +7,11 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
-import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/ports.js';
+import type { TagIndex, TagPageCount, TagRowRemoval } from '../../core/page/ports.js';
 import { systemRandom, type Random } from '../../core/random.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
-import { SortKey } from '../../core/rows.js';
+import { SortKey } from '../../core/page/rows.js';
 
 /** `TAG#<tenant or _>#<tag>`: one partition per tag and tenant, so tenants never mix. */
 export const tagPartition = (tenant: string | undefined, tag: string): string =>
@@ -107,29 +107,10 @@ export class DynamoTagIndex implements TagIndex {
     return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
   }
 
-  async revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
-    const found = new Map<string, number>();
-    for (let start = 0; start < tags.length; start += READ_BATCH) {
-      let keys: Item[] = tags
-        .slice(start, start + READ_BATCH)
-        .map((tag) => keyOf(tagPartition(tenant, tag), STATE));
-      for (let round = 0; keys.length > 0; round++) {
-        if (round >= MAX_ROUNDS) throw new Error('tag states stayed unprocessed');
-        const { Responses, UnprocessedKeys } = await this.#client.send(
-          new BatchGetItemCommand({
-            RequestItems: { [this.#tableName]: { Keys: keys, ConsistentRead: true } },
-          }),
-        );
-        for (const item of Responses?.[this.#tableName] ?? []) {
-          const tag = (str(item, 'pk') ?? '').slice(tagPartition(tenant, '').length);
-          const at = num(item, 'revalidated_at_ms');
-          if (at !== undefined) found.set(tag, at);
-        }
-        keys = UnprocessedKeys?.[this.#tableName]?.Keys ?? [];
-        if (keys.length > 0) await this.#backoff(round);
-      }
-    }
-    return found;
+  revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
+    return readTagStates(this.#client, this.#tableName, { tenant, tags }, (round) =>
+      this.#backoff(round),
+    );
   }
 
   /** Waits before another round of what DynamoDB left unprocessed: growing, jittered. */
@@ -151,6 +132,41 @@ export class DynamoTagIndex implements TagIndex {
       }
     }
   }
+}
+
+/**
+ * When each of `tags` was last revalidated (epoch ms; never revalidated: absent): their `STATE`
+ * rows, 100 keys per strongly consistent BatchGetItem, what DynamoDB leaves unprocessed read
+ * again after `backoff(round)`, for at most 8 rounds.
+ */
+export async function readTagStates(
+  client: DynamoDBClient,
+  tableName: string,
+  input: { tenant: string | undefined; tags: readonly string[] },
+  backoff: (round: number) => Promise<void>,
+): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  const prefix = tagPartition(input.tenant, '');
+  for (let start = 0; start < input.tags.length; start += READ_BATCH) {
+    let keys: Item[] = input.tags
+      .slice(start, start + READ_BATCH)
+      .map((tag) => keyOf(tagPartition(input.tenant, tag), STATE));
+    for (let round = 0; keys.length > 0; round++) {
+      if (round >= MAX_ROUNDS) throw new Error('tag states stayed unprocessed');
+      const { Responses, UnprocessedKeys } = await client.send(
+        new BatchGetItemCommand({
+          RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
+        }),
+      );
+      for (const item of Responses?.[tableName] ?? []) {
+        const at = num(item, 'revalidated_at_ms');
+        if (at !== undefined) found.set((str(item, 'pk') ?? '').slice(prefix.length), at);
+      }
+      keys = UnprocessedKeys?.[tableName]?.Keys ?? [];
+      if (keys.length > 0) await backoff(round);
+    }
+  }
+  return found;
 }
 
 /** The tag index as the sweeper uses it: only the guarded removal of a gone page's rows. */

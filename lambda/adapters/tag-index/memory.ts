@@ -1,4 +1,5 @@
-import type { TagIndex, TagPageCount, TagRevalidations } from '../../core/ports.js';
+import type { TagIndex, TagPageCount } from '../../core/page/ports.js';
+import type { TagRevalidations } from '../../core/revalidate/ports.js';
 import type { MemoryTable } from '../shared/memory-table.js';
 
 const tagKey = (tenant: string | undefined, tag: string) => `TAG#${tenant ?? '_'}#${tag}`;

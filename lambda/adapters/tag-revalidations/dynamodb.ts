@@ -4,16 +4,20 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { TagPageCount, TagRevalidations } from '../../core/ports.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { TagPageCount } from '../../core/page/ports.js';
+import type { TagRevalidations } from '../../core/revalidate/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
 import {
   countTagPages,
   PAGE,
+  readTagStates,
   removePageRows,
   STATE,
   tagPagesQuery,
   tagPartition,
 } from '../tag-index/dynamodb.js';
+import type { TagTimesReader } from '../../core/revalidate/tag-times.js';
 
 /**
  * How long a tag's revalidation time is kept. It only has to outlive a render in flight (which
@@ -22,17 +26,30 @@ import {
  */
 export const TAG_STATE_TTL_SECONDS = 7 * 86_400;
 
-/** The tag index as a revalidation reads it, and where it records each tag's revalidation. */
-export class DynamoTagRevalidations implements TagRevalidations {
+/**
+ * The tag index as a revalidation reads it, where it records each tag's revalidation, and where
+ * a data cache reads those times back (`core/revalidate/tag-times.ts`).
+ */
+export class DynamoTagRevalidations implements TagRevalidations, TagTimesReader {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
   readonly #pageSize: number | undefined;
+  readonly #clock: Clock;
 
-  /** `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB). */
-  constructor(options: { client: DynamoDBClient; tableName: string; pageSize?: number }) {
+  /**
+   * `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB); `clock`
+   * times a throttled read's backoff. @default the system's
+   */
+  constructor(options: {
+    client: DynamoDBClient;
+    tableName: string;
+    pageSize?: number;
+    clock?: Clock | undefined;
+  }) {
     this.#client = options.client;
     this.#tableName = options.tableName;
     this.#pageSize = options.pageSize;
+    this.#clock = options.clock ?? systemClock;
   }
 
   async pages(tenant: string | undefined, tag: string, cursor?: string, limit?: number) {
@@ -58,6 +75,13 @@ export class DynamoTagRevalidations implements TagRevalidations {
 
   remove(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<string[]> {
     return removePageRows(this.#client, this.#tableName, { tenant, pk, tags });
+  }
+
+  /** BatchGetItem of the tags' `STATE` rows; a throttled batch is read again after 50-100 ms. */
+  revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>> {
+    return readTagStates(this.#client, this.#tableName, { tenant, tags }, (round) =>
+      this.#clock.sleep(50 * 2 ** round),
+    );
   }
 
   async recordRevalidation(

@@ -1,5 +1,5 @@
 import { DeleteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { VersionRows } from '../../core/ports.js';
+import type { VersionRows } from '../../core/page/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
 
 export interface DynamoVersionRowsOptions {

@@ -1,6 +1,6 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { ResolveInput, StatusRow, WorkResolution } from '../../core/ports.js';
-import { SortKey } from '../../core/rows.js';
+import type { ResolveInput, StatusRow, WorkResolution } from '../../core/operate/ports.js';
+import { SortKey } from '../../core/page/rows.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { allOf, Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num } from '../shared/dynamodb/items.js';

@@ -1,4 +1,4 @@
-import type { ResolveInput, StatusRow, WorkResolution } from '../../core/ports.js';
+import type { ResolveInput, StatusRow, WorkResolution } from '../../core/operate/ports.js';
 import { MemoryTable } from '../shared/memory-table.js';
 import type { InMemoryStatusIndex } from '../status-index-reader/memory.js';
 

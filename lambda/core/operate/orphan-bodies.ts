@@ -12,7 +12,7 @@
  *
  * A body is retired only when all of these hold, read strongly consistent after the listing:
  * - it is older than `orphanAgeSeconds` (> lease + longest function run: its render can no
- *   longer publish it; `core/settings.ts` enforces the bound);
+ *   longer publish it; `core/settings/index.ts` enforces the bound);
  * - neither META's `s3_key` nor a VER# row META lists names it (nor an unlisted row that could
  *   not be deleted);
  * - no live LOCK of its page holds the lease token the key is named after.
@@ -28,14 +28,13 @@ import { epochSeconds, type Clock } from '../clock.js';
 import type {
   BodyListing,
   BodyReferences,
-  BodyStore,
   ListedBody,
   PageReferences,
   SweepCursor,
-  TagRowRemoval,
-} from '../ports.js';
-import { isBodyLeased } from '../lease.js';
-import { bodyOwnerOf } from '../rows.js';
+} from './ports.js';
+import type { BodyStore, TagRowRemoval } from '../page/ports.js';
+import { isBodyLeased } from '../page/lease.js';
+import { bodyOwnerOf } from '../page/rows.js';
 
 export interface OrphanSweepDeps {
   readonly listing: BodyListing;

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import { CdnPurgeRejectedError } from '../errors.js';
-import type { PendingPurges, PendingPurgeSubmitter } from '../ports.js';
+import type { PendingPurges, PendingPurgeSubmitter } from './ports.js';
 
 export interface RetryPendingPurgesDeps {
   readonly pending: PendingPurges;

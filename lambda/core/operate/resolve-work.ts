@@ -8,8 +8,8 @@
  * would Query every REQ# row of its partition on every publish; here the cost follows the rows
  * in the status index, which are rare.
  */
-import { RequestStatus } from '../rows.js';
-import type { StatusRow, WorkResolution } from '../ports.js';
+import { RequestStatus } from '../page/rows.js';
+import type { StatusRow, WorkResolution } from './ports.js';
 
 /** When the work began to need a person: a FAILED row's failure, a STARTED row's claim. */
 const sinceOf = (row: StatusRow, status: RequestStatus): number =>

@@ -10,24 +10,15 @@
  * freshness restarts, and `Last-Modified` moves forward, so a client that revalidates with
  * `If-Modified-Since` gets the restored page, never a 304 for the one it replaced.
  */
-import type { CacheKey } from '../cache-key.js';
-import { cdnKeyTagOf } from '../cache-tags.js';
+import type { CacheKey, AcquiredLease, CacheMeta, PageVersion } from '../page/model.js';
+import { cdnKeyTagOf } from '../page/cache-tags.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { BodyNotFoundError, VersionRequestError, type LeaseHolder } from '../errors.js';
-import { releaseLease, seizeLease } from '../lease.js';
-import type {
-  AcquiredLease,
-  BodyStore,
-  CacheMeta,
-  CacheTable,
-  CdnInvalidator,
-  CdnPurge,
-  PageHistory,
-  PageVersion,
-  TagIndex,
-} from '../ports.js';
+import { releaseLease, seizeLease } from '../page/lease.js';
+import type { BodyStore, CacheTable, CdnInvalidator, CdnPurge, TagIndex } from '../page/ports.js';
+import type { PageHistory } from './ports.js';
 import { DEFAULT_RETENTION, metaTtl, type Retention } from '../retention.js';
-import { versionIdOf } from '../rows.js';
+import { versionIdOf } from '../page/rows.js';
 
 export interface PageOpsDeps {
   readonly cacheTable: Pick<CacheTable, 'getMeta' | 'acquireLease' | 'releaseLease'>;

@@ -9,11 +9,10 @@
  * read units; at most `16 × ceil(pageLimit × row size / 4 KB) × 0.5`, i.e. with the default
  * 100 rows of ≤ 1 KB, 16 × 13 × 0.5 = 104 read units.
  */
-import { resumeStalledFanOuts, type FanOutDeps } from '../revalidate/fan-out.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './orphan-bodies.js';
-import type { StatusIndexReader, StatusRow, WorkResolution } from '../ports.js';
-import { IndexedStatus, RequestStatus, statusShards } from '../rows.js';
+import type { StatusIndexReader, StatusRow, WorkResolution } from './ports.js';
+import { IndexedStatus, RequestStatus, statusShards } from '../page/rows.js';
 import { resolveSuperseded } from './resolve-work.js';
 
 /** Metric names the alarms and the dashboard key on (lib/isr-sweeper.ts and the dashboard import them). */
@@ -132,15 +131,18 @@ export interface SweepDeps {
    * the service has them. @returns how many were submitted
    */
   readonly flushPendingPurges?: (() => Promise<number>) | undefined;
-  /** Revalidation fan-outs that stopped, resent from their stored cursor (`resumeStalledFanOuts`). */
-  readonly fanOuts?: FanOutSweepDeps | undefined;
+  /**
+   * Resends the revalidation fan-outs that stopped, from their stored cursor (revalidate's
+   * `resumeStalledFanOuts`, which the sweeper's wiring passes in). @returns the ones resent
+   */
+  readonly resumeFanOuts?: (() => Promise<readonly ResumedFanOut[]>) | undefined;
 }
 
-export interface FanOutSweepDeps extends Pick<FanOutDeps, 'progress' | 'fanOutQueue' | 'clock'> {
-  /** A fan-out not advanced for this long has stopped. */
-  readonly stalledAfterMs: number;
-  /** Fan-outs resent per run at most. */
-  readonly limit: number;
+/** A fan-out resent, as the report names it. */
+export interface ResumedFanOut {
+  readonly effectId: string;
+  readonly mode: string;
+  readonly tag: string;
 }
 
 /** One run's findings; a part that failed is undefined and its error is in `errors`. */
@@ -159,7 +161,9 @@ export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
     sweepTasks(deps.tasks),
     sweepOrphanBodies(deps.orphans),
     deps.flushPendingPurges === undefined ? Promise.resolve(undefined) : deps.flushPendingPurges(),
-    deps.fanOuts === undefined ? Promise.resolve(undefined) : resumeFanOuts(deps.fanOuts),
+    deps.resumeFanOuts === undefined
+      ? Promise.resolve(undefined)
+      : resumeFanOuts(deps.resumeFanOuts),
   ]);
   const errors: { part: string; error: unknown }[] = [];
   const valueOf = <T>(part: string, result: PromiseSettledResult<T>): T | undefined => {
@@ -177,7 +181,7 @@ export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
 }
 
 /** Resends each stopped fan-out's step; named by effect, mode and tag for the log line. */
-async function resumeFanOuts(deps: FanOutSweepDeps): Promise<string[]> {
-  const resumed = await resumeStalledFanOuts(deps, deps);
+async function resumeFanOuts(resume: () => Promise<readonly ResumedFanOut[]>): Promise<string[]> {
+  const resumed = await resume();
   return resumed.map((progress) => `${progress.effectId} ${progress.mode}#${progress.tag}`);
 }

@@ -3,10 +3,9 @@
  * publish for tags a page gains (so a revalidation cannot miss a published page) and behind it
  * for tags it loses, and the versions a publish drops from META's list.
  */
-import type { CacheKey } from '../cache-key.js';
-import type { CacheMeta } from '../ports.js';
-import type { AdmittedPage } from '../render-policy.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
+import type { AdmittedPage } from './render-policy.js';
+import type { RegenerateDeps } from './deps.js';
 import { retireBody } from './retire.js';
 
 /**

@@ -3,14 +3,13 @@
  * and a taken-over lease's body can be found) and the META that will point at it, with the kept
  * versions and the retention it gets.
  */
-import type { CacheKey } from '../cache-key.js';
-import { isHeld } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
-import type { AdmittedPage } from '../render-policy.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
+import { isHeld } from '../page/freshness.js';
+import type { AdmittedPage } from './render-policy.js';
 import { DEFAULT_RETENTION, metaTtl } from '../retention.js';
-import { bodyKeyOf, versionSortKey } from '../rows.js';
-import { SETTING_DEFAULTS } from '../settings.js';
-import type { RegenerateDeps } from './regenerate.js';
+import { bodyKeyOf, versionSortKey } from '../page/rows.js';
+import { SETTING_DEFAULTS } from '../settings/index.js';
+import type { RegenerateDeps } from './deps.js';
 
 /** Where a render's body goes, and the META to publish once S3 answered with its ETag. */
 export interface GenerationToPublish {

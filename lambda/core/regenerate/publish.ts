@@ -11,9 +11,9 @@ import {
   RevalidatedDuringRenderError,
   TransactionConflictError,
 } from '../errors.js';
-import type { PublishInput } from '../ports.js';
+import type { PublishInput } from '../page/ports.js';
 import { systemRandom } from '../random.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 
 /** How a publish ended, when it ended in an answer rather than an error. */
 export type PublishResult =

@@ -7,99 +7,33 @@
  * expire; the next delivery redoes the work under a new key, and the next lease taker retires
  * the body. A failed render publishes nothing, so the last good page stays live.
  */
-import type { RenderAdmission } from '../admission.js';
-import { isOwnKeyOf, type CacheKey } from '../cache-key.js';
-import { epochSeconds, type Clock } from '../clock.js';
-import { RenderRefusedError, RevalidatedDuringRenderError, type LeaseHolder } from '../errors.js';
-import { isAnswered, isHeld, type Need } from '../freshness.js';
+import { isOwnKeyOf } from '../page/cache-key.js';
+import type { AcquiredLease, CacheMeta, RenderResult } from '../page/model.js';
+import type { RegenerateInput, RegenerateOutcome } from '../page/regeneration.js';
+import { epochSeconds } from '../clock.js';
+import { RenderRefusedError, RevalidatedDuringRenderError } from '../errors.js';
+import { isAnswered, isHeld } from '../page/freshness.js';
 import {
   abandonedBodyOf,
   canStartRender,
   LeaseKeeper,
   releaseLease,
   tryTakeLease,
-} from '../lease.js';
-import type { LogSink } from '../log.js';
-import type {
-  AcquiredLease,
-  BodyStore,
-  CacheMeta,
-  CacheTable,
-  IdempotencySeal,
-  Renderer,
-  RenderResult,
-  TagIndex,
-  VersionRows,
-} from '../ports.js';
-import type { Random } from '../random.js';
+} from '../page/lease.js';
 import {
   admitPage,
-  AnsweredRefusal,
   DEFAULT_ANSWER_POLICY,
   type AdmittedPage,
   type RenderPolicy,
-} from '../render-policy.js';
-import { admitVariant } from '../variants.js';
-import type { Retention } from '../retention.js';
+} from './render-policy.js';
+import { AnsweredRefusal } from '../page/refusal.js';
+import { admitVariant } from '../page/variants.js';
 import { indexGainedTags, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
 import { publish } from './publish.js';
 import { logDropped, renderInSlot, renderUnderLease } from './render.js';
 import { retireBody } from './retire.js';
-
-export interface RegenerateDeps extends RenderPolicy {
-  readonly cacheTable: CacheTable;
-  readonly bodies: BodyStore;
-  readonly renderer: Renderer;
-  readonly clock: Clock;
-  /** Jitter of the publish retries. @default systemRandom */
-  readonly random?: Random | undefined;
-  /** Must outlast the render plus the body write; the lease is refreshed while rendering. */
-  readonly leaseSeconds: number;
-  /** How often the lease is refreshed during a render. @default a third of the lease */
-  readonly leaseRefreshMs?: number | undefined;
-  /** How far apart two workers' clocks may be (see `canStartRender`). @default 0 */
-  readonly clockSkewMarginSeconds?: number | undefined;
-  /** Kept below the lease, so a render cannot outlive it unnoticed. */
-  readonly renderTimeoutMs: number;
-  /**
-   * How long a key whose answer is not to be stored is remembered as pass (META#PASS).
-   * @default 0 - not remembered
-   */
-  readonly hitForPassSeconds?: number | undefined;
-  /** Where bodies are written. @default BODY_KEY_PREFIX */
-  readonly bodyKeyPrefix?: string | undefined;
-  /** How long a META row outlives its freshness before DynamoDB TTL may collect it. */
-  readonly retention?: Retention | undefined;
-  /** Publish attempts when the transaction is cancelled by a conflict. @default 3 */
-  readonly publishAttempts?: number;
-  readonly log?: LogSink | undefined;
-  /** Caps renders at once (the origin's MISSes); none when unset (the worker's event source caps it). */
-  readonly admission?: RenderAdmission | undefined;
-  /** The tag -> page index; a page's tags are not indexed without it. */
-  readonly tagIndex?: TagIndex | undefined;
-  /** The page's VER# rows: versions a publish drops from META's list are deleted here. */
-  readonly versions: VersionRows;
-  /** Versions kept per page, the live one included. @default SETTING_DEFAULTS.keepVersions */
-  readonly keepVersions?: number | undefined;
-}
-
-export interface RegenerateInput {
-  readonly cacheKey: CacheKey;
-  /** What the render is for; the skip rule (`isAnswered`) reads it once the lease is held. */
-  readonly need: Need;
-  readonly seal?: IdempotencySeal | undefined;
-  readonly owner?: string | undefined;
-}
-
-export type RegenerateOutcome =
-  | { readonly decision: 'new'; readonly meta: CacheMeta; readonly page: RenderResult }
-  | { readonly decision: 'fresh'; readonly meta: CacheMeta | undefined }
-  | { readonly decision: 'held'; readonly holdUntil: number }
-  | { readonly decision: 'lease-held'; readonly holder: LeaseHolder | undefined }
-  | { readonly decision: 'lease-lost' }
-  | { readonly decision: 'superseded'; readonly currentGeneratedAt: number | undefined }
-  | { readonly decision: 'duplicate' };
+import type { RegenerateDeps } from './deps.js';
 
 /**
  * Regenerates a page once, under its lease (see the module comment). The lease is released and
@@ -121,6 +55,17 @@ export async function regenerate(
   });
   if (!('lease' in taken)) return { decision: 'lease-held', holder: taken.heldBy };
   return new Regeneration(deps, input, taken.lease).run();
+}
+
+/**
+ * `regenerate` as a method of the deps that carry its ports: the origin's MISS
+ * (`InRequestRegeneration`), so a copy of the deps with one port replaced renders with it too.
+ */
+export function regenerateInRequest(
+  this: RegenerateDeps,
+  input: RegenerateInput,
+): Promise<RegenerateOutcome> {
+  return regenerate(this, input);
 }
 
 /**

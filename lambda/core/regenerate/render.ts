@@ -3,12 +3,11 @@
  * with a timeout, stopped early when the lease is lost, whatever the renderer does; and what the
  * cache policy dropped from the page, logged.
  */
-import type { CacheKey } from '../cache-key.js';
+import type { CacheKey, RenderResult } from '../page/model.js';
 import { epochSeconds } from '../clock.js';
 import { IsrError, RenderOverloadedError, RenderRetryableError } from '../errors.js';
-import type { RenderResult } from '../ports.js';
-import type { AdmittedPage } from '../render-policy.js';
-import type { RegenerateDeps } from './regenerate.js';
+import type { AdmittedPage } from './render-policy.js';
+import type { RegenerateDeps } from './deps.js';
 
 /** Runs the render inside an admission slot, when there is a cap. @throws RenderOverloadedError */
 export async function renderInSlot<T>(

@@ -1,4 +1,4 @@
-import type { RegenerateDeps } from './regenerate.js';
+import type { RegenerateDeps } from './deps.js';
 
 /**
  * Retires a body no META or kept version points to (see `BodyStore.deleteBody`). A caller

@@ -4,9 +4,9 @@
  * send of one step collapses (SQS FIFO, 5 minutes) and a late one loses on the cursor.
  */
 import * as v from 'valibot';
-import { sha256Hex } from '../cache-key.js';
+import { sha256Hex } from '../page/cache-key.js';
 import { InvalidMessageError } from '../errors.js';
-import type { FanOutProgress } from '../ports.js';
+import type { FanOutProgress } from './ports.js';
 
 export const FAN_OUT_KIND = 'fan-out';
 

@@ -1,24 +1,22 @@
 /**
  * Revalidation in the background. `acceptRevalidation` answers after a fixed number of calls
  * whatever the page count: tag times, the pages named by path, one in-progress entry per tag on
- * every shard (the origin honours those at once, `in-progress.ts`), one progress row and one
+ * every shard (the origin honours those at once, `page/in-progress.ts`), one progress row and one
  * fan-out message per tag. `markBatch` then marks a tag's pages a batch at a time off the queue,
  * resumable from the progress row's cursor (`resumeStalledFanOuts`, run by the sweeper).
  */
-import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
+import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { TransactionConflictError } from '../errors.js';
+import type { CdnPurge, RevalidationsInProgress, TagPageCount } from '../page/ports.js';
 import type {
-  CdnPurge,
   FanOutProgress,
   FanOutProgressRows,
   FanOutQueue,
-  RevalidationsInProgress,
   RevalidationStatuses,
-  TagPageCount,
-} from '../ports.js';
+} from './ports.js';
 import { acceptedStatus, doneStatus, markingStatus } from './revalidation-status.js';
 import { fanOutMessage, type FanOutMessage } from './fan-out-message.js';
-import { inProgressKey } from './in-progress.js';
+import { inProgressKey } from '../page/in-progress.js';
 import {
   defersPurge,
   sendDeadline,
@@ -26,15 +24,9 @@ import {
   softPurgesLeft,
   statusDeadlineOf,
   withSoftPurges,
-  type DeferredPurge,
 } from './soft-purge.js';
-import {
-  markTargets,
-  pagesToMark,
-  type Revalidation,
-  type RevalidationDeps,
-  type RevalidationEffect,
-} from './revalidation.js';
+import type { DeferredPurge, Revalidation, RevalidationEffect } from './model.js';
+import { markTargets, pagesToMark, type RevalidationDeps } from './revalidation.js';
 
 export interface FanOutDeps extends RevalidationDeps {
   readonly inProgress: RevalidationsInProgress;
@@ -66,7 +58,8 @@ export const COUNTED_PAGES_PER_TAG = 1_000;
  * that indexes it later compares its start with that time, `indexGainedTags`); the path pages;
  * the status again with the fan-outs to wait for; then per tag with pages its in-progress
  * entries BEFORE its progress row and message (a step finds its own entry), the wait for
- * origins' cached reads to run out (the pages are counted meanwhile), then the CDN purge (an
+ * origins' cached reads to run out, and data caches' reads of the tag times (`tag-times.ts`),
+ * even for a tag without pages (the pages are counted meanwhile), then the CDN purge (an
  * edge refetch meets an origin that honours the entries). A crash anywhere: the same effect is
  * retried by its Idempotency-Key and every write repeats harmlessly.
  */
@@ -94,10 +87,11 @@ export async function acceptRevalidation(
     await deps.statuses.put(markingStatus(accepted, paths, live.length));
     await Promise.all(live.map((tag) => startFanOut(deps, revalidation, tag, atMs)));
   }
-  // With entries written, the wait; the tags' pages are counted (and kept) meanwhile.
+  // With entries written, the wait; the tags' pages are counted (and kept) meanwhile. A tag
+  // without pages waits too: data caches (facetheory-isr/next) reuse tag-time reads as long.
   const [expected] = await Promise.all([
     expectedPages(deps, { ...revalidation, tags: live }, paths.pages),
-    live.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
+    revalidation.tags.length === 0 ? undefined : deps.clock.sleep(deps.inProgressCacheMs),
   ]);
   const cdn = await purgeAccepted(deps, revalidation, live);
   return { ...paths, cdn, marking: { tags: live.length, expected } };
@@ -290,6 +284,14 @@ async function retried(deps: Pick<FanOutDeps, 'clock'>, write: () => Promise<boo
       await deps.clock.sleep(10 * 2 ** attempt);
     }
   }
+}
+
+/** What resuming stopped fan-outs needs (the sweeper's wiring gives it, `resumeStalledFanOuts`). */
+export interface FanOutSweepDeps extends Pick<FanOutDeps, 'progress' | 'fanOutQueue' | 'clock'> {
+  /** A fan-out not advanced for this long has stopped. */
+  readonly stalledAfterMs: number;
+  /** Fan-outs resent per run at most. */
+  readonly limit: number;
 }
 
 /**

@@ -8,7 +8,7 @@
  * for the sweeper, so a purge is acknowledged once it is submitted or recorded.
  */
 import { ErrorKind, failureOf, RETRIES_EXHAUSTED } from '../errors.js';
-import type { CdnInvalidator, CdnPurge } from '../ports.js';
+import type { CdnInvalidator, CdnPurge } from '../page/ports.js';
 import { parsePurge, type PurgeMessage } from './purge-message.js';
 
 /** One record of the purge queue, as the purger needs it. */

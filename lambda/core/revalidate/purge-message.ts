@@ -6,8 +6,8 @@
  * Strict and small: a message the purger cannot read goes to its DLQ with the reason.
  */
 import * as v from 'valibot';
-import { cdnKeyTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import { cdnKeyTagOf } from '../page/cache-tags.js';
+import type { CacheKey } from '../page/model.js';
 import { cdnTagProblem, chunksOf } from '../cdn-purge.js';
 import { InvalidMessageError } from '../errors.js';
 

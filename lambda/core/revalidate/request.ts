@@ -8,23 +8,18 @@ import {
   normaliseCacheKey,
   sha256Hex,
   tenantFor,
-  type CacheKey,
   type CacheKeyPolicy,
   type Tenancy,
-} from '../cache-key.js';
-import { normaliseTag, tagProblem } from '../cache-tags.js';
+} from '../page/cache-key.js';
+import { type CacheKey, RevalidationMode } from '../page/model.js';
+import { normaliseTag, tagProblem } from '../page/cache-tags.js';
 import { InvalidCacheKeyError, InvalidKeyReason } from '../errors.js';
 import type { JsonValue } from '../idempotency.js';
-import { parsePageAddress } from '../page-address.js';
-import type { CdnPurge } from '../ports.js';
+import { parsePageAddress } from './page-address.js';
+import type { CdnPurge } from '../page/ports.js';
 import type { AcceptedRevalidation } from './fan-out.js';
-import {
-  RevalidationMode,
-  type HeldPages,
-  type Revalidation,
-  type RevalidationEffect,
-} from './revalidation.js';
-import { deferredJson, type DeferredPurge } from './soft-purge.js';
+import type { HeldPages, Revalidation, RevalidationEffect, DeferredPurge } from './model.js';
+import { deferredJson } from './soft-purge.js';
 
 /** Largest request body read at all; the per-field limits below come first in practice. */
 export const MAX_REVALIDATE_BODY_BYTES = 256 * 1024;
@@ -310,7 +305,8 @@ export function receiptOf(
             tags: marking.tags,
             expected_pages: marking.expected.count,
             expected_exact: marking.expected.exact,
-            status: `GET <revalidate URL>/${effectId}`,
+            // The command that follows it (`GET <revalidate URL>/<effect_id>` is what it reads).
+            status: `isr revalidate status ${effectId} --wait`,
           },
         }),
     cdn: cdnOf(effect.cdn),

@@ -4,8 +4,8 @@
  * status reads no other) and what `isr revalidate status` prints. Unknown effect id: 404.
  */
 import type { JsonValue } from '../idempotency.js';
-import type { RevalidationStatus } from '../ports.js';
-import type { Revalidation, RevalidationEffect } from './revalidation.js';
+import type { RevalidationStatus } from './ports.js';
+import type { Revalidation, RevalidationEffect } from './model.js';
 import { deferredJson } from './soft-purge.js';
 
 const EFFECT_ID = /^rv_[0-9a-f]{32}$/;

@@ -14,60 +14,16 @@
  * whose render gives it one of the tags while this runs is not in the index yet: that render
  * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
-import { cdnKeyTagOf, cdnTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
+import { RevalidationMode, type CacheKey, type CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
-import { isHeld } from '../freshness.js';
-import { regenerationIntent, type QueuedIntent } from '../intent.js';
-import { VARIANT_SEPARATOR, variantTagOf } from '../variants.js';
-import type {
-  CacheMeta,
-  CdnInvalidator,
-  CdnPurge,
-  BatchRegenerationQueue,
-  RevalidationMarks,
-  TagRevalidations,
-} from '../ports.js';
-import {
-  defersPurge,
-  sendDeadline,
-  withSoftPurges,
-  type DeferredPurge,
-  type SoftPurgeDeps,
-} from './soft-purge.js';
-
-export const RevalidationMode = { Stale: 'stale', Expire: 'expire' } as const;
-export type RevalidationMode = (typeof RevalidationMode)[keyof typeof RevalidationMode];
-
-/** What to revalidate, validated: keys from `paths`, tags normalised (`core/cache-tags.ts`). */
-export interface Revalidation {
-  readonly tenant: string | undefined;
-  readonly keys: readonly CacheKey[];
-  readonly tags: readonly string[];
-  readonly mode: RevalidationMode;
-  readonly regenerate: boolean;
-  /** Stable for one idempotency key, so a retry after a crash repeats the same effect. */
-  readonly effectId: string;
-  /** How many of these pages' intents carry a soft purge (`soft-purge.ts`). @default 0 */
-  readonly softPurgeLimit?: number | undefined;
-}
-
-/** What a revalidation did. */
-export interface RevalidationEffect {
-  /** Distinct pages marked (a cached page under a key, or tagged with a tag). */
-  readonly pages: number;
-  /** Regeneration intents queued (`regenerate: true`); none for a held page. */
-  readonly regenerations: number;
-  /** Marked pages an operator holds: served as they are until the hold ends (`stale` only). */
-  readonly held: HeldPages;
-  readonly cdn: CdnPurge | DeferredPurge;
-}
-
-/** Held pages: how many, and the first `HELD_PAGES_LISTED` of them. */
-export interface HeldPages {
-  readonly count: number;
-  readonly pages: readonly { readonly key: string; readonly holdUntil: number }[];
-}
+import { isHeld } from '../page/freshness.js';
+import { regenerationIntent, type QueuedIntent } from '../page/intent.js';
+import { VARIANT_SEPARATOR, variantTagOf } from '../page/variants.js';
+import type { CdnInvalidator, CdnPurge } from '../page/ports.js';
+import type { BatchRegenerationQueue, RevalidationMarks, TagRevalidations } from './ports.js';
+import { defersPurge, sendDeadline, withSoftPurges, type SoftPurgeDeps } from './soft-purge.js';
+import type { DeferredPurge, HeldPages, Revalidation, RevalidationEffect } from './model.js';
 
 /** Held pages a receipt lists at most: enough to act on, bounded whatever the page count. */
 export const HELD_PAGES_LISTED = 20;
@@ -189,7 +145,7 @@ function heldOf(
 
 /**
  * The pages named by path, then every page indexed under a tag, each once. A path's variants
- * (`core/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
+ * (`page/variants.ts`) are indexed under its variant tag, so a path revalidation reads that too.
  * `tags: false` leaves the tags to a background fan-out (`fan-out.ts`).
  */
 export async function pagesToMark(

@@ -15,7 +15,8 @@ import {
   type RecordedOutcome,
   type RunOnce,
 } from '../idempotency.js';
-import type { RevalidationStatuses, SecretSource } from '../ports.js';
+import type { RevalidationStatuses } from './ports.js';
+import type { SecretSource } from '../page/ports.js';
 import {
   effectIdOf,
   idempotencyKeyOf,
@@ -34,6 +35,12 @@ import { revalidate, type RevalidationDeps } from './revalidation.js';
 import { acceptedStatus, doneStatus, statusJson, statusTargetOf } from './revalidation-status.js';
 import { statusDeadlineOf } from './soft-purge.js';
 import { SIGNATURE_HEADER, signatureRefusal, TIMESTAMP_HEADER } from './webhook-signature.js';
+import {
+  isTagTimesTarget,
+  parseTagTimesBody,
+  readTagTimes,
+  type TagTimesDeps,
+} from './tag-times.js';
 
 /** What the log line of every call says (`decision` as the seeds name them). */
 export const RevalidateDecision = {
@@ -46,6 +53,8 @@ export const RevalidateDecision = {
   Failed: 'failed',
   /** A status GET, answered 200 or 404. */
   Status: 'status',
+  /** A read of tag revalidation times (`tag-times.ts`), answered 200. */
+  TagTimes: 'tag-times',
 } as const;
 export type RevalidateDecision = (typeof RevalidateDecision)[keyof typeof RevalidateDecision];
 
@@ -62,6 +71,8 @@ export interface RevalidateServiceDeps {
   readonly revalidation: RevalidationDeps;
   /** Each revalidation's status, by effect id (the status GET). */
   readonly statuses: RevalidationStatuses;
+  /** The tag-times read (`tag-times.ts`). Absent: `POST <endpoint>/tag-times` is a 404. */
+  readonly tagTimes?: TagTimesDeps | undefined;
   /**
    * Tags marked in the background (`fan-out.ts`): the 202 after a fixed number of calls.
    * Absent: every page is marked before the 202 (`revalidate`).
@@ -148,6 +159,9 @@ export async function serveRevalidation(
   }
   const statusOf = request.method === 'GET' ? statusTargetOf(request.target) : undefined;
   if (statusOf !== undefined) return serveStatus(deps, statusOf, { ...log, caller });
+  if (request.method === 'POST' && isTagTimesTarget(request.target)) {
+    return serveTagTimes(deps, request.rawBody, { ...log, caller });
+  }
   if (request.method !== 'POST') {
     return reply(
       405,
@@ -331,6 +345,32 @@ async function serveStatus(
     );
   }
   return reply(200, statusJson(status), { ...logged, decision: RevalidateDecision.Status });
+}
+
+/** A tag-times read: 200 with the times, a 4xx for a bad body, 503 if the table is unreadable. */
+async function serveTagTimes(
+  deps: RevalidateServiceDeps,
+  rawBody: string,
+  log: Omit<RevalidateLog, 'decision'>,
+): Promise<RevalidateReply> {
+  const logged = { ...log, decision: RevalidateDecision.TagTimes };
+  if (deps.tagTimes === undefined) {
+    return reply(404, { error: 'not-found', message: 'tag times are not served here' }, logged);
+  }
+  let request;
+  try {
+    request = parseTagTimesBody(rawBody, deps.policy);
+  } catch (error) {
+    if (!(error instanceof RevalidateRequestError)) throw error;
+    const body = { error: 'invalid-request', field: error.field, message: error.message };
+    return reply(error.status, body, { ...logged, decision: RevalidateDecision.Invalid });
+  }
+  try {
+    const answer = await readTagTimes(deps.tagTimes, request);
+    return reply(200, { ...answer }, { ...logged, counts: { tags: request.tags.length } });
+  } catch (error) {
+    return unavailable(deps, { ...log, reason: errorText(error) });
+  }
 }
 
 /** The stored answer as the reply: a replay returns the stored body byte for byte. */

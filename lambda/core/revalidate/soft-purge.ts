@@ -12,16 +12,15 @@
  *   tags) is queued `deadlineSeconds` later, so a page whose regeneration failed, was held, or
  *   came past the bound is purged anyway. An `expire` (a takedown) is never deferred.
  */
-import { cdnTagOf } from '../cache-tags.js';
-import type { CacheKey } from '../cache-key.js';
+import { cdnTagOf } from '../page/cache-tags.js';
+import type { CacheKey } from '../page/model.js';
 import type { Clock } from '../clock.js';
-import { Decision } from '../decision.js';
+import { Decision, type Disposition } from '../decision.js';
 import { SoftPurgeNotQueuedError } from '../errors.js';
-import type { RegenerationIntent } from '../intent.js';
-import type { PurgeQueue, RevalidationStatuses } from '../ports.js';
-import type { Disposition } from '../regenerate/disposition.js';
+import type { RegenerationIntent } from '../page/intent.js';
+import type { PurgeQueue, RevalidationStatuses } from './ports.js';
 import { deadlinePurgesOf, softPurgeOf } from './purge-message.js';
-import type { Revalidation } from './revalidation.js';
+import type { DeferredPurge, Revalidation } from './model.js';
 
 export interface SoftPurgeDeps {
   readonly queue: PurgeQueue;
@@ -29,14 +28,6 @@ export interface SoftPurgeDeps {
   readonly deadlineSeconds: number;
   /** Soft purges per effect at most; past it, pages wait for the deadline's purge. */
   readonly maxPagesPerEffect: number;
-}
-
-/** The CDN purge of a revalidation that waits for its pages' new generations. */
-export interface DeferredPurge {
-  readonly status: 'deferred';
-  readonly deadlineSeconds: number;
-  /** When the last deadline purge is due; undefined while tags are still being marked. */
-  readonly deadlineAtMs: number | undefined;
 }
 
 /**

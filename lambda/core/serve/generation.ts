@@ -2,12 +2,13 @@
  * A published generation as a viewer's answer: from META alone where it can (304, HEAD), else
  * with its body; and the configured fallback page a MISS is given when every render slot is taken.
  */
-import { varyOf } from '../variants.js';
-import type { CacheKey } from '../cache-key.js';
-import { cdnTagsOfPage } from '../cache-tags.js';
+import { varyOf } from '../page/variants.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
+import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
 import { BodyNotFoundError } from '../errors.js';
-import type { CacheMeta, StoredBody } from '../ports.js';
+import type { StoredBody } from '../page/ports.js';
+import { ServeDecision } from './decision.js';
 import {
   CacheStatus,
   generationHeaders,
@@ -15,7 +16,7 @@ import {
   type AnswerShape,
   type PageResponse,
 } from './responses.js';
-import type { OriginDeps, PageRequest } from './serve.js';
+import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
 
 /**
  * A published generation as a response; undefined when its body is missing from the bucket.
@@ -43,7 +44,7 @@ export async function serveGeneration(
     page = withObjectMetadata(meta, stored);
   }
   const status = page.statusCode ?? 200;
-  const decision = cacheStatus === CacheStatus.Stale ? 'stale' : 'fresh';
+  const decision = cacheStatus === CacheStatus.Stale ? ServeDecision.Stale : ServeDecision.Fresh;
   const base = { decision, cacheStatus, cacheKeyHash: undefined };
   const headersOf = (shape: AnswerShape) =>
     generationHeaders(page, cacheStatus, epochSeconds(deps.clock), deps.caching, {
@@ -53,7 +54,7 @@ export async function serveGeneration(
     });
   if (status < 300 && isNotModified(request, page, deps.clock.now())) {
     const headers = headersOf({ notModified: true });
-    return { ...base, headers, decision: 'not-modified', status: 304, body: undefined };
+    return { ...base, headers, decision: ServeDecision.NotModified, status: 304, body: undefined };
   }
   if (request.method === 'HEAD') {
     const headers = headersOf({ contentLength: stored?.body.byteLength ?? page.contentLength });
@@ -86,11 +87,10 @@ function withObjectMetadata(meta: CacheMeta, stored: StoredBody): CacheMeta {
 export async function overloadFallback(
   deps: OriginDeps,
   request: PageRequest,
-  cacheKeyOf: (request: PageRequest) => CacheKey,
 ): Promise<PageResponse | undefined> {
   if (deps.overloadFallbackPath === undefined) return undefined;
   try {
-    const key = cacheKeyOf({
+    const key = cacheKeyOf(deps, {
       ...request,
       rawPath: deps.overloadFallbackPath,
       rawQueryString: '',
@@ -118,7 +118,7 @@ export async function overloadFallback(
         'cache-control': 'no-store',
         'retry-after': String(deps.retryAfterSeconds),
       },
-      decision: 'overloaded',
+      decision: ServeDecision.Overloaded,
       cacheStatus: undefined,
     };
   } catch {

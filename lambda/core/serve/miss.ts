@@ -2,17 +2,16 @@
  * A MISS: the page rendered in the request under the same lease and publish protocol as the
  * worker, or, while another holder renders it, that holder's publish waited for (bounded).
  */
-import { varyOf } from '../variants.js';
-import type { CacheKey } from '../cache-key.js';
-import { cdnTagsOfPage } from '../cache-tags.js';
+import { varyOf } from '../page/variants.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
+import { cdnTagsOfPage } from '../page/cache-tags.js';
 import { epochSeconds } from '../clock.js';
-import { isAnswered, type Need } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
-import { regenerate } from '../regenerate/regenerate.js';
+import { isAnswered, type Need } from '../page/freshness.js';
+import { ServeDecision } from './decision.js';
 import { serveGeneration } from './generation.js';
 import { servePass } from './pass.js';
 import { CacheStatus, errorResponse, generationHeaders, type PageResponse } from './responses.js';
-import type { OriginDeps, PageRequest } from './serve.js';
+import type { OriginDeps, PageRequest } from './request.js';
 
 /**
  * Renders in the request. When another holder is already rendering, waits (bounded) for its
@@ -24,8 +23,8 @@ export async function serveMiss(
   request: PageRequest,
   need: Extract<Need, { kind: 'page' }>,
 ): Promise<PageResponse> {
-  const outcome = await regenerate(deps, { cacheKey, need, owner: deps.owner });
-  if (outcome.decision === 'new') {
+  const outcome = await deps.regenerate({ cacheKey, need, owner: deps.owner });
+  if (outcome.decision === ServeDecision.New) {
     const headers = generationHeaders(
       outcome.meta,
       CacheStatus.Miss,
@@ -44,13 +43,15 @@ export async function serveMiss(
       status: outcome.page.status,
       headers,
       body: request.method === 'HEAD' ? undefined : outcome.page.body,
-      decision: 'new',
+      decision: ServeDecision.New,
       cacheStatus: CacheStatus.Miss,
       cacheKeyHash: undefined,
     };
   }
   const current =
-    outcome.decision === 'fresh' ? outcome.meta : await awaitPublish(deps, cacheKey, need);
+    outcome.decision === ServeDecision.Fresh
+      ? outcome.meta
+      : await awaitPublish(deps, cacheKey, need);
   const served =
     current === undefined
       ? undefined

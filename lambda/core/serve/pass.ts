@@ -3,13 +3,20 @@
  * Set-Cookie, Location, Content-Encoding, body bytes), nothing stored. For what the cache must not
  * answer: other methods, and answers the upstream marks per viewer (`traffic.ts`).
  */
-import { tenantFor, type Tenancy } from '../cache-key.js';
+import { tenantFor, type Tenancy } from '../page/cache-key.js';
 import type { Clock } from '../clock.js';
 import { InvalidCacheKeyError, PassFailure, PassThroughError } from '../errors.js';
 import { forwardedAnswerHeaders, type HeaderPairs } from '../forwarding.js';
 import { privateCacheControl } from '../pass-privacy.js';
-import type { PassAnswer, PassThrough, RenderResult } from '../ports.js';
-import { cacheStatusHeader, errorResponse, PASS, type PageResponse } from './responses.js';
+import type { RenderResult } from '../page/model.js';
+import type { PassAnswer, PassThrough } from './ports.js';
+import {
+  cacheStatusHeader,
+  errorResponse,
+  jsonError,
+  PASS,
+  type PageResponse,
+} from './responses.js';
 
 /** The largest answer a buffered function URL returns (6 MB), less base64's growth. */
 export const MAX_PASS_ANSWER_BYTES = 4_400_000;
@@ -84,7 +91,7 @@ export async function servePass(
     const error = timeout.signal.aborted ? timedOut(caught) : caught;
     if (!(error instanceof PassThroughError)) throw error;
     return {
-      ...errorResponse(error.failure.status, error.code, error.message),
+      ...jsonError(error.failure.status, error.code, error.message),
       decision: `pass:${error.code}`,
       detail: { pass: why.detail, error },
     };

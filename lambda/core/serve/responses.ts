@@ -1,7 +1,8 @@
-import { secondsUntilStale } from '../freshness.js';
-import type { CacheMeta } from '../ports.js';
-import { formatHttpDate, parseHttpDate } from '../http-date.js';
+import { secondsUntilStale } from '../page/freshness.js';
+import type { CacheMeta } from '../page/model.js';
+import { formatHttpDate, parseHttpDate } from './http-date.js';
 import { headersFor304 } from '../response-headers.js';
+import type { ServeDecision } from './decision.js';
 
 export const CacheStatus = { Hit: 'HIT', Stale: 'STALE', Miss: 'MISS', Pass: 'PASS' } as const;
 export type CacheStatus = (typeof CacheStatus)[keyof typeof CacheStatus];
@@ -49,7 +50,7 @@ export interface PageResponse {
   /** `Set-Cookie` values, one per cookie: only ever a pass-through's (a stored page has none). */
   readonly cookies?: readonly string[] | undefined;
   /** What was decided, for the log line and the metrics: fresh, stale, new, a 4xx reason... */
-  readonly decision: string;
+  readonly decision: ServeDecision;
   /** How a page was served (HIT, STALE, MISS, PASS); undefined for an error answer. */
   readonly cacheStatus?: CacheStatus | undefined;
   readonly cacheKeyHash: string | undefined;
@@ -159,18 +160,27 @@ function staleSharedMaxAge(meta: CacheMeta, nowSeconds: number, policy: CachingP
   return Math.max(policy.staleSharedMaxAge, Math.min(wait, MAX_BACKOFF_SHARED_MAX_AGE));
 }
 
-/** A refusal with its reason as JSON, never cached. */
+/** A refusal with its reason as JSON, never cached: the reason is what serving decided. */
 export function errorResponse(
   status: number,
-  reason: string,
+  reason: ServeDecision,
   message: string,
   extraHeaders: Record<string, string> = {},
 ): PageResponse {
+  return { ...jsonError(status, reason, message, extraHeaders), decision: reason };
+}
+
+/** The JSON error answer itself (`{ error, message }`, never cached), whatever was decided. */
+export function jsonError(
+  status: number,
+  error: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): Omit<PageResponse, 'decision'> {
   return {
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...extraHeaders },
-    body: new TextEncoder().encode(JSON.stringify({ error: reason, message })),
-    decision: reason,
+    body: new TextEncoder().encode(JSON.stringify({ error, message })),
     cacheKeyHash: undefined,
   };
 }

@@ -2,8 +2,8 @@
  * The origin's use case: one viewer request served from the cache (HIT), at once while one
  * regeneration is queued (STALE), or rendered in the request (MISS, `miss.ts`).
  */
-import { DEFAULT_FAILURE_POLICY, retryState, RetryState, type FailurePolicy } from '../backoff.js';
-import { cacheKeyFor, type CacheKey, type CacheKeyPolicy } from '../cache-key.js';
+import { DEFAULT_FAILURE_POLICY, retryState, RetryState } from '../backoff.js';
+import type { CacheKey, CacheMeta } from '../page/model.js';
 import { epochSeconds } from '../clock.js';
 import {
   ErrorKind,
@@ -13,88 +13,23 @@ import {
   RenderOverloadedError,
   RenderRefusedError,
 } from '../errors.js';
-import type { HeaderPairs } from '../forwarding.js';
-import { isFresh, isHeld } from '../freshness.js';
-import { regenerationIntent } from '../intent.js';
-import type { CacheMeta, RegenerationQueue } from '../ports.js';
-import { routedPathReason, type TrafficRules } from '../traffic-rules.js';
-import { variantTagOf } from '../variants.js';
-import type { RegenerateDeps } from '../regenerate/regenerate.js';
-import { refusedAnswer } from '../render-policy.js';
-import {
-  inProgressVerdict,
-  InProgressVerdict,
-  type InProgressReader,
-  type InProgressState,
-} from '../revalidate/in-progress.js';
+import { isFresh, isHeld } from '../page/freshness.js';
+import { refusedAnswer } from '../page/refusal.js';
+import { routedPathReason } from '../traffic-rules.js';
+import { regenerationIntent } from '../page/intent.js';
+import { variantTagOf } from '../page/variants.js';
+import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
-import { deliverableRender, servePass, type PassDeps, type PassWhy } from './pass.js';
-import { CacheStatus, errorResponse, type CachingPolicy, type PageResponse } from './responses.js';
-
-export interface OriginDeps extends RegenerateDeps, PassDeps {
-  readonly keyPolicy: CacheKeyPolicy;
-  /**
-   * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
-   * and the tenants served. A request without a tenant, or with one not on the list, is refused;
-   * answers vary on the header.
-   */
-  readonly tenancy?:
-    { readonly header: string; readonly tenants?: readonly string[] | undefined } | undefined;
-  readonly queue: RegenerationQueue;
-  readonly deployId: string;
-  readonly dedupeWindowSeconds: number;
-  /** How long a miss waits for another holder's publish before answering 503. */
-  readonly missWaitMs: number;
-  readonly retryAfterSeconds: number;
-  readonly caching: CachingPolicy;
-  /** The header every page lists its CDN cache tags in (CloudFront's CacheTagConfig). */
-  readonly cacheTagHeader: string;
-  /** @default DEFAULT_FAILURE_POLICY */
-  readonly failurePolicy?: FailurePolicy | undefined;
-  /**
-   * A page served (with 503 and Retry-After) when every render slot is taken, if it is cached;
-   * a plain 503 otherwise. A path, as a viewer would request it.
-   */
-  readonly overloadFallbackPath?: string | undefined;
-  readonly owner?: string | undefined;
-  /**
-   * Revalidations still marking in the background (`revalidate/in-progress.ts`), read beside
-   * META; absent: none are (every revalidation marks its pages before its 202).
-   */
-  readonly inProgress?: InProgressReader | undefined;
-  /** Most variants a page keeps; a new one past it passes (`variantLimited`). @default none */
-  readonly maxVariantsPerPage?: number | undefined;
-  /**
-   * The paths the edge routes past the cache (with an upstream): a key whose decoded path is one
-   * of them is passed, never rendered (`routedPathReason`). @default none
-   */
-  readonly routing?: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'> | undefined;
-}
+import { deliverableRender, servePass, type PassWhy } from './pass.js';
+import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
+import { ServeDecision } from './decision.js';
+import { CacheStatus, errorResponse, jsonError, type PageResponse } from './responses.js';
 
 const NOTHING_IN_PROGRESS: InProgressState = new Map();
 
 /** How long a CDN may keep the 404 of a path outside the render allow-list. */
 const NOT_RENDERABLE_SHARED_MAX_AGE = 60;
-
-/** An origin request, as the use case needs it (never the Host header). */
-export interface PageRequest {
-  readonly method: string;
-  readonly rawPath: string;
-  readonly rawQueryString: string;
-  /** The configured tenant header's value; ignored in single-tenant mode. */
-  readonly tenant: string | undefined;
-  readonly ifNoneMatch: string | undefined;
-  readonly ifModifiedSince?: string | undefined;
-  /** The request's headers, lower-case; only `keyPolicy.variants`' are read (`core/variants.ts`). */
-  readonly variantHeaders?: Readonly<Record<string, string | undefined>> | undefined;
-  /**
-   * The viewer's headers (cookies included) and body: only a pass-through ever sends them on;
-   * a render gets the cache key alone, so no viewer's session can enter the cache.
-   */
-  readonly headers?: HeaderPairs | undefined;
-  readonly body?: Uint8Array | undefined;
-}
 
 /**
  * Serves one origin request: HIT from the cache, STALE at once while one regeneration is queued,
@@ -107,7 +42,7 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
     if (deps.passThrough !== undefined) {
       return servePass(deps, deps.passThrough, request, { fwd: 'method', detail: 'method' });
     }
-    return errorResponse(405, 'method-not-allowed', 'only GET and HEAD are served', {
+    return errorResponse(405, ServeDecision.MethodNotAllowed, 'only GET and HEAD are served', {
       allow: 'GET, HEAD',
     });
   }
@@ -141,28 +76,10 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
       return { ...answer, cacheKeyHash: cacheKey.hash };
     }
     const fallback =
-      error instanceof RenderOverloadedError
-        ? await overloadFallback(deps, request, (r) => cacheKeyOf(deps, r))
-        : undefined;
+      error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;
     return { ...(fallback ?? failureResponse(deps, error)), cacheKeyHash: cacheKey.hash };
   }
 }
-
-/**
- * The request's cache key under the service's tenancy (`cacheKeyFor`); the tenant header is
- * read in multi-tenant mode only. @throws InvalidCacheKeyError
- */
-const cacheKeyOf = (deps: OriginDeps, request: PageRequest): CacheKey =>
-  cacheKeyFor(
-    deps.tenancy,
-    {
-      tenant: deps.tenancy === undefined ? undefined : request.tenant,
-      rawPath: request.rawPath,
-      rawQueryString: request.rawQueryString,
-      variantHeaders: request.variantHeaders,
-    },
-    deps.keyPolicy,
-  );
 
 /**
  * Whether a new variant of a page (no META yet) would pass the page's `maxVariantsPerPage`:
@@ -177,10 +94,13 @@ async function variantLimited(deps: OriginDeps, cacheKey: CacheKey): Promise<boo
 }
 
 /** What a viewer is told for a retryable failure, by its code; never its cause. */
-const RETRYABLE_ANSWERS: Record<string, readonly [string, string]> = {
-  'render-failed': ['render-failed', 'the page could not be rendered; try again shortly'],
-  overloaded: ['overloaded', 'too many pages are being rendered; try again shortly'],
-  unavailable: ['unavailable', 'the cache is unavailable; try again shortly'],
+const RETRYABLE_ANSWERS: Record<string, readonly [ServeDecision, string]> = {
+  'render-failed': [
+    ServeDecision.RenderFailed,
+    'the page could not be rendered; try again shortly',
+  ],
+  overloaded: [ServeDecision.Overloaded, 'too many pages are being rendered; try again shortly'],
+  unavailable: [ServeDecision.Unavailable, 'the cache is unavailable; try again shortly'],
 };
 
 /** A failure as the viewer sees it: its kind picks the status, its code is the reason. */
@@ -188,7 +108,9 @@ function failureResponse(deps: OriginDeps, error: unknown): PageResponse {
   const failure = failureOf(error);
   if (failure.kind === ErrorKind.Terminal) {
     return {
-      ...errorResponse(502, failure.code, `the page could not be cached: ${failure.message}`),
+      ...jsonError(502, failure.code, `the page could not be cached: ${failure.message}`),
+      // A refused render's code reads `refused:<reason>` already.
+      decision: `refused:${failure.code.replace(/^refused:/, '')}`,
       detail: { error },
     };
   }
@@ -221,7 +143,11 @@ async function serveKey(
     }
     if (await variantLimited(deps, cacheKey)) {
       if (deps.passThrough === undefined) {
-        return errorResponse(503, 'variant-limit', 'this page has as many variants as it keeps');
+        return errorResponse(
+          503,
+          ServeDecision.VariantLimit,
+          'this page has as many variants as it keeps',
+        );
       }
       return servePass(deps, deps.passThrough, request, { fwd: 'bypass', detail: 'variant-limit' });
     }

@@ -6,8 +6,8 @@
 import { keyRuleProblems, MAX_KEY_RULES, parseKeyRules } from '../key-rules.js';
 import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
-import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../rows.js';
-import { parseVariantRules, VariantParam, variantRuleProblems } from '../variants.js';
+import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../page/rows.js';
+import { parseVariantRules, VariantParam, variantRuleProblems } from '../page/variants.js';
 import { eachEntry, flag, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
 import { PAGE_FUNCTIONS, type Reader } from './spec.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../../lambda/adapters/renderer/http.js';
 import { publicOriginOf } from '../../../lambda/core/forwarding.js';
-import { cacheKeyFor } from '../../../lambda/core/cache-key.js';
+import { cacheKeyFor } from '../../../lambda/core/page/cache-key.js';
 import { loadSettings } from '../../../lambda/shared/config.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 

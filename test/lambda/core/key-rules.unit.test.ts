@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import { normaliseCacheKey, type CacheKeyPolicy } from '../../../lambda/core/cache-key.js';
+import { normaliseCacheKey, type CacheKeyPolicy } from '../../../lambda/core/page/cache-key.js';
 import {
   keyParamsVerdict,
   keyRuleProblems,

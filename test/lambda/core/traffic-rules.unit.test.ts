@@ -2,13 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import {
   classifyRequest,
   isPrivilegedHeader,
-  matchesPathPattern,
   PRIVILEGED_HEADER_PREFIXES,
   PRIVILEGED_HEADERS,
   requestFacts,
   type RequestFacts,
   type TrafficRules,
 } from '../../../lambda/core/traffic-rules.js';
+import { matchesPathPattern } from '../../../lambda/core/path-patterns.js';
 
 const rules: TrafficRules = {
   bypassPaths: ['/api/**', '/account'],

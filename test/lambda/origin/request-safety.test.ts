@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpRenderer } from '../../../lambda/adapters/renderer/http.js';
-import { MAX_CACHE_KEY_LENGTH } from '../../../lambda/core/cache-key.js';
+import { MAX_CACHE_KEY_LENGTH } from '../../../lambda/core/page/cache-key.js';
 import { TestClock } from '../../helpers/clock.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { SQSRecord } from 'aws-lambda';
 import { InMemoryDeadLetterQueue } from '../../../lambda/adapters/dead-letter-queue/memory.js';
-import type { CdnPurge, DeadLetterQueue } from '../../../lambda/core/ports.js';
+import type { CdnPurge, DeadLetterQueue } from '../../../lambda/core/page/ports.js';
 import { softPurgeOf } from '../../../lambda/core/revalidate/purge-message.js';
 import { createObservability } from '../../../lambda/shared/observability.js';
 import { createPurgerHandler } from '../../../lambda/purger/handler.js';

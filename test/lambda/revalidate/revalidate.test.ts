@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
-import type { CdnPurge } from '../../../lambda/core/ports.js';
+import type { CdnPurge } from '../../../lambda/core/page/ports.js';
 import { TestClock } from '../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../helpers/origin-harness.js';
 import { countingRenderer } from '../../helpers/renderers.js';
@@ -186,6 +186,10 @@ describe('POST /_isr/revalidate on the local backends: what a viewer sees', () =
     expect(reply.json).toMatchObject({
       counts: { tags: 1, pages: 0 },
       marking: { tags: 1, expected_pages: 2, expected_exact: true },
+    });
+    // Where to follow it: the CLI command, with this effect id (issue 35, item 10).
+    expect(reply.json.marking).toMatchObject({
+      status: `isr revalidate status ${String(reply.json.effect_id)} --wait`,
     });
     expect(purges.at(-1)).toEqual(['_/section:tagged']);
     // Before any batch ran, the origin honours the in-progress tag.

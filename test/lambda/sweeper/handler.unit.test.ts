@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { ScheduledEvent } from 'aws-lambda';
-import { IndexedStatus, statusShardOf } from '../../../lambda/core/rows.js';
+import { IndexedStatus, statusShardOf } from '../../../lambda/core/page/rows.js';
 import type { SweepDeps } from '../../../lambda/core/operate/sweep.js';
 import { createObservability } from '../../../lambda/shared/observability.js';
 import { createSweeperHandler, SweeperMetric } from '../../../lambda/sweeper/handler.js';

@@ -13,7 +13,7 @@ import { DynamoStatusIndexReader } from '../../../lambda/adapters/status-index-r
 import { DynamoWorkResolution } from '../../../lambda/adapters/work-resolution/dynamodb.js';
 import { createIdempotencyConfig } from '../../../lambda/core/idempotency.js';
 import { runSweep } from '../../../lambda/core/operate/sweep.js';
-import { RequestStatus, statusShardOf, IndexedStatus } from '../../../lambda/core/rows.js';
+import { RequestStatus, statusShardOf, IndexedStatus } from '../../../lambda/core/page/rows.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
 import { createSweeperDeps } from '../../../lambda/sweeper/build.js';
 import { testClients } from '../../helpers/backends.js';

@@ -16,8 +16,8 @@ import { itemToMeta, versionToItem } from '../../../lambda/adapters/shared/dynam
 import { DynamoRevalidationMarks } from '../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { BodyNotFoundError } from '../../../lambda/core/errors.js';
-import type { BodyReferences } from '../../../lambda/core/ports.js';
-import { bodyKeyOf, SortKey } from '../../../lambda/core/rows.js';
+import type { BodyReferences } from '../../../lambda/core/operate/ports.js';
+import { bodyKeyOf, SortKey } from '../../../lambda/core/page/rows.js';
 import { runSweep, type SweepReport } from '../../../lambda/core/operate/sweep.js';
 import { loadSweeperConfig } from '../../../lambda/shared/config.js';
 import { createSweeperDeps } from '../../../lambda/sweeper/build.js';

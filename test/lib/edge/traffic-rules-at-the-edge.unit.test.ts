@@ -11,10 +11,9 @@ import {
   UPSTREAM_ORIGIN_ID,
   viewerRequestFunctionSource,
 } from '../../../lib/edge/viewer-request-function.js';
-import { compilePathPatterns } from '../../../lambda/core/path-patterns.js';
+import { compilePathPatterns, matchesPathPattern } from '../../../lambda/core/path-patterns.js';
 import {
   classifyRequest,
-  matchesPathPattern,
   requestFacts,
   type TrafficRules,
 } from '../../../lambda/core/traffic-rules.js';

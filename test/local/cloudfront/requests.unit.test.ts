@@ -10,7 +10,7 @@ import type {
   OriginRequestPolicyConfig,
 } from '../../../local/cloudfront/config.js';
 import {
-  cacheKeyOf,
+  edgeCacheKeyOf,
   forwardedParts,
   type ViewerRequest,
 } from '../../../local/cloudfront/requests.js';
@@ -37,26 +37,26 @@ const request = (changes: Partial<ViewerRequest> = {}): ViewerRequest => ({
   ...changes,
 });
 
-describe('cacheKeyOf', () => {
+describe('edgeCacheKeyOf', () => {
   it('keys on the path and nothing the policy does not name', () => {
-    const key = cacheKeyOf(policy(), request());
+    const key = edgeCacheKeyOf(policy(), request());
     expect(
-      cacheKeyOf(
+      edgeCacheKeyOf(
         policy(),
         request({ querystring: 'a=1', headers: { cookie: 's=alice', 'x-thing': '1' } }),
       ),
     ).toBe(key);
-    expect(cacheKeyOf(policy(), request({ uri: '/other' }))).not.toBe(key);
+    expect(edgeCacheKeyOf(policy(), request({ uri: '/other' }))).not.toBe(key);
   });
 
   it('keys on whitelisted query strings, in the order the viewer sent them', () => {
     const keyed = policy({ queryStrings: { behavior: 'whitelist', items: ['page', 'lang'] } });
-    const a = cacheKeyOf(keyed, request({ querystring: 'page=1&_rsc=abc&lang=en' }));
-    expect(cacheKeyOf(keyed, request({ querystring: 'page=1&lang=en&_rsc=xyz' }))).toBe(a);
-    expect(cacheKeyOf(keyed, request({ querystring: 'lang=en&page=1' }))).not.toBe(a);
+    const a = edgeCacheKeyOf(keyed, request({ querystring: 'page=1&_rsc=abc&lang=en' }));
+    expect(edgeCacheKeyOf(keyed, request({ querystring: 'page=1&lang=en&_rsc=xyz' }))).toBe(a);
+    expect(edgeCacheKeyOf(keyed, request({ querystring: 'lang=en&page=1' }))).not.toBe(a);
     const all = policy({ queryStrings: { behavior: 'all', items: [] } });
-    expect(cacheKeyOf(all, request({ querystring: '_rsc=1' }))).not.toBe(
-      cacheKeyOf(all, request({ querystring: '_rsc=2' })),
+    expect(edgeCacheKeyOf(all, request({ querystring: '_rsc=1' }))).not.toBe(
+      edgeCacheKeyOf(all, request({ querystring: '_rsc=2' })),
     );
   });
 
@@ -65,13 +65,13 @@ describe('cacheKeyOf', () => {
       headers: { behavior: 'whitelist', items: ['x-tenant'] },
       cookies: { behavior: 'whitelist', items: ['__draft'] },
     });
-    const acme = cacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: 's=1' } }));
-    expect(cacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: 's=2' } }))).toBe(
+    const acme = edgeCacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: 's=1' } }));
+    expect(edgeCacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: 's=2' } }))).toBe(
       acme,
     );
-    expect(cacheKeyOf(keyed, request({ headers: { 'x-tenant': 'globex' } }))).not.toBe(acme);
+    expect(edgeCacheKeyOf(keyed, request({ headers: { 'x-tenant': 'globex' } }))).not.toBe(acme);
     expect(
-      cacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: '__draft=1' } })),
+      edgeCacheKeyOf(keyed, request({ headers: { 'x-tenant': 'acme', cookie: '__draft=1' } })),
     ).not.toBe(acme);
   });
 
@@ -79,7 +79,7 @@ describe('cacheKeyOf', () => {
     const plain = policy();
     const gzip = policy({ gzip: true, brotli: true });
     const of = (p: CachePolicyConfig, encoding: string) =>
-      cacheKeyOf(p, request({ headers: { 'accept-encoding': encoding } }));
+      edgeCacheKeyOf(p, request({ headers: { 'accept-encoding': encoding } }));
     expect(of(plain, 'gzip')).toBe(of(plain, 'identity'));
     expect(of(gzip, 'gzip, deflate')).toBe(of(gzip, 'deflate, gzip;q=0.5'));
     expect(of(gzip, 'gzip, br')).not.toBe(of(gzip, 'gzip'));

@@ -1,5 +1,5 @@
 import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
-import type { CacheMeta } from '../../../core/ports.js';
+import type { CacheMeta } from '../../../core/page/model.js';
 import {
   LeaseLostError,
   NewerGenerationError,

@@ -1,4 +1,4 @@
-import { LeaseCondition } from '../../../core/lease.js';
+import { LeaseCondition } from '../../../core/page/lease.js';
 
 /**
  * Condition expressions of the cache table, as named fragments. Every attribute is referenced as
@@ -6,7 +6,7 @@ import { LeaseCondition } from '../../../core/lease.js';
  * derived from the expression itself.
  */
 export const Guard = {
-  /** LOCK is free or expired (acquire): the lease rule, `LeaseCondition.free` in core/lease.ts. */
+  /** LOCK free or expired (acquire): the lease rule, `LeaseCondition.free` (core/page/lease.ts). */
   leaseFree: LeaseCondition.free,
   /** Nobody took the lease over (refresh, release, publish): `LeaseCondition.token`. */
   leaseToken: LeaseCondition.token,

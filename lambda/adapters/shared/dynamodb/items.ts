@@ -5,8 +5,8 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LeaseHolder } from '../../../core/errors.js';
-import type { CacheMeta, Lease, PageVersion } from '../../../core/ports.js';
-import { IndexedStatus, SortKey, statusShardOf } from '../../../core/rows.js';
+import type { CacheMeta, Lease, PageVersion } from '../../../core/page/model.js';
+import { IndexedStatus, SortKey, statusShardOf } from '../../../core/page/rows.js';
 
 export type Item = Record<string, AttributeValue>;
 

@@ -7,8 +7,9 @@ import {
   TransactWriteItemsCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { MarkPassInput, PageRows, PassMark } from '../../../core/ports.js';
-import { SortKey } from '../../../core/rows.js';
+import type { MarkPassInput } from '../../../core/page/ports.js';
+import type { PageRows, PassMark } from '../../../core/page/model.js';
+import { SortKey } from '../../../core/page/rows.js';
 import { classifyPublishFailure, PublishAction } from './cancellation.js';
 import { allOf, Guard, namesOf } from './conditions.js';
 import { itemToMeta, keyOf, num, str, type Item } from './items.js';

@@ -6,7 +6,12 @@
  * (`cache-table.ts`, which seals the row) use this codec.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { IndexedStatus, RequestStatus, requestSortKey, statusShardOf } from '../../../core/rows.js';
+import {
+  IndexedStatus,
+  RequestStatus,
+  requestSortKey,
+  statusShardOf,
+} from '../../../core/page/rows.js';
 import { Settlement, type JsonValue, type RecordedOutcome } from '../../../core/request-outcome.js';
 import {
   recordedOutcomeOf,

@@ -12,7 +12,7 @@ import {
   RevalidatedDuringRenderError,
 } from '../../../../lambda/core/errors.js';
 import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
-import type { CacheMeta } from '../../../../lambda/core/ports.js';
+import type { CacheMeta } from '../../../../lambda/core/page/model.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 import { fixedContext } from '../../../helpers/memory-service.js';
 

@@ -2,15 +2,15 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
 import { DynamoCacheTable } from '../../../../lambda/adapters/cache-table/dynamodb.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import {
   LeaseHeldError,
   LeaseLostError,
   NewerGenerationError,
   RequestAlreadyCompletedError,
 } from '../../../../lambda/core/errors.js';
-import type { CacheMeta, Lease } from '../../../../lambda/core/ports.js';
-import { IndexedStatus, requestSortKey, statusShardOf } from '../../../../lambda/core/rows.js';
+import type { CacheMeta, Lease } from '../../../../lambda/core/page/model.js';
+import { IndexedStatus, requestSortKey, statusShardOf } from '../../../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 import { removeGuard } from '../../../helpers/guard-mutation.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoCacheTable } from '../../../../lambda/adapters/cache-table/dynamodb.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey, type CacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
+import type { CacheKey, Lease } from '../../../../lambda/core/page/model.js';
 import { LeaseLostError } from '../../../../lambda/core/errors.js';
-import { bodyKeyOf } from '../../../../lambda/core/rows.js';
-import type { Lease } from '../../../../lambda/core/ports.js';
+import { bodyKeyOf } from '../../../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { DeadLetterAttribute } from '../../../../lambda/adapters/dead-letter-queue/sqs.js';
-import type { DeadLetter } from '../../../../lambda/core/ports.js';
+import type { DeadLetter } from '../../../../lambda/core/page/ports.js';
 import type { QueueSubject } from '../../../helpers/contract-subjects.js';
 
 const letter = (messageId: string): DeadLetter => ({

@@ -4,7 +4,10 @@
  * loses counts nothing), and the sweeper finds the rows that have not moved for a while.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { FanOutProgress, RevalidationStatus } from '../../../../lambda/core/ports.js';
+import type {
+  FanOutProgress,
+  RevalidationStatus,
+} from '../../../../lambda/core/revalidate/ports.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 
 /** One tag's fan-out, at its start. */

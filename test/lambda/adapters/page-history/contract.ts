@@ -9,7 +9,7 @@ import {
   PageChangedError,
   VersionRequestError,
 } from '../../../../lambda/core/errors.js';
-import type { CacheMeta } from '../../../../lambda/core/ports.js';
+import type { CacheMeta } from '../../../../lambda/core/page/model.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 
 const T = 1_800_000_000;

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../../../lambda/adapters/pass-through/http.js';
 import { PassFailure, PassThroughError } from '../../../../lambda/core/errors.js';
-import type { PassAnswer, PassRequest } from '../../../../lambda/core/ports.js';
+import type { PassAnswer, PassRequest } from '../../../../lambda/core/serve/ports.js';
 import { startHttpServer } from '../../../helpers/http-server.js';
 
 type Server = Awaited<ReturnType<typeof startHttpServer>>;

@@ -1,6 +1,6 @@
 /** The PendingPurges port's contract: purges kept once, read oldest first, until removed or refused. */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { PendingPurge } from '../../../../lambda/core/ports.js';
+import type { PendingPurge } from '../../../../lambda/core/operate/ports.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 
 const purge = (id: string, recordedAt: number): PendingPurge => ({

@@ -9,7 +9,7 @@ import {
   pendingPurgeSortKey,
   refusedPurgeSortKey,
 } from '../../../../lambda/adapters/pending-purges/dynamodb.js';
-import type { PendingPurge } from '../../../../lambda/core/ports.js';
+import type { PendingPurge } from '../../../../lambda/core/operate/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { pendingPurgeFlusher } from '../../../../lambda/shared/cdn.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';

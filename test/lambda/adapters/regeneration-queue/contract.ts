@@ -5,7 +5,7 @@
  * in flight (SQS holds them back; `test/helpers/fifo-queue.ts` simulates that for the unit tier).
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { RegenerationIntent } from '../../../../lambda/core/intent.js';
+import type { RegenerationIntent } from '../../../../lambda/core/page/intent.js';
 import type { QueueSubject } from '../../../helpers/contract-subjects.js';
 
 const intent = (path: string): RegenerationIntent => ({

@@ -3,7 +3,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SqsRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/sqs.js';
-import type { QueuedIntent } from '../../../../lambda/core/intent.js';
+import type { QueuedIntent } from '../../../../lambda/core/page/intent.js';
 
 const client = new SQSClient({ region: 'us-east-1' });
 const sqs = mockClient(client);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoRenderCounter } from '../../../../lambda/adapters/render-counter/dynamodb.js';
 import { DemoRenderer } from '../../../../lambda/adapters/renderer/demo.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 import { TestClock } from '../../../helpers/clock.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpRenderer } from '../../../../lambda/adapters/renderer/http.js';
-import type { CacheKeyPolicy } from '../../../../lambda/core/cache-key.js';
+import type { CacheKeyPolicy } from '../../../../lambda/core/page/cache-key.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { NEXT_VARIANT_HEADERS } from '../../../../lambda/core/settings/presets.js';
 import { startHttpServer } from '../../../helpers/http-server.js';

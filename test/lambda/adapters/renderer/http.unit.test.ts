@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpRenderer } from '../../../../lambda/adapters/renderer/http.js';
 import { StaticSecretSource } from '../../../../lambda/adapters/secret-source/static.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import { RenderRefusedError, RenderRetryableError } from '../../../../lambda/core/errors.js';
-import { admitPage } from '../../../../lambda/core/render-policy.js';
+import { admitPage } from '../../../../lambda/core/regenerate/render-policy.js';
 import { startHttpServer } from '../../../helpers/http-server.js';
 
 type Server = Awaited<ReturnType<typeof startHttpServer>>;

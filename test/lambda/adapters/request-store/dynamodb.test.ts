@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Claim } from '../../../../lambda/adapters/shared/dynamodb/conditions.js';
 import { RequestRowStore } from '../../../../lambda/adapters/request-store/dynamodb.js';
 import type { IdempotentCall } from '../../../../lambda/core/idempotency.js';
-import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
+import { IndexedStatus, statusShardOf } from '../../../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
 import { TestClock } from '../../../helpers/clock.js';

@@ -1,6 +1,6 @@
 /** The RevalidationStatuses port's contract: the latest status of an effect, none for an unknown one. */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { RevalidationStatus } from '../../../../lambda/core/ports.js';
+import type { RevalidationStatus } from '../../../../lambda/core/revalidate/ports.js';
 import type { TableSubject } from '../../../helpers/contract-subjects.js';
 
 const status = (effectId: string, state: 'marking' | 'done'): RevalidationStatus => ({

@@ -6,7 +6,7 @@ import {
   revalidationStatusPartition,
   STATUS_SK,
 } from '../../../../lambda/adapters/revalidation-status/dynamodb.js';
-import type { RevalidationStatus } from '../../../../lambda/core/ports.js';
+import type { RevalidationStatus } from '../../../../lambda/core/revalidate/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 

@@ -8,7 +8,7 @@ import {
   StatusIndex,
   statusShardOf,
   type IndexedStatus as Status,
-} from '../../../../lambda/core/rows.js';
+} from '../../../../lambda/core/page/rows.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createIdempotencyConfig } from '../../../../lambda/core/idempotency.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';

@@ -6,7 +6,7 @@ import {
   PAGE,
   tagPartition,
 } from '../../../../lambda/adapters/tag-index/dynamodb.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
 

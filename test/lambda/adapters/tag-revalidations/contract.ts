@@ -29,6 +29,35 @@ export function tagRevalidationsContract(name: string, make: () => Promise<Table
       expect(calls).toBeGreaterThan(1);
     });
 
+    it('reads back when each tag was revalidated, per tenant, over more than one batch', async () => {
+      const tag = (i: number) => `timed${tags}-${i}`;
+      tags += 1;
+      const all = Array.from({ length: 130 }, (_, i) => tag(i));
+      await s.tagRevalidations.recordRevalidation('acme', tag(0), {
+        effectId: 'rv_a',
+        atMs: 1_000,
+      });
+      await s.tagRevalidations.recordRevalidation('acme', tag(0), {
+        effectId: 'rv_b',
+        atMs: 2_000,
+      });
+      await s.tagRevalidations.recordRevalidation('acme', tag(120), {
+        effectId: 'rv_c',
+        atMs: 3_000,
+      });
+      await s.tagRevalidations.recordRevalidation('globex', tag(1), {
+        effectId: 'rv_d',
+        atMs: 4_000,
+      });
+      expect(await s.tagRevalidations.revalidatedAt('acme', all)).toEqual(
+        new Map([
+          [tag(0), 2_000],
+          [tag(120), 3_000],
+        ]),
+      );
+      expect(await s.tagRevalidations.revalidatedAt(undefined, all)).toEqual(new Map());
+    });
+
     it('finds no page under a tag nobody carries', async () => {
       expect(await s.tagRevalidations.pages('acme', `none${++tags}`)).toEqual({
         pks: [],

@@ -6,7 +6,7 @@ import type {
   PendingPurge,
   PendingPurgeSubmitter,
   PurgeAttempt,
-} from '../../../../lambda/core/ports.js';
+} from '../../../../lambda/core/operate/ports.js';
 import { TestClock } from '../../../helpers/clock.js';
 
 const purge = (id: string, recordedAt: number): PendingPurge => ({

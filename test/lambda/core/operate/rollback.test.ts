@@ -9,14 +9,16 @@ import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js
 import { DynamoPageHistory } from '../../../../lambda/adapters/page-history/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey, type CacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
+import type { CacheKey } from '../../../../lambda/core/page/model.js';
 import type { Clock } from '../../../../lambda/core/clock.js';
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { PageChangedError } from '../../../../lambda/core/errors.js';
-import { isFresh } from '../../../../lambda/core/freshness.js';
-import { seizeLease } from '../../../../lambda/core/lease.js';
-import type { Renderer } from '../../../../lambda/core/ports.js';
-import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
+import { isFresh } from '../../../../lambda/core/page/freshness.js';
+import { seizeLease } from '../../../../lambda/core/page/lease.js';
+import type { Renderer } from '../../../../lambda/core/regenerate/ports.js';
+import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
 import {
   hold,
   release,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { cdnKeyTagOf } from '../../../../lambda/core/cache-tags.js';
+import { cdnKeyTagOf } from '../../../../lambda/core/page/cache-tags.js';
 import { PageChangedError, VersionRequestError } from '../../../../lambda/core/errors.js';
-import type { CacheMeta, CdnPurge } from '../../../../lambda/core/ports.js';
+import type { CacheMeta } from '../../../../lambda/core/page/model.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   hold,
@@ -12,10 +13,10 @@ import {
   rollback,
   type PageOpsDeps,
 } from '../../../../lambda/core/operate/rollback.js';
-import { versionIdOf } from '../../../../lambda/core/rows.js';
+import { versionIdOf } from '../../../../lambda/core/page/rows.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
-import { encodeIntent } from '../../../../lambda/core/intent.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
+import { encodeIntent } from '../../../../lambda/core/page/intent.js';
 import { shiftedClock } from '../../../helpers/clock.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';

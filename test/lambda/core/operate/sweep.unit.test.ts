@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { sweepOrphanBodies } from '../../../../lambda/core/operate/orphan-bodies.js';
-import { IndexedStatus, statusShardOf } from '../../../../lambda/core/rows.js';
+import { IndexedStatus, statusShardOf } from '../../../../lambda/core/page/rows.js';
 import { runSweep, sweepTasks, taskLogFields } from '../../../../lambda/core/operate/sweep.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { InMemorySweepCursor } from '../../../../lambda/adapters/sweep-cursor/memory.js';

@@ -4,14 +4,15 @@ import { DynamoCacheTable } from '../../../../lambda/adapters/cache-table/dynamo
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { DynamoPageHistory } from '../../../../lambda/adapters/page-history/dynamodb.js';
 import { S3BodyStore } from '../../../../lambda/adapters/body-store/s3.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
 import {
   LeaseLostError,
   RenderRefusedError,
   RenderRetryableError,
 } from '../../../../lambda/core/errors.js';
-import type { RenderRequest } from '../../../../lambda/core/ports.js';
-import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
+import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../../../helpers/backends.js';
 import { TestClock } from '../../../helpers/clock.js';

@@ -6,10 +6,11 @@ import {
   RenderRetryableError,
   TransactionConflictError,
 } from '../../../../lambda/core/errors.js';
-import type { Need } from '../../../../lambda/core/freshness.js';
-import type { RenderRequest } from '../../../../lambda/core/ports.js';
-import { regenerate, type RegenerateDeps } from '../../../../lambda/core/regenerate/regenerate.js';
-import { bodyKeyOf } from '../../../../lambda/core/rows.js';
+import type { Need } from '../../../../lambda/core/page/freshness.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
+import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
+import type { RegenerateDeps } from '../../../../lambda/core/regenerate/deps.js';
+import { bodyKeyOf } from '../../../../lambda/core/page/rows.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 import { countingRenderer, untilAborted, type PageFunction } from '../../../helpers/renderers.js';

@@ -9,7 +9,7 @@ import { Guard } from '../../../../lambda/adapters/shared/dynamodb/conditions.js
 import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidation-marks/dynamodb.js';
 import { DynamoTagRevalidations } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import type { CdnPurge, TagIndex } from '../../../../lambda/core/ports.js';
+import type { CdnPurge, TagIndex } from '../../../../lambda/core/page/ports.js';
 import { SqsRegenerationQueue } from '../../../../lambda/adapters/regeneration-queue/sqs.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {

@@ -6,7 +6,8 @@
  * now one transaction (`FanOutProgressRows.finish`): either both happen or neither does.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { FanOutProgressRows, RevalidationsInProgress } from '../../../../lambda/core/ports.js';
+import type { FanOutProgressRows } from '../../../../lambda/core/revalidate/ports.js';
+import type { RevalidationsInProgress } from '../../../../lambda/core/page/ports.js';
 import { parseFanOut } from '../../../../lambda/core/revalidate/fan-out-message.js';
 import { acceptRevalidation, markBatch } from '../../../../lambda/core/revalidate/fan-out.js';
 import { backgroundService } from '../../../helpers/fan-out.js';

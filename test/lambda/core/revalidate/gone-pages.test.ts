@@ -9,14 +9,14 @@ import { DynamoRevalidationMarks } from '../../../../lambda/adapters/revalidatio
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
 import { tagPartition } from '../../../../lambda/adapters/tag-index/dynamodb.js';
 import { DynamoTagRevalidations } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
-import type { CdnPurge } from '../../../../lambda/core/ports.js';
-import { SortKey } from '../../../../lambda/core/rows.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
+import { SortKey } from '../../../../lambda/core/page/rows.js';
 import { runSweep } from '../../../../lambda/core/operate/sweep.js';
 import {
   revalidate,
   type RevalidationDeps,
-  type RevalidationMode,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { RevalidationMode } from '../../../../lambda/core/page/model.js';
 import { loadSweeperConfig } from '../../../../lambda/shared/config.js';
 import { createSweeperDeps } from '../../../../lambda/sweeper/build.js';
 import { TestClock } from '../../../helpers/clock.js';

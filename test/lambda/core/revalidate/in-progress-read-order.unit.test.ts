@@ -5,9 +5,9 @@
  * answered HIT with the page from before it. The rows are now read (or reused) first.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { CacheTable, RevalidationsInProgress } from '../../../../lambda/core/ports.js';
+import type { CacheTable, RevalidationsInProgress } from '../../../../lambda/core/page/ports.js';
 import { acceptRevalidation } from '../../../../lambda/core/revalidate/fan-out.js';
-import { InProgressReader } from '../../../../lambda/core/revalidate/in-progress.js';
+import { InProgressReader } from '../../../../lambda/core/page/in-progress.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { backgroundService } from '../../../helpers/fan-out.js';
 

@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { CloudFrontInvalidator } from '../../../../lambda/adapters/cdn-invalidator/cloudfront.js';
 import { InMemoryPendingPurges } from '../../../../lambda/adapters/pending-purges/memory.js';
-import type { CdnInvalidator, CdnPurge } from '../../../../lambda/core/ports.js';
+import type { CdnInvalidator, CdnPurge } from '../../../../lambda/core/page/ports.js';
 import {
   processPurges,
   type PurgerMessage,

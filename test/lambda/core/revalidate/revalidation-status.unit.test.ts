@@ -1,7 +1,7 @@
 /** The status GET of a revalidation, by effect id, on the in-memory ports. */
 import { describe, expect, it } from '@jest/globals';
 import { StaticSecretSource } from '../../../../lambda/adapters/secret-source/static.js';
-import type { RevalidationStatus } from '../../../../lambda/core/ports.js';
+import type { RevalidationStatus } from '../../../../lambda/core/revalidate/ports.js';
 import { statusTargetOf } from '../../../../lambda/core/revalidate/revalidation-status.js';
 import {
   serveRevalidation,

@@ -9,7 +9,7 @@ import {
   TAG_STATE_TTL_SECONDS,
 } from '../../../../lambda/adapters/tag-revalidations/dynamodb.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import type { CdnPurge } from '../../../../lambda/core/ports.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   revalidate,

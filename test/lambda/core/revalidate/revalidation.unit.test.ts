@@ -1,16 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { encodeIntent } from '../../../../lambda/core/intent.js';
-import type { CdnPurge, RenderRequest } from '../../../../lambda/core/ports.js';
+import { encodeIntent } from '../../../../lambda/core/page/intent.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   HELD_PAGES_LISTED,
   revalidate,
-  type Revalidation,
   type RevalidationDeps,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../../../../lambda/core/revalidate/model.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
-import { processMessage } from '../../../../lambda/core/regenerate/process-message.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';
 import { message } from '../../../helpers/worker-harness.js';

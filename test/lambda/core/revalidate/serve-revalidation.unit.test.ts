@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CdnPurge } from '../../../../lambda/core/ports.js';
+import type { CdnPurge } from '../../../../lambda/core/page/ports.js';
 import {
   serveRevalidation,
   type CallerAuth,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { InMemoryPurgeQueue } from '../../../../lambda/adapters/purge-queue/memory.js';
-import { cdnKeyTagOf } from '../../../../lambda/core/cache-tags.js';
+import { cdnKeyTagOf } from '../../../../lambda/core/page/cache-tags.js';
 import { acceptRevalidation } from '../../../../lambda/core/revalidate/fan-out.js';
 import {
   deadlinePurgesOf,

@@ -5,14 +5,14 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
-import type { RenderRequest } from '../../../../lambda/core/ports.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
+import type { RenderRequest } from '../../../../lambda/core/regenerate/ports.js';
 import { regenerate } from '../../../../lambda/core/regenerate/regenerate.js';
 import {
   revalidate,
-  type Revalidation,
   type RevalidationDeps,
 } from '../../../../lambda/core/revalidate/revalidation.js';
+import type { Revalidation } from '../../../../lambda/core/revalidate/model.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';
 

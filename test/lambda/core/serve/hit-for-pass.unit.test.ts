@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { InProcessPassThrough } from '../../../../lambda/adapters/pass-through/in-process.js';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import type { CacheTable, RenderResult } from '../../../../lambda/core/ports.js';
+import type { CacheTable } from '../../../../lambda/core/page/ports.js';
+import type { RenderResult } from '../../../../lambda/core/page/model.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';

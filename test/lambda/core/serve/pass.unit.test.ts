@@ -3,8 +3,10 @@ import {
   InProcessPassThrough,
   type InProcessUpstream,
 } from '../../../../lambda/adapters/pass-through/in-process.js';
-import type { PassThrough, RenderResult } from '../../../../lambda/core/ports.js';
-import { servePage, type PageRequest } from '../../../../lambda/core/serve/serve.js';
+import type { PassThrough } from '../../../../lambda/core/serve/ports.js';
+import type { RenderResult } from '../../../../lambda/core/page/model.js';
+import { servePage } from '../../../../lambda/core/serve/serve.js';
+import type { PageRequest } from '../../../../lambda/core/serve/request.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';
 

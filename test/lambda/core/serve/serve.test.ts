@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { parseIntent } from '../../../../lambda/core/intent.js';
-import type { RegenerationQueue } from '../../../../lambda/core/ports.js';
+import { parseIntent } from '../../../../lambda/core/page/intent.js';
+import type { RegenerationQueue } from '../../../../lambda/core/page/ports.js';
 import { TestClock } from '../../../helpers/clock.js';
 import { createOriginHarness, type OriginHarness } from '../../../helpers/origin-harness.js';
 import { countingRenderer } from '../../../helpers/renderers.js';

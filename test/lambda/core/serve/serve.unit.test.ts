@@ -1,12 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import { RenderAdmission } from '../../../../lambda/core/admission.js';
+import { RenderAdmission } from '../../../../lambda/core/regenerate/admission.js';
 import { compilePathPatterns } from '../../../../lambda/core/path-patterns.js';
-import {
-  servePage,
-  type OriginDeps,
-  type PageRequest,
-} from '../../../../lambda/core/serve/serve.js';
+import { servePage } from '../../../../lambda/core/serve/serve.js';
+import type { OriginDeps, PageRequest } from '../../../../lambda/core/serve/request.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { withOverrides } from '../../../helpers/overrides.js';
 import { countingRenderer, type PageFunction } from '../../../helpers/renderers.js';

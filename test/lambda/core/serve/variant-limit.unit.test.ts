@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
-import type { PassThrough } from '../../../../lambda/core/ports.js';
+import type { PassThrough } from '../../../../lambda/core/serve/ports.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';

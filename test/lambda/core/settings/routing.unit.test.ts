@@ -4,13 +4,13 @@
  * construct's own reading alike.
  */
 import { describe, expect, it } from '@jest/globals';
-import { matchesPathPattern } from '../../../../lambda/core/traffic-rules.js';
+import { matchesPathPattern } from '../../../../lambda/core/path-patterns.js';
 import {
   readSettings,
   TABLE,
   writeSettings,
   type Reader,
-} from '../../../../lambda/core/settings.js';
+} from '../../../../lambda/core/settings/index.js';
 
 const REFS = {
   FACETHEORY_CACHE_TABLE_NAME: 'cache',

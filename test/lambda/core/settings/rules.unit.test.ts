@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidCacheKeyError } from '../../../../lambda/core/errors.js';
-import { normaliseCacheKey } from '../../../../lambda/core/cache-key.js';
-import { TENANT_PATTERN } from '../../../../lambda/core/rows.js';
+import { normaliseCacheKey } from '../../../../lambda/core/page/cache-key.js';
+import { TENANT_PATTERN } from '../../../../lambda/core/page/rows.js';
 import {
   isLoopbackHost,
   MAX_BODY_BYTES,
@@ -10,7 +10,7 @@ import {
   TABLE,
   writeSettings,
   type Reader,
-} from '../../../../lambda/core/settings.js';
+} from '../../../../lambda/core/settings/index.js';
 
 /** The resources every function is told about. */
 const REFS = {
