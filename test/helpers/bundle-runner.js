@@ -46,6 +46,7 @@ function playSecretsExtension(secrets) {
     const token = new Headers(init?.headers).get('x-aws-parameters-secrets-token');
     if (token !== process.env.AWS_SESSION_TOKEN) return new Response('bad token', { status: 401 });
     const secretId = url.searchParams.get('secretId') ?? '';
+    process.send({ secretRead: secretId }); // the extension's GetSecretValue, with the role's rights
     if (url.pathname !== '/secretsmanager/get' || !(secretId in secrets)) {
       return new Response('not found', { status: 400 });
     }

@@ -25,7 +25,7 @@ export interface LocalResources {
 }
 
 /** Variables the template sets to a CloudFormation reference, and what they become locally. */
-const REFERENCES: Record<string, (local: LocalResources) => string> = {
+export const LOCAL_REFERENCES: Record<string, (local: LocalResources) => string> = {
   FACETHEORY_CACHE_TABLE_NAME: (local) => local.tableName,
   ISR_BODY_BUCKET: (local) => local.bucketName,
   ISR_QUEUE_URL: (local) => local.queueUrl,
@@ -47,7 +47,7 @@ export function deployedEnvironment(
   const environment: Record<string, string> = {};
   for (const [name, value] of Object.entries(variables)) {
     if (DROPPED.has(name)) continue;
-    const reference = REFERENCES[name];
+    const reference = LOCAL_REFERENCES[name];
     if (typeof value === 'string') environment[name] = value;
     else if (reference !== undefined) environment[name] = reference(local);
     else throw new Error(`${logicalId}: no local value for ${name} = ${JSON.stringify(value)}`);
@@ -56,9 +56,13 @@ export function deployedEnvironment(
 }
 
 /** What the Lambda runtime adds: region, the role's credentials, and where AWS is (locally). */
-function runtimeEnvironment(functionName: string): Record<string, string> {
+function runtimeEnvironment(
+  functionName: string,
+  endpoints: BundleOptions['endpoints'] = {},
+): Record<string, string> {
   const endpoint = (name: string) => {
-    const value = process.env[name];
+    const service = /ISR_TEST_(\w+)_ENDPOINT/.exec(name)?.[1]?.toLowerCase() ?? '';
+    const value = endpoints[service as keyof typeof endpoints] ?? process.env[name];
     if (value === undefined) throw new Error(`${name} is unset: run through jest's globalSetup`);
     return value;
   };
@@ -85,6 +89,8 @@ export interface DeployedBundle {
   invoke<T = unknown>(event: unknown): Promise<T>;
   /** Every JSON line the function wrote to stdout (its Powertools logs). */
   readonly logs: Record<string, unknown>[];
+  /** The secrets it read through the Parameters and Secrets extension, by ARN. */
+  readonly secretReads: string[];
   stop(): Promise<void>;
 }
 
@@ -96,17 +102,21 @@ export interface BundleOptions {
   readonly extensionSecrets?: Record<string, string>;
   /** @default 30_000 */
   readonly timeoutMs?: number;
+  /** Where its SDK reaches each backend (a recording front). @default the backends */
+  readonly endpoints?: Partial<Record<'dynamodb' | 's3' | 'sqs', string>>;
+  /** @default `isr-<kind>` */
+  readonly functionName?: string;
 }
 
 const RUNNER = fileURLToPath(new URL('./bundle-runner.js', import.meta.url));
 
 /** Starts the bundle (its cold start) and resolves once its module has loaded. */
 export async function startBundle(options: BundleOptions): Promise<DeployedBundle> {
-  const functionName = `isr-${options.kind}`;
+  const functionName = options.functionName ?? `isr-${options.kind}`;
   const bundle = `${functionBundleDirectory(options.kind)}/index.mjs`;
   const child = fork(RUNNER, [bundle, functionName, String(options.timeoutMs ?? 30_000)], {
     env: {
-      ...runtimeEnvironment(functionName),
+      ...runtimeEnvironment(functionName, options.endpoints),
       ...options.environment,
       ISR_TEST_EXTENSION_SECRETS: JSON.stringify(options.extensionSecrets ?? {}),
     },
@@ -120,16 +130,22 @@ export async function startBundle(options: BundleOptions): Promise<DeployedBundl
   });
   await ready(child, () => stderr);
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  child.on('message', (message: { id?: number; result?: unknown; error?: string }) => {
-    const waiter = message.id === undefined ? undefined : pending.get(message.id);
-    if (waiter === undefined) return;
-    pending.delete(message.id!);
-    if (message.error === undefined) waiter.resolve(message.result);
-    else waiter.reject(new Error(`${functionName} threw: ${message.error}`));
-  });
+  const secretReads: string[] = [];
+  child.on(
+    'message',
+    (message: { id?: number; result?: unknown; error?: string; secretRead?: string }) => {
+      if (message.secretRead !== undefined) secretReads.push(message.secretRead);
+      const waiter = message.id === undefined ? undefined : pending.get(message.id);
+      if (waiter === undefined) return;
+      pending.delete(message.id!);
+      if (message.error === undefined) waiter.resolve(message.result);
+      else waiter.reject(new Error(`${functionName} threw: ${message.error}`));
+    },
+  );
   let next = 0;
   return {
     logs,
+    secretReads,
     invoke: <T>(event: unknown) =>
       new Promise<T>((resolve, reject) => {
         const id = next++;
