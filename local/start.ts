@@ -133,6 +133,10 @@ async function serve(
       ISR_DLQ_URL: queues.dlqUrl,
       ISR_PURGE_QUEUE_URL: purges.purgeQueueUrl,
       ISR_PURGE_DLQ_URL: purges.purgeDlqUrl,
+      // The upstream is told the host viewers use here, as a deployment tells it its domain.
+      ...(env.ISR_PUBLIC_ORIGIN === undefined && env.ISR_TENANT_HEADER === undefined
+        ? { ISR_PUBLIC_ORIGIN: `http://localhost:${port}` }
+        : {}),
     };
     const originConfig = loadOriginConfig(serviceEnv);
     const origin = buildOriginHandler(originConfig, { clients, owner: 'local-origin' });

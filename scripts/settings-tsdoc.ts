@@ -112,6 +112,7 @@ export function parseDefault(text: string): DeclaredDefault {
     match(/^'([^']*)'/, (found) => found[1]) ??
     match(/^\[[^\]]*\]/, (found) => JSON.parse(found[0].replaceAll("'", '"')) as unknown) ??
     match(/^\d[\d_]*/, (found) => Number(found[0].replaceAll('_', ''))) ??
+    match(/^(true|false)\b/, (found) => found[1] === 'true') ??
     match(/^Duration\.(seconds|minutes)\((\d+)\)/, (found) =>
       found[1] === 'seconds'
         ? Duration.seconds(Number(found[2]))

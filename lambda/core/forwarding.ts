@@ -80,3 +80,42 @@ const connectionTokens = (headers: HeaderPairs): string[] =>
     .flatMap(([, value]) => value.split(','))
     .map((token) => token.trim().toLowerCase())
     .filter((token) => token !== '');
+
+/** The viewers' host and scheme, as the upstream is told them (`X-Forwarded-Host`/`-Proto`). */
+export interface PublicOrigin {
+  readonly host: string;
+  readonly proto: 'http' | 'https';
+}
+
+/** Headers that tell the upstream where the viewer was: only ever the service's own values. */
+export const FORWARDED_ORIGIN_HEADERS: readonly string[] = [
+  'x-forwarded-host',
+  'x-forwarded-proto',
+];
+
+/** `publicOrigin` (a validated http(s) origin) as the upstream is told it; undefined: unset. */
+export function publicOriginOf(origin: string | undefined): PublicOrigin | undefined {
+  if (origin === undefined) return undefined;
+  const url = new URL(origin);
+  return { host: url.host, proto: url.protocol === 'http:' ? 'http' : 'https' };
+}
+
+/**
+ * A `Location` naming the upstream's own host (in any scheme: an app behind a proxy may say
+ * `https` of an `http` upstream) made relative, so a viewer never sees the upstream's address;
+ * `prefix` is the upstream URL's path, taken off too. Any other `Location` is kept as it is.
+ */
+export function upstreamRelativeLocation(location: string, upstream: URL): string {
+  let target: URL;
+  try {
+    target = new URL(location, upstream);
+  } catch {
+    return location;
+  }
+  if (target.host !== upstream.host) return location;
+  const prefix = upstream.pathname.replace(/\/$/, '');
+  const path = target.pathname.startsWith(`${prefix}/`)
+    ? target.pathname.slice(prefix.length)
+    : target.pathname;
+  return `${path}${target.search}${target.hash}`;
+}

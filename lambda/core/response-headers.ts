@@ -1,9 +1,10 @@
 /**
  * Which upstream response headers a cached page keeps, in one place. A page must reach the
- * viewer as the upstream meant it: its Content-Security-Policy, HSTS, Link preloads and robots
- * directives are stored with the generation and replayed on every answer. An allow-list decides
- * (exact names, or a prefix ending in `*`); hop-by-hop headers and those the service sets itself
- * are never kept, whatever the list says; `Set-Cookie` has its own rule (see render-policy.ts).
+ * viewer as the upstream meant it (issue 34, point 5): every header it sends (its CSP, HSTS,
+ * Link preloads, a `headers()` rule's or middleware's own) is stored with the generation and
+ * replayed on every answer, but for a stated deny-list (`NEVER_KEPT`: hop-by-hop headers, what
+ * the service sets itself, internal tag and framework headers, `Set-Cookie`, which has its own
+ * rule in render-policy.ts). An allow-list (exact names, or a prefix ending in `*`) can narrow it.
  */
 import { RefusalReason, RenderRefusedError } from './errors.js';
 import { HOP_BY_HOP_HEADERS } from './forwarding.js';
@@ -12,19 +13,8 @@ import { HOP_BY_HOP_HEADERS } from './forwarding.js';
 export const SetCookiePolicy = { Strip: 'strip', Refuse: 'refuse' } as const;
 export type SetCookiePolicy = (typeof SetCookiePolicy)[keyof typeof SetCookiePolicy];
 
-export const DEFAULT_KEPT_HEADERS: readonly string[] = [
-  'content-security-policy',
-  'content-security-policy-report-only',
-  'strict-transport-security',
-  'x-frame-options',
-  'x-content-type-options',
-  'referrer-policy',
-  'permissions-policy',
-  'cross-origin-*',
-  'link',
-  'content-language',
-  'x-robots-tag',
-];
+/** Every header the upstream sends, but those never kept. */
+export const DEFAULT_KEPT_HEADERS: readonly string[] = ['*'];
 
 /** Largest total of kept names and values, in bytes: beyond it the page is refused, not trimmed. */
 export const DEFAULT_KEPT_HEADERS_MAX_BYTES = 16 * 1024;
@@ -47,15 +37,27 @@ const NEVER_KEPT = new Set([
   'location',
   'set-cookie',
   'retry-after',
+  // The service's own cache state (and RFC 9211's), never an upstream's stale copy of one.
+  'cache-status',
+  'x-cache',
+  'x-nextjs-cache',
+  // Internal tag headers: the upstream's default and Next's (the configured ones: `internal`).
+  'cache-tag',
+  'x-next-cache-tags',
 ]);
+
+/** Prefixes never kept: the service's own headers, and Next's middleware internals. */
+const NEVER_KEPT_PREFIXES = ['x-isr-', 'x-middleware-'];
 
 /** Representation metadata a 304 should not carry (RFC 9110 §15.4.5). */
 const NOT_ON_304 = new Set(['content-language', 'link']);
 
 export interface HeaderPolicy {
-  /** Names to keep; `cross-origin-*` keeps every name starting with `cross-origin-`. */
+  /** Names to keep; `cross-origin-*` keeps every name starting with `cross-origin-`; `*` all. */
   readonly keep: readonly string[];
   readonly maxBytes: number;
+  /** Headers only the service reads (the upstream tag header, the CDN's cache tag header). */
+  readonly internal?: readonly string[] | undefined;
 }
 
 export const DEFAULT_HEADER_POLICY: HeaderPolicy = {
@@ -63,8 +65,8 @@ export const DEFAULT_HEADER_POLICY: HeaderPolicy = {
   maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES,
 };
 
-/** A header name the allow-list may hold: lower-case token, or a prefix ending in `*`. */
-export const KEPT_HEADER_PATTERN = /^[a-z0-9-]+\*?$/;
+/** A header name the allow-list may hold: lower-case token, a prefix ending in `*`, or `*`. */
+export const KEPT_HEADER_PATTERN = /^(\*|[a-z0-9-]+\*?)$/;
 
 /**
  * The headers of `upstream` (lower-case names) the page keeps.
@@ -79,11 +81,12 @@ export function keptHeaders(
   const declaredHopByHop = new Set(
     (upstream.connection ?? '').split(',').map((name) => name.trim().toLowerCase()),
   );
+  const internal = new Set((policy.internal ?? []).map((name) => name.toLowerCase()));
   const kept: Record<string, string> = {};
   let bytes = 0;
   for (const [rawName, value] of Object.entries(upstream)) {
     const name = rawName.toLowerCase();
-    if (NEVER_KEPT.has(name) || name.startsWith('x-isr-') || declaredHopByHop.has(name)) continue;
+    if (isNeverKept(name) || internal.has(name) || declaredHopByHop.has(name)) continue;
     if (!policy.keep.some((entry) => matches(entry, name))) continue;
     kept[name] = value;
     bytes += name.length + value.length;
@@ -103,3 +106,7 @@ export const headersFor304 = (kept: Readonly<Record<string, string>>): Record<st
 
 const matches = (entry: string, name: string): boolean =>
   entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : entry === name;
+
+/** Whether a header is on the deny-list, whatever the allow-list says. */
+const isNeverKept = (name: string): boolean =>
+  NEVER_KEPT.has(name) || NEVER_KEPT_PREFIXES.some((prefix) => name.startsWith(prefix));

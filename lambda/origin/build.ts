@@ -1,4 +1,5 @@
 import { HttpPassThrough } from '../adapters/pass-through/http.js';
+import { publicOriginOf } from '../core/forwarding.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RenderAdmission } from '../core/regenerate/admission.js';
@@ -56,11 +57,14 @@ export function createOriginDeps(
           },
     passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
+    // The upstream's tags are for the service; CloudFront's cache tag header is on pages only.
+    internalAnswerHeaders: [config.upstreamTagHeader, config.cacheTagHeader],
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
       staleSharedMaxAge: config.staleSharedMaxAge,
       staleWhileRevalidateSeconds: config.staleWhileRevalidateSeconds,
       staleIfErrorSeconds: config.staleIfErrorSeconds,
+      nextCacheHeader: config.nextCacheHeader,
     },
     owner: runtime.owner,
     // Built once per container: its reads of the in-progress rows are reused for a moment.
@@ -91,6 +95,9 @@ export function createOriginPassThrough(
     originUrl: config.renderOriginUrl,
     maxBodyBytes: config.passBodyMaxBytes,
     secretHeader,
+    // Multi-tenant: the host the viewer used, as the edge set it (one origin does not fit all).
+    publicOrigin:
+      config.tenantHeader === undefined ? publicOriginOf(config.publicOrigin) : undefined,
   });
 }
 

@@ -7,6 +7,7 @@ import { HttpRenderer } from '../adapters/renderer/http.js';
 import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import { publicOriginOf } from '../core/forwarding.js';
 import type { CdnInvalidator, SecretSource } from '../core/page/ports.js';
 import type { Renderer } from '../core/regenerate/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings/index.js';
@@ -65,6 +66,7 @@ export function createRenderer(
       tenantHeader: config.tenantHeader,
       maxBodyBytes: config.maxBodyBytes,
       tagHeader: config.upstreamTagHeader,
+      publicOrigin: publicOriginOf(config.publicOrigin),
       secretHeader: upstreamSecretHeader(config, runtime),
       variantParam: config.settings.variantParam,
     });

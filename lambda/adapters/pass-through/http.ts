@@ -6,7 +6,12 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { PassFailure, PassThroughError } from '../../core/errors.js';
-import { forwardedAnswerHeaders, forwardedRequestHeaders } from '../../core/forwarding.js';
+import {
+  forwardedAnswerHeaders,
+  forwardedRequestHeaders,
+  upstreamRelativeLocation,
+  type PublicOrigin,
+} from '../../core/forwarding.js';
 import type { PassAnswer, PassRequest, PassThrough } from '../../core/serve/ports.js';
 import type { SecretSource } from '../../core/page/ports.js';
 
@@ -19,6 +24,12 @@ export interface HttpPassThroughOptions {
   readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
   /** Headers only the service sets (the tenant header): a viewer's copy is dropped. */
   readonly internalHeaders?: readonly string[] | undefined;
+  /**
+   * The viewers' host and scheme (`publicOrigin`), sent in X-Forwarded-Host/-Proto. Unset, the
+   * X-Forwarded-Host the edge set from the viewer's Host goes on (the edge's function replaces
+   * any a viewer sends) and no X-Forwarded-Proto does.
+   */
+  readonly publicOrigin?: PublicOrigin | undefined;
 }
 
 export class HttpPassThrough implements PassThrough {
@@ -45,7 +56,9 @@ export class HttpPassThrough implements PassThrough {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<PassAnswer>((resolve, reject) => {
       const outgoing = send(url, { method: request.method, headers, signal: request.signal });
-      outgoing.on('response', (incoming: IncomingMessage) => resolve(answerOf(incoming)));
+      outgoing.on('response', (incoming: IncomingMessage) =>
+        resolve(answerOf(incoming, this.#origin)),
+      );
       outgoing.on('error', (error) => reject(failureOf(error, request.signal)));
       writeBody(outgoing, body, this.#options.maxBodyBytes).catch((error: unknown) => {
         outgoing.destroy();
@@ -64,6 +77,13 @@ export class HttpPassThrough implements PassThrough {
       headers[name] = previous === undefined ? value : [previous, value].flat();
     }
     headers.host = url.host;
+    // Where the viewer was: the service's word, never a viewer's X-Forwarded-Proto.
+    delete headers['x-forwarded-proto'];
+    const publicOrigin = this.#options.publicOrigin;
+    if (publicOrigin !== undefined) {
+      headers['x-forwarded-host'] = publicOrigin.host;
+      headers['x-forwarded-proto'] = publicOrigin.proto;
+    }
     if (secret !== undefined) {
       try {
         headers[secret.name.toLowerCase()] = await secret.secret.value();
@@ -81,11 +101,17 @@ export class HttpPassThrough implements PassThrough {
   }
 }
 
-/** The answer as it came: raw header pairs (Set-Cookie repeated), the socket's bytes. */
-const answerOf = (incoming: IncomingMessage): PassAnswer => {
+/**
+ * The answer as it came: raw header pairs (Set-Cookie repeated), the socket's bytes; only a
+ * `Location` naming the upstream's own host is made relative (`upstreamRelativeLocation`).
+ */
+const answerOf = (incoming: IncomingMessage, upstream: URL): PassAnswer => {
   const pairs: [string, string][] = [];
   for (let at = 0; at + 1 < incoming.rawHeaders.length; at += 2) {
-    pairs.push([incoming.rawHeaders[at], incoming.rawHeaders[at + 1]]);
+    const name = incoming.rawHeaders[at];
+    const value = incoming.rawHeaders[at + 1];
+    const located = name.toLowerCase() === 'location';
+    pairs.push([name, located ? upstreamRelativeLocation(value, upstream) : value]);
   }
   return {
     status: incoming.statusCode ?? 502,

@@ -1,4 +1,5 @@
 import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../core/errors.js';
+import { upstreamRelativeLocation, type PublicOrigin } from '../../core/forwarding.js';
 import type { RenderRequest, Renderer } from '../../core/regenerate/ports.js';
 import type { RenderResult } from '../../core/page/model.js';
 import type { SecretSource } from '../../core/page/ports.js';
@@ -20,6 +21,8 @@ export interface HttpRendererOptions {
   readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
   /** What a variant's render adds to its query (Next.js: `_rsc`). @default 'none' */
   readonly variantParam?: VariantParam | undefined;
+  /** The viewers' host and scheme, sent in X-Forwarded-Host/-Proto (single-tenant renders). */
+  readonly publicOrigin?: PublicOrigin | undefined;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
@@ -62,6 +65,12 @@ export class HttpRenderer implements Renderer {
     if (cacheKey.tenant !== undefined && this.#options.tenantHeader !== undefined) {
       headers[this.#options.tenantHeader] = cacheKey.tenant;
     }
+    // The host viewers use, so the app's absolute URLs name it (a tenant's host is not known here).
+    const publicOrigin = this.#options.publicOrigin;
+    if (publicOrigin !== undefined && cacheKey.tenant === undefined) {
+      headers['x-forwarded-host'] = publicOrigin.host;
+      headers['x-forwarded-proto'] = publicOrigin.proto;
+    }
     const secretHeader = this.#options.secretHeader;
     if (secretHeader !== undefined) {
       try {
@@ -98,14 +107,7 @@ export class HttpRenderer implements Renderer {
 
   /** A redirect to the upstream's own host is made relative, so it never leaks to viewers. */
   #relativeLocation(location: string | null): string | undefined {
-    if (location === null) return undefined;
-    const target = new URL(location, this.#origin);
-    if (target.origin !== this.#origin.origin) return location;
-    const prefix = this.#origin.pathname.replace(/\/$/, '');
-    const path = target.pathname.startsWith(`${prefix}/`)
-      ? target.pathname.slice(prefix.length)
-      : target.pathname;
-    return `${path}${target.search}${target.hash}`;
+    return location === null ? undefined : upstreamRelativeLocation(location, this.#origin);
   }
 }
 

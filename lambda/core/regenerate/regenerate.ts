@@ -27,6 +27,7 @@ import {
   type AdmittedPage,
   type RenderPolicy,
 } from './render-policy.js';
+import { AnsweredRefusal } from '../page/refusal.js';
 import { admitVariant } from '../page/variants.js';
 import { indexGainedTags, indexPassedVariant, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
@@ -289,9 +290,11 @@ class Regeneration {
       // A variant's 404 is refused too (never kept): it is marked for pass like any refusal.
       return admitVariant(admitPage(rendered, policy), this.#input.cacheKey);
     } catch (error) {
+      if (!(error instanceof RenderRefusedError)) throw error;
       const seconds = this.#deps.hitForPassSeconds ?? 0;
-      if (error instanceof RenderRefusedError && seconds > 0) await this.#markPass(error, seconds);
-      throw error;
+      if (seconds > 0) await this.#markPass(error, seconds);
+      // The answer goes with the refusal: the viewer whose request it was may get it (serve.ts).
+      throw new AnsweredRefusal(error, rendered);
     }
   }
 

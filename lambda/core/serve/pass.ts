@@ -6,8 +6,9 @@
 import { tenantFor, type Tenancy } from '../page/cache-key.js';
 import type { Clock } from '../clock.js';
 import { InvalidCacheKeyError, PassFailure, PassThroughError } from '../errors.js';
-import type { HeaderPairs } from '../forwarding.js';
+import { forwardedAnswerHeaders, type HeaderPairs } from '../forwarding.js';
 import { privateCacheControl } from '../pass-privacy.js';
+import type { RenderResult } from '../page/model.js';
 import type { PassAnswer, PassThrough } from './ports.js';
 import {
   cacheStatusHeader,
@@ -27,6 +28,11 @@ export interface PassDeps {
    * validated (a request without a valid one is refused, as for a page), never the viewer's copy.
    */
   readonly tenancy?: ({ readonly header: string } & Tenancy) | undefined;
+  /**
+   * Answer headers only the service reads (the upstream's tag header, CloudFront's cache tag
+   * header): never sent on to a viewer, whatever the answer. @default none
+   */
+  readonly internalAnswerHeaders?: readonly string[] | undefined;
   /** How long the upstream has to answer a pass-through, body included. */
   readonly passTimeoutMs: number;
   readonly clock: Clock;
@@ -79,7 +85,8 @@ export async function servePass(
       signal: timeout.signal,
     });
     const body = await readAnswer(answer, timeout.signal);
-    return passResponse(answer, request.method === 'HEAD' ? undefined : body, why);
+    const shown = withoutHeaders(answer, deps.internalAnswerHeaders);
+    return passResponse(shown, request.method === 'HEAD' ? undefined : body, why);
   } catch (caught) {
     const error = timeout.signal.aborted ? timedOut(caught) : caught;
     if (!(error instanceof PassThroughError)) throw error;
@@ -109,6 +116,14 @@ function passHeaders(deps: PassDeps, request: ViewerRequest): HeaderPairs | Inva
     if (error instanceof InvalidCacheKeyError) return error;
     throw error;
   }
+}
+
+/** The answer without the named headers (any case). */
+function withoutHeaders(answer: PassAnswer, names: readonly string[] = []): PassAnswer {
+  if (names.length === 0) return answer;
+  const dropped = new Set(names.map((name) => name.toLowerCase()));
+  const headers = answer.headers.filter(([name]) => !dropped.has(name.toLowerCase()));
+  return { ...answer, headers };
 }
 
 /** Whatever an adapter threw once the pass timeout fired: the timeout. */
@@ -166,3 +181,80 @@ function passResponse(
     detail: { pass: why.detail },
   };
 }
+
+/**
+ * Headers of a render's answer a viewer never gets as they came: the body was decoded by the
+ * renderer's fetch (its encoding and length no longer hold), and the absolute `Location` is
+ * replaced by the renderer's relative one.
+ */
+const RENDER_ANSWER_DROPPED = new Set(['content-encoding', 'content-length', 'location']);
+
+/**
+ * Issue 31, fix 11 (Varnish's miss that turns hit-for-pass): the answer of a render refused for
+ * storage, delivered to the viewer whose request the render was, instead of a second trip to
+ * the upstream. Only when the viewer's request carried nothing the render's did not
+ * (`isRenderOwnRequest`), the answer was read whole and fits what a pass returns, and it does
+ * not vary on everything (`Vary: *`). It goes out as a pass does: private, never shared.
+ */
+export function deliverableRender(
+  deps: Pick<PassDeps, 'internalAnswerHeaders'>,
+  rendered: { readonly answer: RenderResult | undefined; readonly key: RenderedKey },
+  request: ViewerRequest,
+  why: PassWhy,
+): PageResponse | undefined {
+  const { answer, key } = rendered;
+  if (answer === undefined || !isRenderOwnRequest(request, key)) return undefined;
+  if (answer.body.byteLength > MAX_PASS_ANSWER_BYTES) return undefined;
+  const vary = (answer.headers?.vary ?? '').split(',').map((name) => name.trim());
+  if (vary.includes('*')) return undefined;
+  const internal = new Set((deps.internalAnswerHeaders ?? []).map((name) => name.toLowerCase()));
+  const headers: [string, string][] = forwardedAnswerHeaders(
+    Object.entries(answer.headers ?? {}),
+  ).filter(([name]) => !RENDER_ANSWER_DROPPED.has(name) && !internal.has(name));
+  headers.push(['content-type', answer.contentType]);
+  if (answer.location !== undefined) headers.push(['location', answer.location]);
+  for (const cookie of answer.setCookies ?? []) headers.push(['set-cookie', cookie]);
+  const unique = headers.filter(
+    ([name], at) => name === 'set-cookie' || headers.findIndex(([n]) => n === name) === at,
+  );
+  const response = passResponse(
+    { status: answer.status, headers: unique, body: [] },
+    request.method === 'HEAD' ? undefined : answer.body,
+    why,
+  );
+  return { ...response, detail: { ...response.detail, delivered: 'render' } };
+}
+
+/** What a render asked the upstream for: the cache key's path and query (a variant adds its own). */
+export interface RenderedKey {
+  readonly path: string;
+  readonly query: string;
+  readonly variant?: string | undefined;
+}
+
+/**
+ * Whether a render (GET of the cache key's path and query, no viewer header) asked what the
+ * viewer's request asks: a GET or HEAD of that very path and those parameters (not a variant,
+ * whose render makes up its own query), with no cookie and no credential. A SigV4
+ * `Authorization` is CloudFront's origin access control signing its own request (it replaces
+ * any the viewer sent), not the viewer's credential; any other is the viewer's.
+ */
+export function isRenderOwnRequest(request: ViewerRequest, key: RenderedKey): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  if (key.variant !== undefined && key.variant !== '') return false;
+  if (request.rawPath !== key.path) return false;
+  if (sortedParams(request.rawQueryString) !== sortedParams(key.query)) return false;
+  return !(request.headers ?? []).some(([name, value]) => {
+    const header = name.toLowerCase();
+    if (header === 'cookie') return value.trim() !== '';
+    return header === 'authorization' && !value.startsWith('AWS4-HMAC-SHA256 ');
+  });
+}
+
+/** A query's parameters, decoded and sorted by name then value, as one comparable string. */
+const sortedParams = (query: string): string =>
+  JSON.stringify(
+    [...new URLSearchParams(query)].sort(([a, x], [b, y]) =>
+      a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1,
+    ),
+  );

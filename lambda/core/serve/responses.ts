@@ -39,6 +39,8 @@ export interface CachingPolicy {
   readonly staleSharedMaxAge: number;
   readonly staleWhileRevalidateSeconds: number;
   readonly staleIfErrorSeconds: number;
+  /** Say the state in `x-nextjs-cache` too (the `nextjs` preset). @default false */
+  readonly nextCacheHeader?: boolean | undefined;
 }
 
 export interface PageResponse {
@@ -102,6 +104,8 @@ export function generationHeaders(
     'x-isr-cache': cacheStatus,
     'cache-status': generationCacheStatus(cacheStatus, secondsUntilStale(meta, nowSeconds)),
   };
+  // Next's own values are the same words (HIT, STALE, MISS).
+  if (policy.nextCacheHeader === true) headers['x-nextjs-cache'] = cacheStatus;
   if (shape.notModified !== true) {
     // A body-less redirect gets no made-up type (the renderer's default when the upstream sent none).
     const type = meta.contentType ?? OCTET_STREAM;

@@ -14,6 +14,7 @@ import {
   RenderRefusedError,
 } from '../errors.js';
 import { isFresh, isHeld } from '../page/freshness.js';
+import { refusedAnswer } from '../page/refusal.js';
 import { routedPathReason } from '../traffic-rules.js';
 import { regenerationIntent } from '../page/intent.js';
 import { variantTagOf } from '../page/variants.js';
@@ -21,7 +22,7 @@ import { servedGenerationOf } from '../page/gone.js';
 import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
-import { servePass, type PassWhy } from './pass.js';
+import { deliverableRender, servePass, type PassWhy } from './pass.js';
 import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
 import { ServeDecision } from './decision.js';
 import { CacheStatus, errorResponse, jsonError, type PageResponse } from './responses.js';
@@ -66,14 +67,14 @@ export async function servePage(deps: OriginDeps, request: PageRequest): Promise
   try {
     return { ...(await serveKey(deps, cacheKey, request)), cacheKeyHash: cacheKey.hash };
   } catch (error) {
-    // The render (made without the viewer's cookies) is not to be stored: the viewer gets the
-    // upstream's answer to their own request instead of a refusal.
+    // The render (made without the viewer's cookies) is not to be stored: the viewer gets its
+    // answer if the render asked what they asked, else the upstream's answer to their own request.
     if (error instanceof RenderRefusedError && deps.passThrough !== undefined) {
       const why: PassWhy = { fwd: 'bypass', detail: error.reason };
-      return {
-        ...(await servePass(deps, deps.passThrough, request, why)),
-        cacheKeyHash: cacheKey.hash,
-      };
+      const answer =
+        deliverableRender(deps, { answer: refusedAnswer(error), key: cacheKey }, request, why) ??
+        (await servePass(deps, deps.passThrough, request, why));
+      return { ...answer, cacheKeyHash: cacheKey.hash };
     }
     const fallback =
       error instanceof RenderOverloadedError ? await overloadFallback(deps, request) : undefined;

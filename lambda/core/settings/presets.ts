@@ -35,6 +35,7 @@ export const NEXT_IMAGE_RULE = {
 export const NEXTJS_PRESET = {
   variantHeaders: NEXT_VARIANT_HEADERS,
   variantParam: 'next-rsc',
+  nextCacheHeader: true,
   ignoredQueryParams: ['_rsc'],
   bypassCookies: ['__next_preview_data', '__prerender_bypass'],
   bypassHeaders: ['next-url'],

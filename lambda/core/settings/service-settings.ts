@@ -8,7 +8,7 @@ import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
 import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../page/rows.js';
 import { parseVariantRules, VariantParam, variantRuleProblems } from '../page/variants.js';
-import { eachEntry, header, int, json, list, oneOf, text } from './define.js';
+import { eachEntry, flag, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
 import { PAGE_FUNCTIONS, type Reader } from './spec.js';
 
@@ -50,6 +50,29 @@ export const SERVICE_SETTINGS = {
    */
   renderOriginUrl: text('RENDER_ORIGIN_URL', 'prop', ALL, undefined),
   /**
+   * The origin viewers use (`https://www.example.com`): renders and passes tell the upstream
+   * its host and scheme in `X-Forwarded-Host` and `X-Forwarded-Proto` (a viewer's own copies
+   * are never sent on), so the app builds absolute URLs with it. In multi-tenant mode a pass
+   * names the host the viewer used (set by the edge) and a render names none.
+   * @default - renders name no host; passes name the one the edge saw
+   * @bounds an http(s) origin: scheme and host (and port), no path, query or credentials
+   */
+  publicOrigin: text('ISR_PUBLIC_ORIGIN', 'prop', ALL, undefined, {
+    check: (origin, name) => {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        parsed = undefined;
+      }
+      const plain =
+        parsed !== undefined &&
+        (parsed.protocol === 'https:' || parsed.protocol === 'http:') &&
+        parsed.origin === origin.replace(/\/$/, '');
+      return plain ? [] : [`${name} ${JSON.stringify(origin)} must be an http(s) origin alone`];
+    },
+  }),
+  /**
    * Query parameters that are part of the cache key. CloudFront caches on and forwards only
    * these; every other parameter is dropped at the edge.
    * @default [] - no query string reaches the origin
@@ -77,19 +100,25 @@ export const SERVICE_SETTINGS = {
       }),
   }),
   /**
-   * Upstream response headers kept with a page and replayed to viewers (exact names, or a
-   * prefix ending in `*`). Hop-by-hop headers and those the service sets are never kept.
-   * @default ['content-security-policy', 'content-security-policy-report-only',
-   * 'strict-transport-security', 'x-frame-options', 'x-content-type-options', 'referrer-policy',
-   * 'permissions-policy', 'cross-origin-*', 'link', 'content-language', 'x-robots-tag']
-   * @bounds lower-case names, or a prefix ending in `*`; never `set-cookie`
+   * Upstream response headers kept with a page and replayed to viewers (exact names, a prefix
+   * ending in `*`, or `*` for every one). Never kept, whatever the list: `Set-Cookie`, hop-by-hop
+   * headers, the service's own cache headers, internal tag headers (`NEVER_KEPT`).
+   * @default ['*'] - every header but those
+   * @bounds lower-case names, a prefix ending in `*`, or `*`; never `set-cookie`
    */
   keptHeaders: list('ISR_KEPT_HEADERS', 'prop', ALL, DEFAULT_KEPT_HEADERS, lower, false, {
     check: eachEntry(
       (entry) => KEPT_HEADER_PATTERN.test(entry) && !entry.startsWith('set-cookie'),
-      'must be a lower-case header name or a prefix ending in "*", never set-cookie',
+      'must be a lower-case header name, a prefix ending in "*" or "*", never set-cookie',
     ),
   }),
+  /**
+   * Whether a page's answer also says its state (HIT, STALE, MISS) in `x-nextjs-cache`, for
+   * tools that read Next's header; `Cache-Status` and `x-isr-cache` say it always. The
+   * `nextjs` preset turns it on.
+   * @default false
+   */
+  nextCacheHeader: flag('ISR_NEXT_CACHE_HEADER', 'prop', ['origin'], false),
   /**
    * A page that sets a cookie: `strip` caches it without the cookie (logged), as CloudFront
    * does when cookies are not in the cache key; `refuse` does not cache it at all (502).

@@ -18,15 +18,38 @@ describe('kept response headers', () => {
     server: 'nginx',
   };
 
-  it('keeps the default allow-list, prefixes included, and nothing else', () => {
-    expect(keptHeaders(upstream, DEFAULT_HEADER_POLICY)).toEqual({
+  it('keeps every header by default (issue 34: headers as the app meant them)', () => {
+    expect(keptHeaders(upstream, DEFAULT_HEADER_POLICY)).toEqual(upstream);
+  });
+
+  it('an allow-list still narrows it, prefixes included', () => {
+    const keep = ['content-security-policy', 'cross-origin-*', 'link'];
+    expect(keptHeaders(upstream, { keep, maxBytes: 1024 })).toEqual({
       'content-security-policy': "default-src 'self'",
-      'strict-transport-security': 'max-age=63072000',
       link: '</app.css>; rel=preload; as=style',
-      'x-robots-tag': 'noindex',
       'cross-origin-opener-policy': 'same-origin',
-      'content-language': 'en',
     });
+  });
+
+  it('never keeps the deny-list: cookies, hop-by-hop, cache state, internal tag headers', () => {
+    const kept = keptHeaders(
+      {
+        'x-fixture-config': 'headers()',
+        'x-fixture-middleware': 'edge',
+        'set-cookie': 'a=1',
+        connection: 'close',
+        'cache-control': 'public, s-maxage=60',
+        'cache-status': 'upstream; hit',
+        'x-nextjs-cache': 'HIT',
+        'x-next-cache-tags': '_N_T_/layout',
+        'cache-tag': 'posts',
+        'surrogate-key': 'posts',
+        'x-isr-cache-tags': 'k',
+        'x-middleware-rewrite': '/x',
+      },
+      { ...DEFAULT_HEADER_POLICY, internal: ['surrogate-key', 'x-isr-cache-tags'] },
+    );
+    expect(kept).toEqual({ 'x-fixture-config': 'headers()', 'x-fixture-middleware': 'edge' });
   });
 
   it('never keeps hop-by-hop headers or those the service sets, even when listed', () => {
