@@ -214,7 +214,10 @@ describe('regenerate', () => {
   });
 
   it('publishes a 404 as a page of its own, so a gone page is not retried forever', async () => {
-    const { run, cacheKey } = setup(() => htmlPage('not here', { status: 404 }));
+    // Published as a page (a small gone path's 404 is kept inline otherwise: gone.test.ts).
+    const { run, cacheKey } = setup(() => htmlPage('not here', { status: 404 }), {
+      goneInlineMaxBytes: 0,
+    });
     expect((await run()).decision).toBe('new');
     expect((await table.getMeta(cacheKey.pk, { consistent: true }))?.statusCode).toBe(404);
   });
