@@ -51,6 +51,7 @@ const VALID: Readonly<Record<string, readonly string[]>> = {
   bypassCookies: ['__prerender_bypass', 'draft', "it's"],
   bypassHeaders: ['x-preview', 'X-Draft'],
   ignoredQueryParams: ['_rsc', 'utm_source'],
+  publicOrigin: ['https://www.example.com', 'http://localhost:3000'],
 };
 
 /** Values worth drawing per setting: some accepted, some refused for a reason of their own. */

@@ -38,7 +38,8 @@ describe('a key rule (the nextjs preset: /_next/image) at the CDN', () => {
     ).CachePolicyConfig.ParametersInCacheKeyAndForwardedToOrigin;
     expect(key).toMatchObject({
       QueryStringsConfig: { QueryStringBehavior: 'whitelist', QueryStrings: ['url', 'w', 'q'] },
-      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['accept'] },
+      // The pass key: a request the edge passes never shares an entry (issue 31, fix 1).
+      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['accept', 'x-isr-pass-key'] },
       CookiesConfig: { CookieBehavior: 'none' },
     });
   });

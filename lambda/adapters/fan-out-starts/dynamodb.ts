@@ -13,7 +13,6 @@
 import {
   TransactWriteItemsCommand,
   type CancellationReason,
-  type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
@@ -25,6 +24,7 @@ import { IN_PROGRESS_SK, inProgressPartition } from '../revalidations-in-progres
 import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, type Item } from '../shared/dynamodb/items.js';
+import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
 /** Tags one transaction starts at most: its expressions stay far under DynamoDB's 4 KB. */
 export const TAGS_PER_GROUP = 25;
@@ -35,14 +35,11 @@ const ATTEMPTS = 5;
 export const startedTagId = (tag: string): string =>
   createHash('sha256').update(tag).digest('hex').slice(0, 16);
 
-export class DynamoFanOutStarts implements FanOutStarts {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
+export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStarts {
   readonly #ttlSeconds: number;
 
-  constructor(options: { client: DynamoDBClient; tableName: string; ttlSeconds?: number }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
+  constructor(options: TableOptions & { ttlSeconds?: number }) {
+    super(options);
     this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
   }
 
@@ -70,7 +67,7 @@ export class DynamoFanOutStarts implements FanOutStarts {
           this.#entries(start, shard, pending, times),
         ),
         ...pending.map((fanOut) => ({
-          Put: { TableName: this.#tableName, Item: fanOutProgressItem(fanOut) },
+          Put: { TableName: this.table, Item: fanOutProgressItem(fanOut) },
         })),
       ];
       const refused = await this.#transact(items);
@@ -100,7 +97,7 @@ export class DynamoFanOutStarts implements FanOutStarts {
     const notStarted = ids.map((_, index) => `NOT contains(started_tags, :s${index})`);
     return {
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(revalidationStatusPartition(start.status.effectId), STATUS_SK),
         UpdateExpression:
           'SET detail = :detail, #ttl = if_not_exists(#ttl, :ttl) ADD fan_outs :count, started_tags :started',
@@ -142,7 +139,7 @@ export class DynamoFanOutStarts implements FanOutStarts {
     });
     return {
       Update: {
-        TableName: this.#tableName,
+        TableName: this.table,
         Key: keyOf(inProgressPartition(start.status.tenant, shard), IN_PROGRESS_SK),
         UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: conditions.join(' AND '),
@@ -159,7 +156,7 @@ export class DynamoFanOutStarts implements FanOutStarts {
    */
   async #transact(items: TransactWriteItem[]) {
     try {
-      await this.#client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
       return undefined;
     } catch (error) {
       if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;

@@ -3,9 +3,8 @@
  * same rules atomically on LOCK: `Guard.leaseFree`, `leaseToken`, `leaseLive` in
  * `adapters/shared/dynamodb/conditions.ts`), how a lease is taken, seized and released, what a
  * LOCK row left behind means for bodies, and the keeper that holds a lease through a long render.
- * Render slots (`regenerate/admission.ts`) and an operator's seizure (`operate/rollback.ts`, `operate/hold.ts`)
- * are
- * leases too, taken through here.
+ * Render slots (`regenerate/admission.ts`) and an operator's seizure (`operate/rollback.ts`,
+ * `operate/hold.ts`) are leases too, taken through here.
  */
 import type { CacheKey, AcquiredLease, Lease } from './model.js';
 import { epochSeconds, type Clock } from '../clock.js';
