@@ -30,7 +30,11 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const cacheOf = (answer: { headers: Headers }) => answer.headers.get('x-isr-cache');
+/** HIT when the local CloudFront (or the origin's table) answered from a copy, else the origin's. */
+const cacheOf = (answer: { headers: Headers }) =>
+  answer.headers.get('x-cache')?.startsWith('Hit from') === true
+    ? 'HIT'
+    : answer.headers.get('x-isr-cache');
 
 describe('/_next/image behind the nextjs preset', () => {
   it('two Accepts are two keys; the same Accept with other params is one render', async () => {
