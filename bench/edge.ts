@@ -15,9 +15,8 @@ import { newTally, tallyDynamoDb, tallyS3, type Tally } from './capacity.js';
 import { scenario, type Backends } from './fixture.js';
 import { PRICES } from './prices.js';
 import { round, table } from './stats.js';
+import { ZIPF_EXPONENT, zipf } from './zipf.js';
 
-/** Zipf's exponent: the k-th most viewed page gets views in proportion to 1/k^s. */
-export const ZIPF_EXPONENT = 1;
 /** The share of navigations that are client-side (an RSC payload, `rsc: 1`) rather than HTML. */
 export const RSC_SHARE = 0.4;
 /** Revalidations spread over the navigations, each purging one popular page's path. */
@@ -55,24 +54,6 @@ export interface EdgeWorkloadResult {
   readonly rscShare: number;
   readonly revalidations: number;
   readonly phases: readonly EdgePhase[];
-}
-
-/** A Zipf sampler over ranks 0..n-1 from a seeded uniform source. */
-function zipf(n: number, random: () => number): () => number {
-  const cumulative: number[] = [];
-  let sum = 0;
-  for (let k = 1; k <= n; k++) cumulative.push((sum += 1 / k ** ZIPF_EXPONENT));
-  return () => {
-    const target = random() * sum;
-    let low = 0;
-    let high = n - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if ((cumulative[mid] ?? 0) < target) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  };
 }
 
 const pathOf = (rank: number) => `/p/${rank}`;
@@ -198,7 +179,7 @@ export async function edgeWorkload(
       serviceDollarsPerMillionViews: dollars.service,
     });
   };
-  const nextRank = zipf(settings.pages, random);
+  const nextRank = zipf(settings.pages, ZIPF_EXPONENT, random);
   const everyRevalidation = Math.floor(settings.views / (REVALIDATIONS + 1));
   function* navigations(): Generator<ViewerRequest | 'revalidate'> {
     for (let i = 1; i <= settings.views; i++) {
