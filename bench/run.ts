@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { bundles } from './bundles.js';
 import { crawlerSweep, printCost, regenerationKinds } from './cost.js';
 import { flood, type FloodResult } from './flood.js';
+import { edgeWorkload, printEdge } from './edge.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
 import { nextRevalidate, type NextRevalidateResult } from './next-revalidate.js';
@@ -47,6 +48,8 @@ const settings = {
   variantIterations: quick ? 300 : 2_000,
   costKeys: quick ? 50 : 200,
   crawlerPages: quick ? 1_000 : 10_000,
+  edgePages: quick ? 200 : 2_000,
+  edgeViews: quick ? 2_000 : 20_000,
 };
 
 /** One benchmark: runs, then prints its table from what it returned. */
@@ -157,6 +160,11 @@ try {
         ),
       }),
       print: printCost,
+    }),
+    section({
+      name: 'edge',
+      run: () => edgeWorkload(backends, { pages: settings.edgePages, views: settings.edgeViews }),
+      print: printEdge,
     }),
     section({
       name: 'versions',
