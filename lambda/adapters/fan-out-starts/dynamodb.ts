@@ -10,11 +10,7 @@
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html):
  * the status, the shards and `TAGS_PER_GROUP` rows at most. Cost: 2 WCU per item written.
  */
-import {
-  TransactWriteItemsCommand,
-  type CancellationReason,
-  type TransactWriteItem,
-} from '@aws-sdk/client-dynamodb';
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
 import { TransactionConflictError } from '../../core/errors.js';
 import { inProgressKey } from '../../core/page/in-progress.js';
@@ -22,7 +18,7 @@ import type { FanOutProgress, FanOutStart, FanOutStarts } from '../../core/reval
 import { fanOutProgressItem } from '../fan-out-progress-rows/dynamodb.js';
 import { IN_PROGRESS_SK, inProgressPartition } from '../revalidations-in-progress/keys.js';
 import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
-import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { transactOrCancelled } from '../shared/dynamodb/cancellation.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, type Item } from '../shared/dynamodb/items.js';
 import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
@@ -70,8 +66,9 @@ export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStar
           Put: { TableName: this.table, Item: fanOutProgressItem(fanOut) },
         })),
       ];
-      const refused = await this.#transact(items);
+      const refused = await transactOrCancelled(this.db, items);
       if (refused === undefined) return pending.map((fanOut) => fanOut.tag);
+      if (!refused.failed && !refused.conflict) throw refused.error;
       if (refused.conflict) {
         throw new TransactionConflictError(`fan-outs of ${start.status.effectId} conflicted`, {
           cause: refused.error,
@@ -148,25 +145,6 @@ export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStar
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     };
-  }
-
-  /**
-   * One transaction; undefined when it committed, else why not: conditions that did not hold
-   * (the items as they were), or a conflict with another writer (`conflict`).
-   */
-  async #transact(items: TransactWriteItem[]) {
-    try {
-      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
-      const reasons: CancellationReason[] =
-        (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
-      const failed = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
-      const conflict = !failed && reasons.some((r) => TRANSIENT_CODES.has(r.Code ?? ''));
-      if (!failed && !conflict) throw error;
-      return { error, reasons, conflict };
-    }
   }
 }
 

@@ -6,14 +6,10 @@
  * removed from every shard in one transaction, so the shards never disagree on who owns it.
  * The origin reads a shard with one strongly consistent GetItem.
  */
-import {
-  GetItemCommand,
-  TransactWriteItemsCommand,
-  type CancellationReason,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { TransactionConflictError } from '../../core/errors.js';
 import type { InProgressEntry, RevalidationsInProgress } from '../../core/page/ports.js';
-import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
+import { transactOrCancelled } from '../shared/dynamodb/cancellation.js';
 import { keyOf } from '../shared/dynamodb/items.js';
 import { IN_PROGRESS_SK, inProgressPartition } from './keys.js';
 import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
@@ -44,9 +40,12 @@ export class DynamoRevalidationsInProgress
         ExpressionAttributeValues: { ':effect': { S: effectId } },
       },
     });
-    const refused = await this.#transact(Array.from({ length: shards }, (_, s) => remove(s)));
+    const refused = await transactOrCancelled(
+      this.db,
+      Array.from({ length: shards }, (_, s) => remove(s)),
+    );
     if (refused === undefined) return true;
-    if (!refused.transient) return false;
+    if (!refused.conflict) return false;
     throw new TransactionConflictError(`removing ${key} of ${effectId} conflicted`, {
       cause: refused.error,
     });
@@ -68,25 +67,5 @@ export class DynamoRevalidationsInProgress
       if (Number.isFinite(atMs) && effectId !== undefined) entries.set(name, { atMs, effectId });
     }
     return entries;
-  }
-
-  /**
-   * One transaction; undefined when it committed, else why not: a condition that did not hold
-   * (with the items as they were), or a conflict worth another attempt (`transient`).
-   */
-  async #transact(
-    items: ConstructorParameters<typeof TransactWriteItemsCommand>[0]['TransactItems'],
-  ) {
-    try {
-      await this.db.send(new TransactWriteItemsCommand({ TransactItems: items }));
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
-      const reasons: CancellationReason[] =
-        (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
-      const failed = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
-      const transient = !failed && reasons.some((r) => TRANSIENT_CODES.has(r.Code ?? ''));
-      return { error, reasons, transient };
-    }
   }
 }

@@ -1,4 +1,10 @@
-import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
+import {
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type CancellationReason,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
 import type { CacheMeta } from '../../../core/page/model.js';
 import {
   LeaseLostError,
@@ -26,6 +32,35 @@ export const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   'ProvisionedThroughputExceeded',
   'RequestLimitExceeded',
 ]);
+
+/**
+ * A transaction DynamoDB cancelled: its reasons (the items as they were, with
+ * `ReturnValuesOnConditionCheckFailure`), whether a condition failed, or else whether another
+ * writer conflicted (transaction-apis.html#transaction-conflict-handling).
+ */
+export interface CancelledTransaction {
+  readonly error: Error;
+  readonly reasons: readonly CancellationReason[];
+  readonly failed: boolean;
+  readonly conflict: boolean;
+}
+
+/** One TransactWriteItems: undefined when it committed, else why it was cancelled. */
+export async function transactOrCancelled(
+  db: DynamoDBClient,
+  items: TransactWriteItem[],
+): Promise<CancelledTransaction | undefined> {
+  try {
+    await db.send(new TransactWriteItemsCommand({ TransactItems: items }));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+    const reasons = (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons;
+    const failed = (reasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed');
+    const conflict = !failed && (reasons ?? []).some((r) => TRANSIENT_CODES.has(r.Code ?? ''));
+    return { error, reasons: reasons ?? [], failed, conflict };
+  }
+}
 
 /** What a publish wrote META from: the generation, and META as its render read it. */
 export interface PublishedFrom {
