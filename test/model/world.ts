@@ -19,6 +19,7 @@ import type { BodyStore } from '../../lambda/core/page/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import { seededRandom } from '../helpers/random.js';
 import type { Interleaver } from './interleaver.js';
 
 /** Where a crash can strike: right after this call has taken effect. */
@@ -450,15 +451,3 @@ export function sharedKeyBodies(bodies: BodyStore): BodyStore {
 }
 
 export const uniqueRunId = (): string => randomUUID().slice(0, 8);
-
-/** mulberry32: a small deterministic generator, so a run's random choices replay exactly. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
