@@ -79,7 +79,8 @@ export function createStaticCachePolicy(scope: Construct, tenantHeader: string |
  * keyed on exactly what the origin keys it on: its query parameters, the Accept header the
  * viewer-request function normalised (one of three values, so keying on it is sound), and the
  * tenant header; no cookie; and the pass key of a request the function passes (an absolute
- * URL), which is therefore never shared. TTLs defer to the origin, as the pages' policy does.
+ * URL), which is therefore never shared (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/understanding-the-cache-key.html).
+ * TTLs defer to the origin, as the pages' policy does.
  */
 export function keyRuleBehaviours(
   scope: Construct,

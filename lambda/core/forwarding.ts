@@ -87,12 +87,6 @@ export interface PublicOrigin {
   readonly proto: 'http' | 'https';
 }
 
-/** Headers that tell the upstream where the viewer was: only ever the service's own values. */
-export const FORWARDED_ORIGIN_HEADERS: readonly string[] = [
-  'x-forwarded-host',
-  'x-forwarded-proto',
-];
-
 /** `publicOrigin` (a validated http(s) origin) as the upstream is told it; undefined: unset. */
 export function publicOriginOf(origin: string | undefined): PublicOrigin | undefined {
   if (origin === undefined) return undefined;

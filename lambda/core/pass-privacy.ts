@@ -2,7 +2,8 @@
  * The rule behind every pass-through: an answer made with a viewer's own request (their cookies,
  * their credentials) is never shared, neither by the table (a pass is never stored) nor by a
  * shared cache on the way (CloudFront keys on its cache policy alone and keeps what
- * `s-maxage`/`public` allow, whatever `Vary` says: docs/DEPLOY.md). So its `Cache-Control` goes
+ * `s-maxage`/`public` allow, whatever `Vary` says: docs/DEPLOY.md,
+ * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/understanding-the-cache-key.html). So its `Cache-Control` goes
  * out `private`: no shared cache may keep it, and a browser reads it as it read the upstream's
  * (`public`, `s-maxage` and `proxy-revalidate` speak to shared caches only; every other
  * directive is kept). An error is the exception: CloudFront keeps a 4xx or 5xx that states a

@@ -66,11 +66,17 @@ export function createRevalidateDeps(
 ): RevalidateServiceDeps {
   const clock = runtime.clock ?? systemClock;
   const tables = { client: runtime.clients.dynamodb, tableName: config.tableName };
+  // One of each for the revalidation, its background marking and the tag-times read.
+  const tagRevalidations = new DynamoTagRevalidations({ ...tables, clock });
+  const queue = new SqsRegenerationQueue({
+    client: runtime.clients.sqs,
+    queueUrl: config.queueUrl,
+  });
   return {
     revalidation: {
       marks: new DynamoRevalidationMarks(tables),
-      tagIndex: new DynamoTagRevalidations(tables),
-      queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
+      tagIndex: tagRevalidations,
+      queue,
       cdn: createCdnInvalidator(config, runtime, logger),
       clock,
       deployId: config.deployId,
@@ -82,15 +88,12 @@ export function createRevalidateDeps(
       shards: config.revalidationShards,
       progress: new DynamoFanOutProgressRows(tables),
       starts: new DynamoFanOutStarts({ ...tables, ttlSeconds: config.revalidateKeyTtlSeconds }),
-      fanOutQueue: new SqsRegenerationQueue({
-        client: runtime.clients.sqs,
-        queueUrl: config.queueUrl,
-      }),
+      fanOutQueue: queue,
       batchSize: config.fanOutBatchSize,
       inProgressCacheMs: config.inProgressCacheMs,
     },
     tagTimes: {
-      reader: new DynamoTagRevalidations({ ...tables, clock }),
+      reader: tagRevalidations,
       cacheMs: config.inProgressCacheMs,
       skewMarginMs: config.clockSkewMarginSeconds * 1000,
       keptMs: TAG_STATE_TTL_SECONDS * 1000,

@@ -20,7 +20,10 @@ export interface EdgeRequest {
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   /** The viewer's address. @default '127.0.0.1' */
   readonly clientIp?: string | undefined;
-  /** CloudFront's id of this request (`event.context.requestId`). @default a new one per call */
+  /**
+   * CloudFront's id of this request (`event.context.requestId`,
+   * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/functions-event-structure.html). @default a new one per call
+   */
   readonly requestId?: string | undefined;
 }
 

@@ -5,7 +5,8 @@
  *   maps to its tenant through a table fixed at deploy time and overwrites any tenant header the
  *   viewer sent; a host not in the table gets 421 and never reaches an origin;
  * - the service's own paths (`/_isr/`) take GET and HEAD only: another method is answered 405 at
- *   the edge (through origin access control, Lambda would refuse a body the viewer did not hash);
+ *   the edge (through origin access control, Lambda would refuse a body the viewer did not hash:
+ *   https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/private-content-restricting-access-to-lambda.html);
  * - routing (with an upstream): privileged headers are stripped, the viewer's Host is copied
  *   into X-Forwarded-Host (Next.js Server Actions compare it with Origin), and every request the
  *   rules of `lambda/core/traffic-rules.ts` do not class as cached goes to the upstream origin
@@ -35,7 +36,8 @@ export const UPSTREAM_ORIGIN_ID = 'isr-upstream';
  * The header a pass-classed request carries to the upstream, set by the function to the request's
  * own id (`event.context.requestId`) and keyed on by every cache policy the function routes
  * under: a pass request's cache key is its own, so CloudFront can neither serve it a shared
- * entry nor make one from it (its answer is made with the viewer's cookies). Privileged
+ * entry nor make one from it (its answer is made with the viewer's cookies;
+ * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/understanding-the-cache-key.html). Privileged
  * (`x-isr-`): a viewer's copy is stripped first.
  */
 export const PASS_KEY_HEADER = 'x-isr-pass-key';
@@ -178,7 +180,8 @@ type AnyFunction = Function;
 /**
  * Source text without its indentation, blank lines and whole-line comments: the same program
  * (the embedded functions hold no template literal, so no line break is inside a literal) in
- * fewer of CloudFront's 10 KB, whichever compiler wrote it (tsc keeps the formatting, esbuild
+ * fewer of CloudFront's 10 KB (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/cloudfront-limits.html), whichever compiler wrote it
+ * (tsc keeps the formatting, esbuild
  * does not).
  */
 export const compactSource = (source: string): string =>

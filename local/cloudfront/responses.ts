@@ -18,11 +18,12 @@
  *   https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logs-reference.html)
  *   and, on a hit, how old the object is in `Age`.
  */
+import { MAX_ORIGIN_HEADER_BYTES } from '../../lambda/core/serve/header-budget.js';
 import type { EdgeBehaviour } from './config.js';
 import { forwardsCookies, forwardsHeader, type Pairs } from './requests.js';
 
-/** CloudFront's limit on an origin answer's status line and headers, in bytes. */
-export const MAX_ORIGIN_RESPONSE_HEADER_BYTES = 20_480;
+/** CloudFront's limit on an origin answer's status line and headers, in bytes: the origin's own. */
+export const MAX_ORIGIN_RESPONSE_HEADER_BYTES = MAX_ORIGIN_HEADER_BYTES;
 
 /** How CloudFront served a request (`X-Cache: <result> from cloudfront`). */
 export const EdgeResult = {
@@ -34,7 +35,10 @@ export const EdgeResult = {
 } as const;
 export type EdgeResult = (typeof EdgeResult)[keyof typeof EdgeResult];
 
-/** The bytes of an answer's status line and headers, as CloudFront counts them. */
+/**
+ * The bytes of an answer's status line and headers, as CloudFront counts them: counted here on
+ * the wire's pairs, apart from the origin's `headerBytesOf`, so the stand-in checks that rule.
+ */
 export function headerBytes(status: number, headers: Pairs): number {
   let bytes = Buffer.byteLength(`HTTP/1.1 ${status} \r\n\r\n`);
   for (const [name, value] of headers) bytes += Buffer.byteLength(`${name}: ${value}\r\n`);

@@ -11,8 +11,8 @@
  * the status, the shards and `TAGS_PER_GROUP` rows at most. Cost: 2 WCU per item written.
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { createHash } from 'node:crypto';
 import { TransactionConflictError } from '../../core/errors.js';
+import { sha256Hex } from '../../core/page/cache-key.js';
 import { inProgressKey } from '../../core/page/in-progress.js';
 import type { FanOutProgress, FanOutStart, FanOutStarts } from '../../core/revalidate/ports.js';
 import { fanOutProgressItem } from '../fan-out-progress-rows/dynamodb.js';
@@ -28,8 +28,7 @@ export const TAGS_PER_GROUP = 25;
 const ATTEMPTS = 5;
 
 /** How `started_tags` names a tag: short, whatever the tag's length. */
-export const startedTagId = (tag: string): string =>
-  createHash('sha256').update(tag).digest('hex').slice(0, 16);
+export const startedTagId = (tag: string): string => sha256Hex(tag).slice(0, 16);
 
 export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStarts {
   readonly #ttlSeconds: number;

@@ -15,7 +15,8 @@ import type { PageResponse } from './responses.js';
 export const MAX_ORIGIN_HEADER_BYTES = 20_480;
 /**
  * What the function URL adds on the way (Date, Content-Length, Connection, x-amzn-RequestId,
- * X-Amzn-Trace-Id, the Set-Cookie lines it makes of the cookies): kept free.
+ * X-Amzn-Trace-Id, the Set-Cookie lines it makes of the cookies): kept free. The response
+ * format: https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html
  */
 export const FUNCTION_URL_HEADER_ALLOWANCE = 1_024;
 export const HEADER_BUDGET = MAX_ORIGIN_HEADER_BYTES - FUNCTION_URL_HEADER_ALLOWANCE;

@@ -237,7 +237,8 @@ export interface RenderedKey {
  * viewer's request asks: a GET or HEAD of that very path and those parameters (not a variant,
  * whose render makes up its own query), with no cookie and no credential. A SigV4
  * `Authorization` is CloudFront's origin access control signing its own request (it replaces
- * any the viewer sent), not the viewer's credential; any other is the viewer's.
+ * any the viewer sent: signing behaviour 'always', https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/private-content-restricting-access-to-lambda.html),
+ * not the viewer's credential; any other is the viewer's.
  */
 export function isRenderOwnRequest(request: ViewerRequest, key: RenderedKey): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
