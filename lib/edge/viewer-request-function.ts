@@ -10,7 +10,8 @@
  * - routing (with an upstream): privileged headers are stripped, the viewer's Host is copied
  *   into X-Forwarded-Host (Next.js Server Actions compare it with Origin), and every request the
  *   rules of `lambda/core/traffic-rules.ts` do not class as cached goes to the upstream origin
- *   with `cf.selectRequestOriginById`, a pass one with a cache key of its own (`PASS_KEY_HEADER`). The rules are embedded by their own source text, so the
+ *   with `cf.selectRequestOriginById` and a cache key of its own (`PASS_KEY_HEADER`). The rules
+ *   are embedded by their own source text, so the
  *   edge, `npm start` (which runs this source, `cloudfront-functions-runtime.ts`) and the origin
  *   classify alike.
  * It runs before the cache lookup, so the cache key sees the headers and query it leaves.
@@ -33,12 +34,15 @@ export const MAX_FUNCTION_CODE_BYTES = 10 * 1024;
 /** The distribution's origin id of the upstream, the one the function selects. */
 export const UPSTREAM_ORIGIN_ID = 'isr-upstream';
 /**
- * The header a pass-classed request carries to the upstream, set by the function to the request's
- * own id (`event.context.requestId`) and keyed on by every cache policy the function routes
- * under: a pass request's cache key is its own, so CloudFront can neither serve it a shared
- * entry nor make one from it (its answer is made with the viewer's cookies;
- * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/understanding-the-cache-key.html). Privileged
- * (`x-isr-`): a viewer's copy is stripped first.
+ * The header every request the function sends to the upstream carries, set to the request's own
+ * id (`event.context.requestId`) and keyed on by every cache policy the function routes under: a
+ * pass request's cache key is its own, so CloudFront can neither serve it a shared entry nor make
+ * one from it (its answer is made with the viewer's cookies;
+ * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/understanding-the-cache-key.html).
+ * A static-classed request carries it too: the static behaviour's policy does not key on it, so
+ * the asset is still shared there; but should CloudFront's path normalisation ever pick another
+ * behaviour than the rules' own, the request lands uncached rather than shared with its cookies.
+ * Privileged (`x-isr-`): a viewer's copy is stripped first.
  */
 export const PASS_KEY_HEADER = 'x-isr-pass-key';
 const HOST =
@@ -261,7 +265,7 @@ const HANDLER = `function handler(event) {
     return refusal(405, 'Method Not Allowed', 'method-not-allowed', 'only GET and HEAD are served here', 'GET, HEAD');
   }
   if (decision.class !== 'cached') {
-    if (decision.class === 'pass') request.headers[PASS_KEY] = { value: event.context.requestId };
+    request.headers[PASS_KEY] = { value: event.context.requestId };
     cf.selectRequestOriginById(UPSTREAM);
     return request;
   }

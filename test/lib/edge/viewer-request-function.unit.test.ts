@@ -5,6 +5,7 @@ import {
 } from '../../../lib/edge/cloudfront-functions-runtime.js';
 import {
   embeddedRuleProblems,
+  PASS_KEY_HEADER,
   UPSTREAM_ORIGIN_ID,
   viewerRequestFunctionProblems,
   viewerRequestFunctionSource,
@@ -113,6 +114,21 @@ describe('routing to the upstream (CloudFront Function)', () => {
         origin,
       });
     }
+  });
+
+  it('gives every request it sends to the upstream a cache key of its own, static ones too, and pages none', () => {
+    // A static asset's request carries the pass key as well: should CloudFront pick the default
+    // behaviour for a path the rules class as static, it is not shared with the viewer's cookies.
+    const upstream = ['/_next/static/a.js', '//_next/static/a.js', '/api/counter'];
+    for (const uri of upstream) {
+      const passed = passedOn(routed, get({ cookie: 'sess=1' }, { uri }));
+      expect({ uri, key: passed.request.headers[PASS_KEY_HEADER] }).toEqual({
+        uri,
+        key: expect.stringMatching(/.+/),
+      });
+    }
+    const page = passedOn(routed, get({ [PASS_KEY_HEADER]: 'forged' }, { uri: '/a' }));
+    expect(page.request.headers[PASS_KEY_HEADER]).toBeUndefined();
   });
 
   it("answers another method than GET or HEAD under /_isr/ itself: 405, never the origin's OAC", () => {
