@@ -87,7 +87,7 @@ export interface StreamedAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly cookies: readonly string[];
-  readonly body: AsyncIterable<Uint8Array>;
+  readonly body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
 
 /**
@@ -102,7 +102,8 @@ export async function invokeStreaming(
   context: Context,
 ): Promise<StreamedAnswer> {
   const stream = new ResponseStream();
-  const invoked = Promise.resolve()
+  // The runtime ends the stream when the handler resolves, and fails it when it rejects.
+  void Promise.resolve()
     .then(() => handler(event, stream, context))
     .then(
       () => {
@@ -114,7 +115,6 @@ export async function invokeStreaming(
   try {
     return await answerOf(reader, () => stream.contentType);
   } catch {
-    void invoked;
     return functionError();
   }
 }
@@ -123,7 +123,7 @@ const functionError = (): StreamedAnswer => ({
   status: 502,
   headers: { 'content-type': 'application/json' },
   cookies: [],
-  body: [Buffer.from(JSON.stringify({ Message: 'Internal Server Error' }))] as never,
+  body: [Buffer.from(JSON.stringify({ Message: 'Internal Server Error' }))],
 });
 
 /** A whole streamed invocation's bytes (a bundle run apart), read as the function URL does. */
@@ -149,7 +149,7 @@ async function answerOf(
         status: 200,
         headers: { 'content-type': contentType() },
         cookies: [],
-        body: [] as never,
+        body: [],
       };
     }
     if (next.done !== true) head = Buffer.concat([head, next.value]);

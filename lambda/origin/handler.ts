@@ -159,9 +159,11 @@ export async function serveEvent(
 
 /** The origin Lambda behind a BUFFERED function URL: serves, logs, returns the whole answer. */
 export function createOriginHandler(options: OriginHandlerOptions) {
+  // A buffered answer is whole: a pass is read to its end (within what a function URL returns).
+  const buffered = { ...options, deps: { ...options.deps, streamPasses: false } };
   return middy(
     async (event: LambdaFunctionURLEvent, context: Context): Promise<FunctionUrlResult> => {
-      const { response, head } = await serveEvent(options, event, context);
+      const { response, head } = await serveEvent(buffered, event, context);
       return toFunctionUrlResult(response, head);
     },
   )

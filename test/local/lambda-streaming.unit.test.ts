@@ -85,7 +85,7 @@ describe('the function URL side: invokeStreaming', () => {
       headers: { 'content-type': 'text/html' },
       cookies: ['a=1', 'b=2'],
     });
-    const reader = answer.body[Symbol.asyncIterator]();
+    const reader = (answer.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
     expect(Buffer.from((await reader.next()).value as Uint8Array).toString()).toBe('<p>first</p>');
     release();
     expect(Buffer.from((await reader.next()).value as Uint8Array).toString()).toBe('<p>rest</p>');
