@@ -5,6 +5,7 @@
  * the viewer reads the first (a Suspense fallback) while the upstream still holds the rest on a
  * gate the test opens only then. No waits: if anything on the way buffered, the test would hang.
  * The negative control, the buffered origin, gives the viewer nothing before the gate opens.
+ * A page the service stores still goes out whole on the stream, every byte as it was.
  */
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -23,6 +24,8 @@ import { memoryService } from '../helpers/memory-service.js';
 type Site = Awaited<ReturnType<typeof startHttpServer>>;
 
 const FALLBACK = '<div id="fallback">Loading…</div>';
+/** Every byte value: a body a text or base64 step would change. */
+const BYTES = Buffer.from(Array.from({ length: 256 }, (_, at) => at));
 const REST = '<div id="streamed">done</div>';
 
 /** One gate per upstream answer, opened by the test; `wrote` resolves once the fallback is out. */
@@ -53,7 +56,12 @@ let upstream: ReturnType<typeof gated>;
 beforeAll(async () => {
   installLambdaStreaming();
   upstream = gated();
-  site = await startHttpServer((_req, res) => {
+  site = await startHttpServer((req, res) => {
+    if (req.url === '/bytes') {
+      res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'public, s-maxage=60' });
+      res.end(BYTES);
+      return;
+    }
     const { gate, signal } = upstream.take();
     res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'private, no-store' });
     res.write(FALLBACK);
@@ -131,6 +139,30 @@ describe('a passed page streams to the viewer (issue 34)', () => {
       expect(Buffer.concat(chunks).toString()).toBe(FALLBACK + REST);
       // Two upstream calls for two viewers: the first's render, the second's pass.
       expect(site.seen.filter((seen) => seen.url === '/suspense-a')).toHaveLength(2);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('a page it stores is written whole on the same stream, its bytes as they were', async () => {
+    const front = await frontOver(true);
+    try {
+      const answers = [];
+      for (let round = 0; round < 2; round += 1) {
+        const res = await open(`${front.url}/bytes`);
+        const chunks: Buffer[] = [];
+        for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+        answers.push({
+          cache: res.headers['x-cache'],
+          isr: res.headers['x-isr-cache'],
+          body: Buffer.concat(chunks),
+        });
+      }
+      expect(answers.map((answer) => [answer.cache, answer.isr])).toEqual([
+        ['Miss from cloudfront', 'MISS'],
+        ['Hit from cloudfront', 'MISS'],
+      ]);
+      for (const answer of answers) expect(answer.body.equals(BYTES)).toBe(true);
     } finally {
       await front.close();
     }
