@@ -13,6 +13,7 @@ import { edgeWorkload, printEdge } from './edge.js';
 import { startBackends } from './fixture.js';
 import { hitPath } from './hit-path.js';
 import { nextRevalidate, type NextRevalidateResult } from './next-revalidate.js';
+import { nextTtfb, printNextTtfb, type NextTtfbResult } from './next-ttfb.js';
 import { regeneration, regenerationTable } from './regeneration.js';
 import { printRevalidation, tagRevalidation } from './revalidation.js';
 import { storm, type StormResult } from './storm.js';
@@ -44,6 +45,7 @@ const settings = {
   floodConcurrency: 100,
   initSamples: quick ? 5 : 21,
   nextRevalidateRounds: quick ? 3 : 10,
+  nextTtfbRequests: quick ? 10 : 40,
   trafficIterations: quick ? 200 : 1_000,
   variantIterations: quick ? 300 : 2_000,
   costKeys: quick ? 50 : 200,
@@ -274,8 +276,11 @@ try {
     }),
     section({
       name: 'next',
-      run: () => nextRevalidate(settings.nextRevalidateRounds),
-      print: (next: NextRevalidateResult) => {
+      run: async () => ({
+        ...(await nextRevalidate(settings.nextRevalidateRounds)),
+        ttfb: await nextTtfb(settings.nextTtfbRequests),
+      }),
+      print: (next: NextRevalidateResult & { ttfb: NextTtfbResult }) => {
         console.log(
           `\nNext.js: the app's revalidateTag to the first viewer answer with the new page (${next.rounds} each; goal < 3 s)`,
         );
@@ -298,6 +303,7 @@ try {
             ['ratio service / next start alone (stale)', next.ratioStale, '', ''],
           ]),
         );
+        printNextTtfb(next.ttfb);
       },
     }),
     section({

@@ -16,6 +16,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
 import {
   FunctionUrlAuthType,
+  InvokeMode,
   type Function as LambdaFunction,
   type FunctionUrl,
 } from 'aws-cdk-lib/aws-lambda';
@@ -225,8 +226,13 @@ export class IsrService extends Construct {
           : FunctionUrlAuthType.NONE,
     });
 
+    // RESPONSE_STREAM: a pass reaches the viewer as the upstream sends it (Suspense fallbacks
+    // first); cached pages are written whole on the same stream. CloudFront takes a streaming
+    // function URL as its origin with OAC as before:
+    // https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html
     this.functionUrl = this.originFunction.addFunctionUrl({
       authType: FunctionUrlAuthType.AWS_IAM,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
     });
     const edge = createPageEdge(this, this.functionUrl, settings, props);
     this.cachePolicy = edge.cachePolicy;

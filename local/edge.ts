@@ -14,7 +14,7 @@ import {
   FunctionUrlOrigin,
   HttpOrigin,
   type LocalOrigin,
-  type OriginHandler,
+  type FunctionUrlHandler,
 } from './cloudfront/origins.js';
 import { edgePropsOf, loadEdgeConfig } from './cloudfront/synth.js';
 import { lambdaContext } from './worker-poller.js';
@@ -22,8 +22,8 @@ import { lambdaContext } from './worker-poller.js';
 export interface LocalEdgeOptions {
   /** The settings the origin reads (`loadSettings('origin', env)`, or an origin config's). */
   readonly settings: Partial<SettingValues>;
-  /** The origin function's handler, behind its function URL. */
-  readonly handler: OriginHandler;
+  /** The origin function's handler, behind its function URL (buffered or streaming). */
+  readonly handler: FunctionUrlHandler;
   readonly functionTimeoutMs: number;
   /**
    * Where the synthesized edge is kept between runs (`.local/edge`).

@@ -15,6 +15,7 @@ import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../lambda/core/revalidate/we
 import type { FunctionUrlResult } from '../lambda/origin/handler.js';
 import { LOOPBACK } from './backends/backend.js';
 import type { EdgeAnswer, LocalCloudFront } from './cloudfront/cloudfront.js';
+import { invokeFunctionUrl, type FunctionUrlHandler } from './cloudfront/origins.js';
 import { functionUrlEvent } from './function-url.js';
 import { lambdaContext } from './worker-poller.js';
 
@@ -34,7 +35,8 @@ const isRevalidatePath = (path: string): boolean =>
 const REVALIDATE_HEADERS = ['content-type', 'idempotency-key', SIGNATURE_HEADER, TIMESTAMP_HEADER];
 
 export interface HttpFrontOptions {
-  readonly handler: OriginHandler;
+  /** The origin function, buffered or streaming (`{ streaming }`), behind its function URL. */
+  readonly handler: FunctionUrlHandler;
   /**
    * Served at `REVALIDATE_PATH` (and the status paths under it) with the raw body and the headers it needs.
    * @default - the path goes to the origin like any other
@@ -129,18 +131,18 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       target,
       headers: picked(req, forwarded),
     });
-    const result = await options.handler(
-      event,
-      lambdaContext(options.functionTimeoutMs, 'isr-origin'),
-    );
-    return send(req, res, result);
+    const context = lambdaContext(options.functionTimeoutMs, 'isr-origin');
+    if (typeof options.handler !== 'function') {
+      return relay(req, res, await invokeFunctionUrl(options.handler, event, context));
+    }
+    return send(req, res, await options.handler(event, context));
   }
 
-  /** The local CloudFront's answer, streamed to the viewer. */
+  /** The local CloudFront's answer (or a streaming function URL's), streamed to the viewer. */
   async function relay(
     req: IncomingMessage,
     res: ServerResponse,
-    answer: EdgeAnswer,
+    answer: Pick<EdgeAnswer, 'status' | 'headers' | 'body'>,
   ): Promise<void> {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of answer.headers) {

@@ -17,7 +17,7 @@ import {
   localDefaults,
 } from '../lambda/shared/config.js';
 import { createAwsClients } from '../lambda/shared/aws-clients.js';
-import { buildOriginHandler } from '../lambda/origin/build.js';
+import { buildStreamingOriginHandler } from '../lambda/origin/build.js';
 import { buildPurgerHandler } from '../lambda/purger/build.js';
 import { buildRevalidateHandler } from '../lambda/revalidate/build.js';
 import { buildWorkerHandler } from '../lambda/worker/build.js';
@@ -33,6 +33,7 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { removeEndpointsFile, writeEndpointsFile } from './endpoints-file.js';
 import { EDGE_CACHE_DIRECTORY } from './cloudfront/synth.js';
 import { localCloudFront } from './edge.js';
+import { installLambdaStreaming } from './lambda-streaming.js';
 import { REVALIDATE_PATH, startHttpFront } from './http-front.js';
 import { npmLaunchers, watchLaunchers } from './launchers.js';
 import {
@@ -139,7 +140,11 @@ async function serve(
         : {}),
     };
     const originConfig = loadOriginConfig(serviceEnv);
-    const origin = buildOriginHandler(originConfig, { clients, owner: 'local-origin' });
+    // As deployed: behind a RESPONSE_STREAM function URL, in Lambda's runtime (played locally).
+    installLambdaStreaming();
+    const origin = {
+      streaming: buildStreamingOriginHandler(originConfig, { clients, owner: 'local-origin' }),
+    };
     // CloudFront as the construct would configure it for these settings (kept in .local/edge).
     const edge = await localCloudFront({
       settings: loadSettings('origin', serviceEnv),

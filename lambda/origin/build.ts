@@ -14,6 +14,7 @@ import {
   type ServiceRuntime,
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
+import { createStreamingOriginHandler } from './streaming.js';
 import type { OriginDeps } from '../core/serve/request.js';
 import type { RegenerateDeps } from '../core/regenerate/deps.js';
 import { regenerateInRequest } from '../core/regenerate/regenerate.js';
@@ -101,15 +102,28 @@ export function createOriginPassThrough(
   });
 }
 
-export function buildOriginHandler(
-  config: OriginConfig,
-  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
-) {
+type OriginRuntime = ServiceRuntime & { observability?: ReturnType<typeof createObservability> };
+
+/** The handler's options from validated configuration and injected clients. */
+function originHandlerOptions(config: OriginConfig, runtime: OriginRuntime) {
   const { logger, metrics } = runtime.observability ?? createObservability('origin');
-  return createOriginHandler({
+  return {
     deps: createOriginDeps(config, runtime, logger),
     tenantHeader: config.tenantHeader,
     logger,
     metrics,
-  });
+  };
+}
+
+/** The origin behind a BUFFERED function URL (tests that read the whole answer at once). */
+export function buildOriginHandler(config: OriginConfig, runtime: OriginRuntime) {
+  return createOriginHandler(originHandlerOptions(config, runtime));
+}
+
+/**
+ * The origin as deployed, behind a RESPONSE_STREAM function URL: passes stream. Needs the
+ * `awslambda` global the Node.js runtime sets (`local/lambda-streaming.ts` plays it locally).
+ */
+export function buildStreamingOriginHandler(config: OriginConfig, runtime: OriginRuntime) {
+  return createStreamingOriginHandler(originHandlerOptions(config, runtime));
 }

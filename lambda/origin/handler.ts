@@ -111,44 +111,62 @@ const metricFor = (response: PageResponse): string => {
   }
 };
 
-/** The origin Lambda behind CloudFront: converts the event, serves, logs the decision. */
-export function createOriginHandler(options: OriginHandlerOptions) {
+/** A served request, logged and counted: what the handler sends, in either invoke mode. */
+export interface ServedEvent {
+  readonly response: PageResponse;
+  readonly head: boolean;
+}
+
+/** Converts the event, serves, fits the headers, logs the decision and counts it. */
+export async function serveEvent(
+  options: OriginHandlerOptions,
+  event: LambdaFunctionURLEvent,
+  context: Context,
+): Promise<ServedEvent> {
   const { deps, tenantHeader, logger, metrics } = options;
+  const started = performance.now();
+  const request = toPageRequest(event, tenantHeader);
+  // Within what CloudFront takes of an origin's headers; what was cut is logged.
+  const { response, trimmed } = fitAnswerHeaders(await servePage(deps, request), {
+    cacheTagHeader: deps.cacheTagHeader,
+    sharedMaxAgeWithoutTags: deps.caching.staleSharedMaxAge,
+  });
+  const durationMs = Math.round(performance.now() - started);
+  metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
+  metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
+  const enqueue = response.detail?.enqueue;
+  if (enqueue === 'enqueue-failed') metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
+  if (enqueue === 'backing-off') metrics.addMetric('RegenerationsDeferred', MetricUnit.Count, 1);
+  if (enqueue === 'broken') metrics.addMetric('BrokenPageHits', MetricUnit.Count, 1);
+  if (response.detail?.bodyMissing !== undefined)
+    metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
+  const fields = {
+    decision: response.decision,
+    // The use case's key (a queued intent's, a MISS's regeneration's), else this request's.
+    idempotencyKey: response.idempotencyKey ?? context.awsRequestId,
+    status: response.status,
+    cache: response.cacheStatus,
+    cacheKeyHash: response.cacheKeyHash,
+    durationMs,
+    ...(response.stream === undefined ? {} : { streamed: true }),
+    ...response.detail,
+    ...(trimmed.length === 0 ? {} : { headersTrimmed: trimmed }),
+  };
+  if (response.status >= 500) logger.error('origin request failed', fields);
+  else logger.info('origin request served', fields);
+  return { response, head: request.method === 'HEAD' };
+}
+
+/** The origin Lambda behind a BUFFERED function URL: serves, logs, returns the whole answer. */
+export function createOriginHandler(options: OriginHandlerOptions) {
+  // A buffered answer is whole: a pass is read to its end (within what a function URL returns).
+  const buffered = { ...options, deps: { ...options.deps, streamPasses: false } };
   return middy(
     async (event: LambdaFunctionURLEvent, context: Context): Promise<FunctionUrlResult> => {
-      const started = performance.now();
-      const request = toPageRequest(event, tenantHeader);
-      // Within what CloudFront takes of an origin's headers; what was cut is logged.
-      const { response, trimmed } = fitAnswerHeaders(await servePage(deps, request), {
-        cacheTagHeader: deps.cacheTagHeader,
-        sharedMaxAgeWithoutTags: deps.caching.staleSharedMaxAge,
-      });
-      const durationMs = Math.round(performance.now() - started);
-      metrics.addMetric(metricFor(response), MetricUnit.Count, 1);
-      metrics.addMetric('OriginLatency', MetricUnit.Milliseconds, durationMs);
-      const enqueue = response.detail?.enqueue;
-      if (enqueue === 'enqueue-failed') metrics.addMetric('EnqueueFailures', MetricUnit.Count, 1);
-      if (enqueue === 'backing-off')
-        metrics.addMetric('RegenerationsDeferred', MetricUnit.Count, 1);
-      if (enqueue === 'broken') metrics.addMetric('BrokenPageHits', MetricUnit.Count, 1);
-      if (response.detail?.bodyMissing !== undefined)
-        metrics.addMetric('BodyMissing', MetricUnit.Count, 1);
-      const fields = {
-        decision: response.decision,
-        // The use case's key (a queued intent's, a MISS's regeneration's), else this request's.
-        idempotencyKey: response.idempotencyKey ?? context.awsRequestId,
-        status: response.status,
-        cache: response.cacheStatus,
-        cacheKeyHash: response.cacheKeyHash,
-        durationMs,
-        ...response.detail,
-        ...(trimmed.length === 0 ? {} : { headersTrimmed: trimmed }),
-      };
-      if (response.status >= 500) logger.error('origin request failed', fields);
-      else logger.info('origin request served', fields);
-      return toFunctionUrlResult(response, request.method === 'HEAD');
+      const { response, head } = await serveEvent(buffered, event, context);
+      return toFunctionUrlResult(response, head);
     },
   )
-    .use(injectLambdaContext(logger))
-    .use(publishMetrics(metrics));
+    .use(injectLambdaContext(options.logger))
+    .use(publishMetrics(options.metrics));
 }

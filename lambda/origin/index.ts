@@ -4,7 +4,8 @@
  */
 import { loadOriginConfig } from '../shared/config.js';
 import { lambdaRuntime } from '../shared/lambda-runtime.js';
-import { buildOriginHandler } from './build.js';
+import { buildStreamingOriginHandler } from './build.js';
 
 const config = loadOriginConfig(process.env);
-export const handler = buildOriginHandler(config, lambdaRuntime(config.functionName));
+// Behind a RESPONSE_STREAM function URL (lib/isr-service.ts): passes stream to the viewer.
+export const handler = buildStreamingOriginHandler(config, lambdaRuntime(config.functionName));

@@ -198,9 +198,24 @@ export class LocalCloudFront {
     if (routed.key === undefined || routed.request.method !== 'GET' || generated) {
       return { status: answer.status, headers, body: answer.body, result };
     }
+    // What it will not keep (a pass's private answer) goes on as it comes: CloudFront streams
+    // an origin's answer to the viewer, and whether it keeps one is the status's and headers'.
+    if (!this.#keeps(routed, answer)) {
+      this.store.delete(routed.key);
+      return { status: answer.status, headers, body: answer.body, result };
+    }
     const body = await collect(answer.body);
     this.#keep(routed, { status: answer.status, headers: answer.headers, body });
     return { status: answer.status, headers, body: [body], result };
+  }
+
+  /** Whether the answer would be stored: its status and headers decide, never its body. */
+  #keeps(routed: Routed, answer: OriginAnswer): boolean {
+    const at = { key: routed.key ?? '', path: routed.request.uri };
+    const probe = { status: answer.status, headers: answer.headers, body: Buffer.alloc(0) };
+    return (
+      objectToStore(this.#options.config, routed.behaviour, at, probe, this.#clock) !== undefined
+    );
   }
 
   /** Stores an answer under the request's key when CloudFront would; returns what was stored. */

@@ -13,6 +13,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { FunctionUrlResult } from '../../lambda/origin/handler.js';
 import { functionUrlEvent } from '../function-url.js';
+import { invokeStreaming, isStreamingHandler, type StreamingHandler } from '../lambda-streaming.js';
 import type { Pairs } from './requests.js';
 
 export interface OriginRequest {
@@ -44,10 +45,53 @@ export interface LocalOrigin {
   fetch(request: OriginRequest): Promise<OriginAnswer>;
 }
 
+/** A function behind a BUFFERED function URL: its whole answer at once. */
 export type OriginHandler = (
   event: LambdaFunctionURLEvent,
   context: Context,
 ) => Promise<FunctionUrlResult>;
+
+/** A function behind a RESPONSE_STREAM function URL (`awslambda.streamifyResponse`'s). */
+export interface StreamingOrigin {
+  readonly streaming: StreamingHandler;
+}
+
+/** The function behind the URL, by its invoke mode. */
+export type FunctionUrlHandler = OriginHandler | StreamingOrigin;
+
+/**
+ * What the function URL answers for one invocation: a streaming handler's status and headers
+ * once its prelude is written, its body as it comes (`local/lambda-streaming.ts`); a buffered
+ * one's whole answer. A function error is a 502 either way (before the first streamed byte).
+ */
+export async function invokeFunctionUrl(
+  handler: FunctionUrlHandler,
+  event: LambdaFunctionURLEvent,
+  context: Context,
+): Promise<OriginAnswer> {
+  const head = event.requestContext.http.method === 'HEAD';
+  if (typeof handler !== 'function') {
+    // The runtime invokes with a stream only a handler `streamifyResponse` marked.
+    if (!isStreamingHandler(handler.streaming)) throw new Error('not a streaming handler');
+    const streamed = await invokeStreaming(handler.streaming, event, context);
+    const headers: Pairs = Object.entries(streamed.headers);
+    for (const cookie of streamed.cookies) headers.push(['set-cookie', cookie]);
+    headers.push(['date', new Date().toUTCString()], ['x-amzn-requestid', randomUUID()]);
+    return { status: streamed.status, headers, body: head ? [] : streamed.body };
+  }
+  let result: FunctionUrlResult;
+  try {
+    result = await handler(event, context);
+  } catch {
+    // A function error: the function URL answers 502.
+    return {
+      status: 502,
+      headers: [['content-type', 'application/json']],
+      body: [Buffer.from(JSON.stringify({ Message: 'Internal Server Error' }))],
+    };
+  }
+  return answerOfResult(result, head);
+}
 
 /** Headers CloudFront itself adds to every origin request. */
 function cloudFrontHeaders(request: OriginRequest, host: string): Pairs {
@@ -74,7 +118,7 @@ const lambdaRefusal = (message: string): OriginAnswer => ({
 });
 
 export interface FunctionUrlOriginOptions {
-  readonly handler: OriginHandler;
+  readonly handler: FunctionUrlHandler;
   readonly context: () => Context;
   /** OAC's signing behaviour from the template (`always`). */
   readonly signing: string | undefined;
@@ -130,22 +174,11 @@ export class FunctionUrlOrigin implements LocalOrigin {
         ? {}
         : { body: request.body.toString('base64'), isBase64Encoded: true }),
     };
-    let result: FunctionUrlResult;
-    try {
-      result = await this.options.handler(event, this.options.context());
-    } catch {
-      // A function error: the function URL answers 502.
-      return {
-        status: 502,
-        headers: [['content-type', 'application/json']],
-        body: [Buffer.from(JSON.stringify({ Message: 'Internal Server Error' }))],
-      };
-    }
-    return answerOfResult(result, request.method === 'HEAD');
+    return invokeFunctionUrl(this.options.handler, event, this.options.context());
   }
 }
 
-/** A function URL's answer as CloudFront receives it (Lambda's own headers added). */
+/** A buffered function URL's answer as CloudFront receives it (Lambda's own headers added). */
 function answerOfResult(result: FunctionUrlResult, head: boolean): OriginAnswer {
   const headers: Pairs = Object.entries(result.headers ?? {}).map(([name, value]) => [
     name.toLowerCase(),

@@ -11,6 +11,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { functionBundleDirectory } from '../../lib/isr-function-code.js';
 import type { FunctionKind } from '../../lib/isr-functions.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import { readFunctionUrlStream } from '../../local/lambda-streaming.js';
 import { resourceOf, type LambdaProperties } from '../lib/stack-fixture.js';
 
 /** The local stand-ins of the stack's table, bucket and queues. */
@@ -138,7 +139,7 @@ export async function startBundle(options: BundleOptions): Promise<DeployedBundl
       const waiter = message.id === undefined ? undefined : pending.get(message.id);
       if (waiter === undefined) return;
       pending.delete(message.id!);
-      if (message.error === undefined) waiter.resolve(message.result);
+      if (message.error === undefined) waiter.resolve(functionUrlResult(message.result));
       else waiter.reject(new Error(`${functionName} threw: ${message.error}`));
     },
   );
@@ -158,6 +159,29 @@ export async function startBundle(options: BundleOptions): Promise<DeployedBundl
         child.once('exit', () => resolve());
         child.kill();
       }),
+  };
+}
+
+/**
+ * A streaming handler's bytes as its RESPONSE_STREAM function URL answers them: the prelude's
+ * status, headers and cookies, the body base64-encoded (bytes as they are). Others as returned.
+ */
+async function functionUrlResult(result: unknown): Promise<unknown> {
+  const streamed = (result as { streamed?: { contentType: string; bytes: string } } | null)
+    ?.streamed;
+  if (streamed === undefined) return result;
+  const answer = await readFunctionUrlStream(
+    Buffer.from(streamed.bytes, 'base64'),
+    streamed.contentType,
+  );
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.body) chunks.push(Buffer.from(chunk));
+  return {
+    statusCode: answer.status,
+    headers: answer.headers,
+    ...(answer.cookies.length === 0 ? {} : { cookies: answer.cookies }),
+    body: Buffer.concat(chunks).toString('base64'),
+    isBase64Encoded: true,
   };
 }
 

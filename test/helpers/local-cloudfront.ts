@@ -4,7 +4,7 @@
  * run after a change pays the synth), its function URL origin answered by `handler`.
  */
 import type { SettingValues } from '../../lambda/core/settings/table.js';
-import type { OriginHandler } from '../../local/cloudfront/origins.js';
+import type { FunctionUrlHandler } from '../../local/cloudfront/origins.js';
 import { localCloudFront, type LocalEdgeOptions } from '../../local/edge.js';
 import type { LocalCloudFront } from '../../local/cloudfront/cloudfront.js';
 
@@ -14,7 +14,7 @@ import { EDGE_CACHE_DIRECTORY as TEST_EDGE_CACHE } from '../../local/cloudfront/
 
 export async function testCloudFront(
   settings: Partial<SettingValues>,
-  handler: OriginHandler,
+  handler: FunctionUrlHandler,
   options: Partial<Omit<LocalEdgeOptions, 'settings' | 'handler'>> = {},
 ): Promise<LocalCloudFront> {
   const { cloudfront } = await localCloudFront({

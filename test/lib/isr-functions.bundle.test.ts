@@ -105,12 +105,16 @@ describe('Lambda bundles (prebuilt into dist/functions by npm run build)', () =>
   });
 
   it.each(kinds)('loads the %s bundle under plain node and exports handler', (kind) => {
-    const script = `import(${JSON.stringify(pathToFileURL(bundleOf(kind)).href)})
-      .then((module) => console.log(typeof module.handler))`;
+    // With the `awslambda` global the Node.js runtime sets before loading a handler's module
+    // (aws-lambda-nodejs-runtime-interface-client, src/index.mjs); only the origin streams.
+    const mark = `Symbol.for('aws.lambda.runtime.handler.streaming')`;
+    const script = `globalThis.awslambda = { streamifyResponse: (h) => { h[${mark}] = 'response'; return h; } };
+      import(${JSON.stringify(pathToFileURL(bundleOf(kind)).href)})
+      .then((module) => console.log(typeof module.handler, module.handler[${mark}] ?? 'buffered'))`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       env: { PATH: process.env.PATH, ...deployedEnv },
       encoding: 'utf8',
     });
-    expect(out.trim()).toBe('function');
+    expect(out.trim()).toBe(kind === 'origin' ? 'function response' : 'function buffered');
   });
 });

@@ -35,6 +35,12 @@ export interface PassDeps {
   readonly internalAnswerHeaders?: readonly string[] | undefined;
   /** How long the upstream has to answer a pass-through, body included. */
   readonly passTimeoutMs: number;
+  /**
+   * The answer streams to the viewer as the upstream sends it (`PageResponse.stream`), its
+   * headers decided from the upstream's first: the origin behind a RESPONSE_STREAM function URL.
+   * @default false: read whole within what a buffered function URL returns
+   */
+  readonly streamPasses?: boolean | undefined;
   readonly clock: Clock;
 }
 
@@ -75,6 +81,7 @@ export async function servePass(
   void deps.clock.sleep(deps.passTimeoutMs, done.signal).then(() => {
     if (!done.signal.aborted) timeout.abort();
   });
+  let streaming = false;
   try {
     const answer = await passThrough.forward({
       method: request.method,
@@ -84,8 +91,14 @@ export async function servePass(
       body: request.body,
       signal: timeout.signal,
     });
-    const body = await readAnswer(answer, timeout.signal);
     const shown = withoutHeaders(answer, deps.internalAnswerHeaders);
+    if (deps.streamPasses === true && request.method !== 'HEAD') {
+      // Headers now, the body as it comes; the timeout still bounds the whole answer.
+      streaming = true;
+      const stream = guardedBody(answer, timeout.signal, () => done.abort());
+      return { ...passResponse(shown, undefined, why), stream };
+    }
+    const body = await readAnswer(answer, timeout.signal);
     return passResponse(shown, request.method === 'HEAD' ? undefined : body, why);
   } catch (caught) {
     const error = timeout.signal.aborted ? timedOut(caught) : caught;
@@ -96,7 +109,7 @@ export async function servePass(
       detail: { pass: why.detail, error },
     };
   } finally {
-    done.abort();
+    if (!streaming) done.abort();
   }
 }
 
@@ -129,6 +142,27 @@ function withoutHeaders(answer: PassAnswer, names: readonly string[] = []): Pass
 /** Whatever an adapter threw once the pass timeout fired: the timeout. */
 const timedOut = (cause: unknown) =>
   new PassThroughError(PassFailure.Timeout, 'the upstream did not answer in time', { cause });
+
+/**
+ * The answer's body as it comes, for a streamed pass: its status and headers are gone already,
+ * so a failure breaks the body off (the function's stream ends in error) as a PassThroughError;
+ * `finished` runs however it ends. No size bound but Lambda's own (200 MB streamed:
+ * https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html).
+ */
+async function* guardedBody(
+  answer: PassAnswer,
+  signal: AbortSignal,
+  finished: () => void,
+): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of answer.body) yield chunk;
+  } catch (error) {
+    const failure = signal.aborted ? PassFailure.Timeout : PassFailure.Unreachable;
+    throw new PassThroughError(failure, 'the upstream broke off its answer', { cause: error });
+  } finally {
+    finished();
+  }
+}
 
 /** The answer's body, whole (a function URL buffers it), bounded by size and the timeout. */
 async function readAnswer(answer: PassAnswer, signal: AbortSignal): Promise<Uint8Array> {

@@ -47,6 +47,11 @@ export interface PageResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: Uint8Array | undefined;
+  /**
+   * A streamed pass's body, sent as the upstream sends it (`body` is then undefined): only ever
+   * a pass-through's, with `PassDeps.streamPasses`.
+   */
+  readonly stream?: AsyncIterable<Uint8Array> | undefined;
   /** `Set-Cookie` values, one per cookie: only ever a pass-through's (a stored page has none). */
   readonly cookies?: readonly string[] | undefined;
   /** What was decided, for the log line and the metrics: fresh, stale, new, a 4xx reason... */
