@@ -81,6 +81,7 @@ export const CONTEXT_KEYS = {
   // Checked with the other settings: a value outside pass|drop is refused by name.
   unknownQuery: 'text',
   missRenderLimit: 'integer',
+  regenerationBudget: 'integer',
   workerMaxConcurrency: 'integer',
   originReservedConcurrency: 'integer',
   workerReservedConcurrency: 'integer',

@@ -4,6 +4,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import {
+  resumeDeferredOnly,
   runSweep,
   taskLogFields,
   MAX_LOGGED_KEYS,
@@ -14,6 +15,15 @@ import { runAlone, type SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 
 export { SweeperMetric };
+
+/**
+ * The input of the schedule that only catches up on deferred intents (every minute, when a
+ * regeneration budget is set: lib/isr-sweeper.ts), beside the 5-minute sweep.
+ */
+export const DEFERRED_ONLY_INPUT = { part: 'deferred' } as const;
+
+const isDeferredOnly = (event: unknown): boolean =>
+  typeof event === 'object' && event !== null && (event as { part?: unknown }).part === 'deferred';
 
 export interface SweeperHandlerOptions {
   readonly deps: SweepDeps;
@@ -30,8 +40,9 @@ export interface SweeperHandlerOptions {
  */
 export function createSweeperHandler(options: SweeperHandlerOptions) {
   const { deps, logger, metrics, lease } = options;
-  return middy(async (_event: ScheduledEvent, _context: Context): Promise<void> => {
-    const run = () => runSweep(deps);
+  return middy(async (event: ScheduledEvent, _context: Context): Promise<void> => {
+    // Deferred intents alone: no sweep lease (two runs in one window send one message each).
+    const run = () => (isDeferredOnly(event) ? resumeDeferredOnly(deps) : runSweep(deps));
     const outcome =
       lease === undefined
         ? { ran: true as const, result: await run() }
@@ -68,6 +79,11 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
     if (report.fanOutsResumed !== undefined) {
       count(SweeperMetric.FanOutsResumed, report.fanOutsResumed.length);
       fields.fanOutsResumed = report.fanOutsResumed.slice(0, MAX_LOGGED_KEYS);
+    }
+    if (report.deferred !== undefined) {
+      count(SweeperMetric.DeferredIntentsResumed, report.deferred.requeued);
+      count(SweeperMetric.DeferredIntentsWaiting, report.deferred.waiting);
+      fields.deferred = { ...report.deferred, unreadable: report.deferred.unreadable.slice(0, 20) };
     }
     const errors = report.errors.map(({ part, error }) => ({ part, error: String(error) }));
     const attention =
