@@ -56,6 +56,7 @@ function opsSettingsOf(service: IsrService): string {
     tenants: s.tenants,
     leaseSeconds: s.leaseSeconds,
     retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
+    regenerationBudget: s.regenerationBudget,
   });
 }
 

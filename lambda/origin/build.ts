@@ -14,6 +14,7 @@ import {
   type ServiceRuntime,
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
+import { createBudgetDeps } from '../shared/budget.js';
 import type { OriginDeps } from '../core/serve/request.js';
 import type { RegenerateDeps } from '../core/regenerate/deps.js';
 import { regenerateInRequest } from '../core/regenerate/regenerate.js';
@@ -43,6 +44,7 @@ export function createOriginDeps(
         ? undefined
         : { header: config.tenantHeader, tenants: config.tenants },
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
+    budget: createBudgetDeps(config, runtime.clients),
     deployId: config.deployId,
     cacheTagHeader: config.cacheTagHeader,
     dedupeWindowSeconds: config.dedupeWindowSeconds,

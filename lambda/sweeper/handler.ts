@@ -4,6 +4,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import {
+  DEFERRED_ONLY_INPUT,
   resumeDeferredOnly,
   runSweep,
   taskLogFields,
@@ -14,16 +15,12 @@ import {
 import { runAlone, type SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 
-export { SweeperMetric };
-
-/**
- * The input of the schedule that only catches up on deferred intents (every minute, when a
- * regeneration budget is set: lib/isr-sweeper.ts), beside the 5-minute sweep.
- */
-export const DEFERRED_ONLY_INPUT = { part: 'deferred' } as const;
+export { DEFERRED_ONLY_INPUT, SweeperMetric };
 
 const isDeferredOnly = (event: unknown): boolean =>
-  typeof event === 'object' && event !== null && (event as { part?: unknown }).part === 'deferred';
+  typeof event === 'object' &&
+  event !== null &&
+  (event as { part?: unknown }).part === DEFERRED_ONLY_INPUT.part;
 
 export interface SweeperHandlerOptions {
   readonly deps: SweepDeps;

@@ -198,6 +198,12 @@ export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
   };
 }
 
+/**
+ * The input of the schedule that only catches up on deferred intents (every minute, when a
+ * regeneration budget is set: lib/isr-budget.ts), beside the 5-minute sweep.
+ */
+export const DEFERRED_ONLY_INPUT = { part: 'deferred' } as const;
+
 /** The minute's run between sweeps: deferred intents only (nothing when no budget is set). */
 export async function resumeDeferredOnly(deps: SweepDeps): Promise<SweepReport> {
   const none = { tasks: undefined, orphans: undefined, purgesFlushed: undefined };
