@@ -241,6 +241,7 @@ async function serve(
         tenants: originConfig.tenants && [...originConfig.tenants],
         leaseSeconds: originConfig.leaseSeconds,
         retention: originConfig.retention,
+        regenerationBudget: originConfig.regenerationBudget,
       },
       pid: process.pid,
     });
