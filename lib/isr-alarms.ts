@@ -53,7 +53,7 @@ export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
    * Regenerations the budget deferred are still waiting after 15 minutes
    * (`BUDGET_ALARM_THRESHOLDS`, `isr-budget.ts`); only with `regenerationBudget` set.
    */
-  readonly deferredRegenerations?: Alarm | undefined;
+  readonly budgetBacklog?: Alarm | undefined;
 }
 
 export interface IsrAlarmsInput {
@@ -123,7 +123,7 @@ export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAla
     }),
     ...createViewerAlarms(scope, input),
     ...createSweeperAlarms(scope, input.sweeper),
-    deferredRegenerations: createBudgetAlarm(scope, settings.regenerationBudget),
+    budgetBacklog: createBudgetAlarm(scope, settings.regenerationBudget),
   };
   for (const alarm of alarmsOf(alarms)) {
     alarm.addAlarmAction(...input.actions);
@@ -170,7 +170,7 @@ export function alarmsOf(alarms: IsrAlarms): Alarm[] {
     alarms.failedTasks,
     alarms.abandonedLeases,
     alarms.sweeperErrors,
-    ...(alarms.deferredRegenerations === undefined ? [] : [alarms.deferredRegenerations]),
+    ...(alarms.budgetBacklog === undefined ? [] : [alarms.budgetBacklog]),
     ...(alarms.cdnErrorRate === undefined ? [] : [alarms.cdnErrorRate]),
     ...(alarms.upstreamErrorRate === undefined ? [] : [alarms.upstreamErrorRate]),
   ];

@@ -47,7 +47,7 @@ export function scheduleDeferredIntents(
 /** The alarm on deferred intents that do not drain; undefined without a budget. */
 export function createBudgetAlarm(scope: Construct, budget: number | undefined): Alarm | undefined {
   if (budget === undefined) return undefined;
-  return isrAlarm(scope, 'DeferredRegenerationsAlarm', {
+  return isrAlarm(scope, 'BudgetBacklogAlarm', {
     description:
       `ISR: regenerations past the budget (${budget} a minute) have waited 15 minutes; stale ` +
       'pages stay stale. Runbook: `isr budget` shows the count and the waiting pages; look for a ' +

@@ -31,10 +31,11 @@ const NOT_EXPLICIT = 'attribute_not_exists(#pk) OR #explicit = :false';
 const SAME_DEFERRAL = '#deferred_at = :at';
 
 /**
- * The budget in the cache table: a counter row per scope and minute (`ISR#BUDGET…`, `MINUTE#n`),
- * counted by one conditional `ADD` (1 WCU: the row is under 1 KB, and a refused conditional
- * write costs the same, https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate),
- * and a deferred row per page under `ISR#DEFERRED`. FaceTheory readers never read `ISR#` rows.
+ * The budget in the cache table: a counter row per scope and minute (`ISR#BUDGET…`, `MINUTE#n`)
+ * counted by one conditional `ADD`, and a deferred row per page under `ISR#DEFERRED`. The `ADD`
+ * is 1 WCU: its row is under 1 KB, and a refused conditional write is billed the same
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+ * FaceTheory readers never read `ISR#` rows.
  */
 export class DynamoRegenerationBudget extends DynamoTableAdapter implements RegenerationBudget {
   async take(scope: string, window: number, cap: number): Promise<boolean> {

@@ -81,6 +81,9 @@ describe('the regeneration budget (unit, in-memory ports, test clock)', () => {
     expect(decisions.filter((d) => d === 'fresh')).toHaveLength(BUDGET * (INTENTS_PER_PAGE - 1));
     // Coalesced: 750 deferred intents are 150 rows, one per page.
     expect(await budget.deferred(1_000)).toHaveLength(PAGES - BUDGET);
+    // What it wrote (PERFORMANCE.md): one ADD per intent that would render (800: the other 200
+    // found their page fresh), refused or not, and one deferred row per refusal (750).
+    expect(budget.writes).toBe(800 + 750);
 
     const perWindow: number[] = [];
     for (let window = 1; window <= 4; window++) {
