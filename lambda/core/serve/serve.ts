@@ -177,7 +177,7 @@ async function serveKey(
       : Promise.resolve({ enqueue: state, idempotencyKey: undefined });
   // Past the regeneration budget the page waits for a later minute: read beside the body too.
   const spent =
-    enqueued !== undefined && deps.budget !== undefined
+    !fresh && state === RetryState.Due && deps.budget !== undefined
       ? budgetSpent(deps, cacheKey, now)
       : undefined;
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
