@@ -8,6 +8,9 @@ import { budgetWindowOf } from '../../../../lambda/core/page/budget.js';
 import { servePage } from '../../../../lambda/core/serve/serve.js';
 import { memoryService } from '../../../helpers/memory-service.js';
 import { countingRenderer } from '../../../helpers/renderers.js';
+import { htmlPage } from '../../../../lambda/adapters/renderer/module.js';
+import { processMessage } from '../../../../lambda/core/worker/process-message.js';
+import { intentFor, message } from '../../../helpers/worker-harness.js';
 
 async function served(options: { budget?: number; spent?: number; tenant?: string }) {
   const service = memoryService({ renderer: countingRenderer().renderer });
@@ -60,5 +63,32 @@ describe('Cache-Status detail=budget', () => {
   it('negative control: never on a fresh page', async () => {
     const { fresh } = await served({ budget: 1, spent: 1 });
     expect(fresh.headers['cache-status']).not.toMatch(/detail/);
+  });
+
+  it('negative control: not on a page backing off after a failed render (no intent is queued)', async () => {
+    const renderer = countingRenderer((_request, call) =>
+      call === 1
+        ? htmlPage('<p>page</p>', { revalidateSeconds: 60 })
+        : htmlPage('down', { status: 500 }),
+    ).renderer;
+    const service = memoryService({ renderer });
+    const budget = new InMemoryRegenerationBudget();
+    const deps = { ...service.originDeps, budget: { budget, perMinute: 1 } };
+    const request = {
+      method: 'GET',
+      rawPath: '/p',
+      rawQueryString: '',
+      tenant: undefined,
+      ifNoneMatch: undefined,
+    };
+    await servePage(deps, request);
+    service.clock.advance(61);
+    const failed = await processMessage(service.workerDeps, message('m1', intentFor('/p')));
+    expect(failed.decision).toBe('render-failed');
+    await budget.take('', budgetWindowOf(service.clock.seconds), 1);
+    const stale = await servePage(deps, request);
+    expect(stale.headers['cache-status']).toMatch(/fwd=stale/);
+    expect(stale.headers['cache-status']).not.toMatch(/detail=budget/);
+    expect(service.queue.drain()).toEqual([]);
   });
 });
