@@ -13,6 +13,7 @@ import { inspect } from './commands/inspect.js';
 import { hold, pageOpsDeps, parseDuration, release, rollback } from './commands/page-ops.js';
 import { ENDPOINT_COMMANDS } from './commands/endpoint.js';
 import { failed, stuck } from './commands/status.js';
+import { budgetView, formatBudget } from './commands/budget.js';
 import { UsageError } from './errors.js';
 import * as format from './format.js';
 import { cacheKeyOf } from './page-key.js';
@@ -108,6 +109,20 @@ export const COMMANDS: Record<string, Command> = {
     run: async ({ values }, ctx) => {
       const rows = await failed({ ...ctx, limit: limitOf(values) });
       return { data: rows, text: format.formatStatusRows(rows, 'failed') };
+    },
+  },
+  budget: {
+    usage: 'budget [--tenant <t>] [--limit <n>]',
+    summary: "the regeneration budget, this minute's regenerations, and the pages waiting past it",
+    options: { ...tenant, limit: { type: 'string' } },
+    positionals: 0,
+    run: async ({ values }, ctx) => {
+      const view = await budgetView({
+        ...ctx,
+        tenant: str(values, 'tenant'),
+        limit: limitOf(values),
+      });
+      return { data: view, text: formatBudget(view, epochSeconds(ctx.clock)) };
     },
   },
   dlq: {

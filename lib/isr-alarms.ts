@@ -12,6 +12,7 @@ import type { Construct } from 'constructs';
 import { ALARM_PERIOD, isrAlarm } from './isr-metrics.js';
 import type { IsrSettings } from './isr-settings.js';
 import { createSweeperAlarms, type SweeperAlarms } from './isr-sweeper.js';
+import { createBudgetAlarm } from './isr-budget.js';
 import { createViewerAlarms, type ViewerAlarms } from './isr-viewer-alarms.js';
 
 export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
@@ -48,6 +49,11 @@ export interface IsrAlarms extends ViewerAlarms, SweeperAlarms {
    * account's concurrency limit is too small.
    */
   readonly originThrottles: Alarm;
+  /**
+   * Regenerations the budget deferred are still waiting after 15 minutes
+   * (`BUDGET_ALARM_THRESHOLDS`, `isr-budget.ts`); only with `regenerationBudget` set.
+   */
+  readonly budgetBacklog?: Alarm | undefined;
 }
 
 export interface IsrAlarmsInput {
@@ -117,6 +123,7 @@ export function createIsrAlarms(scope: Construct, input: IsrAlarmsInput): IsrAla
     }),
     ...createViewerAlarms(scope, input),
     ...createSweeperAlarms(scope, input.sweeper),
+    budgetBacklog: createBudgetAlarm(scope, settings.regenerationBudget),
   };
   for (const alarm of alarmsOf(alarms)) {
     alarm.addAlarmAction(...input.actions);
@@ -163,6 +170,7 @@ export function alarmsOf(alarms: IsrAlarms): Alarm[] {
     alarms.failedTasks,
     alarms.abandonedLeases,
     alarms.sweeperErrors,
+    ...(alarms.budgetBacklog === undefined ? [] : [alarms.budgetBacklog]),
     ...(alarms.cdnErrorRate === undefined ? [] : [alarms.cdnErrorRate]),
     ...(alarms.upstreamErrorRate === undefined ? [] : [alarms.upstreamErrorRate]),
   ];

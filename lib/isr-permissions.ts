@@ -17,7 +17,7 @@
  *   cursor row); PutItem on its cursor row only (`dynamodb:LeadingKeys`); Put/DeleteItem on its
  *   lease's partition only (one sweep at a time); Put/Update/DeleteItem on
  *   the pending-purge rows only; ConditionCheckItem/DeleteItem on the table for VER# rows META no
- *   longer lists and the tag index rows of gone pages; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
+ *   longer lists, the tag index rows of gone pages and the deferred intents it re-queued; SendMessage to the queue (a stalled fan-out); UpdateItem on page partitions only (a
  *   REQ# row a later publish made moot leaves the status index); ListBucket under the body prefix;
  *   DeleteObject on `pages/*`. No PutObject/GetObject.
  * - revalidate: Get/Put/Update/Delete/ConditionCheckItem and Query on the table; BatchGetItem on

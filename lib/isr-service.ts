@@ -52,6 +52,7 @@ import type { IsrServiceProps } from './isr-service-props.js';
 import { PURGER_TIMEOUT, resolveSettings, type IsrSettings } from './isr-settings.js';
 import { bodyBucketOf, cacheTableOf, grantStorageKeys } from './isr-storage.js';
 import { scheduleSweeper } from './isr-sweeper.js';
+import { scheduleDeferredIntents } from './isr-budget.js';
 import type { Rule } from 'aws-cdk-lib/aws-events';
 
 export type { CdnLogsDestination, IsrServiceProps } from './isr-service-props.js';
@@ -88,6 +89,8 @@ export class IsrService extends Construct {
   /** Reports stuck and failed work and retires orphan bodies, every 5 minutes. */
   readonly sweeperFunction: LambdaFunction;
   readonly sweeperSchedule: Rule;
+  /** The sweeper's minute run over deferred intents; only with `regenerationBudget` set. */
+  readonly deferredIntentsSchedule: Rule | undefined;
   /** Requests, hit ratio, regeneration, queue, DLQ, stuck and failed work. */
   readonly dashboard: Dashboard;
   readonly functionUrl: FunctionUrl;
@@ -206,6 +209,11 @@ export class IsrService extends Construct {
       role: this.sweeperRole,
     });
     this.sweeperSchedule = scheduleSweeper(this, this.sweeperFunction);
+    this.deferredIntentsSchedule = scheduleDeferredIntents(
+      this,
+      this.sweeperFunction,
+      settings.regenerationBudget,
+    );
     this.purgerFunction = createServiceFunction(this, 'purger', {
       ...functions,
       network: {},

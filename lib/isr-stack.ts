@@ -56,6 +56,7 @@ function opsSettingsOf(service: IsrService): string {
     tenants: s.tenants,
     leaseSeconds: s.leaseSeconds,
     retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
+    regenerationBudget: s.regenerationBudget,
   });
 }
 
@@ -81,6 +82,7 @@ export const CONTEXT_KEYS = {
   // Checked with the other settings: a value outside pass|drop is refused by name.
   unknownQuery: 'text',
   missRenderLimit: 'integer',
+  regenerationBudget: 'integer',
   workerMaxConcurrency: 'integer',
   originReservedConcurrency: 'integer',
   workerReservedConcurrency: 'integer',

@@ -15,6 +15,8 @@ export const OpsSettingsSchema = v.object({
   tenants: v.optional(v.array(v.string())),
   leaseSeconds: v.number(),
   retention: v.optional(v.object({ idleSeconds: v.number(), goneSeconds: v.number() })),
+  /** Regenerations a minute per site or tenant; absent: unlimited (`isr budget`). */
+  regenerationBudget: v.optional(v.number()),
 });
 export type OpsSettings = v.InferOutput<typeof OpsSettingsSchema>;
 

@@ -46,6 +46,7 @@ import { readyLines } from './ready-lines.js';
 import { localRevalidation } from './revalidate-route.js';
 import { createShutdown } from './shutdown.js';
 import { WorkerPoller } from './worker-poller.js';
+import { startDeferredCatchUp } from './deferred-intents.js';
 
 const WORKER_TIMEOUT_MS = 60_000;
 const PURGER_TIMEOUT_MS = 60_000;
@@ -153,10 +154,11 @@ async function serve(
       cacheDirectory: EDGE_CACHE_DIRECTORY,
       cache: local.edgeCache,
     });
-    const worker = buildWorkerHandler(loadWorkerConfig(serviceEnv), {
-      clients,
-      owner: 'local-worker',
-    });
+    const workerConfig = loadWorkerConfig(serviceEnv);
+    const worker = buildWorkerHandler(workerConfig, { clients, owner: 'local-worker' });
+    const catchUp = startDeferredCatchUp(workerConfig, clients, (error) =>
+      console.error('re-queueing deferred regenerations failed:', error),
+    );
 
     // One local CDN: a revalidation's immediate purges and the purger's are numbered together.
     const cdn = new LocalCdnInvalidator({ edge: edge.cloudfront });
@@ -218,6 +220,7 @@ async function serve(
       // First: the ops CLI must not find a service that is going away.
       { name: 'the endpoints file', run: () => removeEndpointsFile(dataDir) },
       { name: 'the HTTP server', run: () => front.close() },
+      { name: 'the deferred-intent catch-up', run: () => catchUp.stop() },
       { name: 'the worker poller', run: () => poller.stop() },
       // After the worker: the batch it finished may have queued soft purges.
       { name: 'the purger poller', run: () => purgePoller.stop() },
@@ -246,6 +249,7 @@ async function serve(
         tenants: originConfig.tenants && [...originConfig.tenants],
         leaseSeconds: originConfig.leaseSeconds,
         retention: originConfig.retention,
+        regenerationBudget: originConfig.regenerationBudget,
       },
       pid: process.pid,
     });

@@ -27,6 +27,8 @@ export const Decision = {
   Held: 'held',
   /** An ignorable error ended the work: someone else did, or is doing, it. */
   Ignored: 'ignored',
+  /** Past the regeneration budget: kept as a deferred row until a window has room. */
+  Deferred: 'deferred',
 } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
 

@@ -15,6 +15,7 @@ import {
 } from '../shared/service.js';
 import { createOriginHandler } from './handler.js';
 import { createStreamingOriginHandler } from './streaming.js';
+import { createBudgetDeps } from '../shared/budget.js';
 import type { OriginDeps } from '../core/serve/request.js';
 import type { RegenerateDeps } from '../core/regenerate/deps.js';
 import { regenerateInRequest } from '../core/regenerate/regenerate.js';
@@ -44,6 +45,7 @@ export function createOriginDeps(
         ? undefined
         : { header: config.tenantHeader, tenants: config.tenants },
     queue: new SqsRegenerationQueue({ client: runtime.clients.sqs, queueUrl: config.queueUrl }),
+    budget: createBudgetDeps(config, runtime.clients),
     deployId: config.deployId,
     cacheTagHeader: config.cacheTagHeader,
     dedupeWindowSeconds: config.dedupeWindowSeconds,

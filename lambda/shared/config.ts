@@ -104,6 +104,8 @@ export function loadWorkerConfig(env: Env = process.env) {
     maxReceiveCount: s.maxReceiveCount,
     idempotencyTtlSeconds: s.idempotencyTtlSeconds,
     softPurge: softPurgeOf(s),
+    /** Regenerations a minute per site (per tenant); undefined: unlimited. */
+    regenerationBudget: s.regenerationBudget,
   };
 }
 
@@ -153,6 +155,7 @@ export function loadOriginConfig(env: Env = process.env) {
     missRenderLimit: s.missRenderLimit,
     revalidationShards: s.revalidationShards,
     inProgressCacheMs: s.inProgressCacheMs,
+    regenerationBudget: s.regenerationBudget,
   };
 }
 
@@ -167,6 +170,8 @@ export function loadSweeperConfig(env: Env = process.env) {
     fanOutStalledSeconds: s.fanOutStalledSeconds,
     /** Whose pending purges each run submits again; unset: none to submit. */
     cdnDistributionId: s.cdnDistributionId,
+    /** Deferred intents are re-queued within this budget; unset: none are deferred. */
+    regenerationBudget: s.regenerationBudget,
   };
 }
 

@@ -52,6 +52,7 @@ const DECISION_METRICS: Record<Decision, string> = {
   poison: 'PoisonMessages',
   ignored: 'Ignored',
   held: 'SkippedHeld',
+  deferred: 'RegenerationsDeferred',
 };
 
 export function countDecision(metrics: Metrics, decision: Decision): void {

@@ -16,6 +16,8 @@ import type { AwsClients } from '../shared/aws-clients.js';
 import type { SweeperConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createSweeperHandler } from './handler.js';
+import { resumeDeferred } from '../core/operate/resume-deferred.js';
+import { createBudgetDeps } from '../shared/budget.js';
 
 export interface SweeperRuntime {
   readonly clients: AwsClients;
@@ -30,12 +32,14 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
   const { dynamodb, s3 } = runtime.clients;
   const table = { client: dynamodb, tableName: config.tableName };
   const clock = runtime.clock ?? systemClock;
+  const queue = new SqsRegenerationQueue({
+    client: runtime.clients.sqs,
+    queueUrl: config.queueUrl,
+  });
+  const budget = createBudgetDeps(config, runtime.clients);
   const fanOuts: FanOutSweepDeps = {
     progress: new DynamoFanOutProgressRows(table),
-    fanOutQueue: new SqsRegenerationQueue({
-      client: runtime.clients.sqs,
-      queueUrl: config.queueUrl,
-    }),
+    fanOutQueue: queue,
     clock,
     stalledAfterMs: config.fanOutStalledSeconds * 1000,
     limit: config.sweepPageLimit,
@@ -64,6 +68,8 @@ export function createSweeperDeps(config: SweeperConfig, runtime: SweeperRuntime
     },
     flushPendingPurges: runtime.flushPendingPurges,
     resumeFanOuts: () => resumeStalledFanOuts(fanOuts, fanOuts),
+    resumeDeferred:
+      budget === undefined ? undefined : () => resumeDeferred({ ...budget, queue, clock }),
   };
 }
 

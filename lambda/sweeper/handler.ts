@@ -4,6 +4,8 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import {
+  DEFERRED_ONLY_INPUT,
+  resumeDeferredOnly,
   runSweep,
   taskLogFields,
   MAX_LOGGED_KEYS,
@@ -13,7 +15,12 @@ import {
 import { runAlone, type SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { MetricUnit, publishMetrics } from '../shared/observability.js';
 
-export { SweeperMetric };
+export { DEFERRED_ONLY_INPUT, SweeperMetric };
+
+const isDeferredOnly = (event: unknown): boolean =>
+  typeof event === 'object' &&
+  event !== null &&
+  (event as { part?: unknown }).part === DEFERRED_ONLY_INPUT.part;
 
 export interface SweeperHandlerOptions {
   readonly deps: SweepDeps;
@@ -30,8 +37,9 @@ export interface SweeperHandlerOptions {
  */
 export function createSweeperHandler(options: SweeperHandlerOptions) {
   const { deps, logger, metrics, lease } = options;
-  return middy(async (_event: ScheduledEvent, _context: Context): Promise<void> => {
-    const run = () => runSweep(deps);
+  return middy(async (event: ScheduledEvent, _context: Context): Promise<void> => {
+    // Deferred intents alone: no sweep lease (two runs in one window send one message each).
+    const run = () => (isDeferredOnly(event) ? resumeDeferredOnly(deps) : runSweep(deps));
     const outcome =
       lease === undefined
         ? { ran: true as const, result: await run() }
@@ -68,6 +76,11 @@ export function createSweeperHandler(options: SweeperHandlerOptions) {
     if (report.fanOutsResumed !== undefined) {
       count(SweeperMetric.FanOutsResumed, report.fanOutsResumed.length);
       fields.fanOutsResumed = report.fanOutsResumed.slice(0, MAX_LOGGED_KEYS);
+    }
+    if (report.deferred !== undefined) {
+      count(SweeperMetric.DeferredIntentsResumed, report.deferred.requeued);
+      count(SweeperMetric.DeferredIntentsWaiting, report.deferred.waiting);
+      fields.deferred = { ...report.deferred, unreadable: report.deferred.unreadable.slice(0, 20) };
     }
     const errors = report.errors.map(({ part, error }) => ({ part, error: String(error) }));
     const attention =

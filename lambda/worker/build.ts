@@ -13,6 +13,7 @@ import type { LogSink } from '../core/log.js';
 import type { WorkerConfig } from '../shared/config.js';
 import { createObservability } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
+import { createBudgetDeps } from '../shared/budget.js';
 import { softPurgeDepsOf } from '../shared/soft-purge.js';
 import { createWorkerHandler } from './handler.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
@@ -40,6 +41,7 @@ export function createWorkerDeps(
     owner: runtime.owner,
     fanOut: { ...createFanOutDeps(config, runtime), softPurge },
     purgeQueue: softPurge?.queue,
+    budget: createBudgetDeps(config, runtime.clients),
   };
 }
 

@@ -52,6 +52,9 @@ import { DynamoStatusIndexReader } from '../../lambda/adapters/status-index-read
 import { InMemoryStatusIndex } from '../../lambda/adapters/status-index-reader/memory.js';
 import { DynamoSweepCursor } from '../../lambda/adapters/sweep-cursor/dynamodb.js';
 import { InMemorySweepCursor } from '../../lambda/adapters/sweep-cursor/memory.js';
+import { DynamoRegenerationBudget } from '../../lambda/adapters/regeneration-budget/dynamodb.js';
+import { InMemoryRegenerationBudget } from '../../lambda/adapters/regeneration-budget/memory.js';
+import type { RegenerationBudget } from '../../lambda/core/page/budget.js';
 import { DynamoRenderCounter } from '../../lambda/adapters/render-counter/dynamodb.js';
 import { InMemoryRenderCounter } from '../../lambda/adapters/render-counter/memory.js';
 import { DynamoVersionRows } from '../../lambda/adapters/version-rows/dynamodb.js';
@@ -108,6 +111,7 @@ export interface TableSubject {
   readonly history: PageHistory;
   readonly versionRows: VersionRows;
   readonly renderCounter: RenderCounter;
+  readonly budget: RegenerationBudget;
   readonly marks: RevalidationMarks;
   readonly tagIndex: TagIndex;
   readonly tagRevalidations: TagRevalidations & TagTimesReader;
@@ -142,6 +146,7 @@ export function memoryTableSubject(): Promise<TableSubject> {
     history: new InMemoryPageHistory(state),
     versionRows: new InMemoryVersionRows(state),
     renderCounter: new InMemoryRenderCounter(),
+    budget: new InMemoryRegenerationBudget(),
     marks: new InMemoryRevalidationMarks(state),
     tagIndex: new InMemoryTagIndex(state),
     tagRevalidations: new InMemoryTagRevalidations(state),
@@ -181,6 +186,7 @@ async function dynamoSubject(rule: TransactionConflicts | undefined): Promise<Ta
     history: new DynamoPageHistory(table),
     versionRows: new DynamoVersionRows(table),
     renderCounter: new DynamoRenderCounter(table),
+    budget: new DynamoRegenerationBudget(table),
     marks: new DynamoRevalidationMarks(table),
     tagIndex: new DynamoTagIndex({ ...table, clock }),
     // Small pages, so the contract walks the cursor as the fake's pages of two make it.

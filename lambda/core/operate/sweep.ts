@@ -14,6 +14,7 @@ import { sweepOrphanBodies, type OrphanReport, type OrphanSweepDeps } from './or
 import type { StatusIndexReader, StatusRow, WorkResolution } from './ports.js';
 import { IndexedStatus, RequestStatus, statusShards } from '../page/rows.js';
 import { resolveSuperseded } from './resolve-work.js';
+import type { ResumeReport } from './resume-deferred.js';
 
 /** Metric names the alarms and the dashboard key on (lib/isr-sweeper.ts and the dashboard import them). */
 export const SweeperMetric = {
@@ -28,6 +29,10 @@ export const SweeperMetric = {
   UnlistedVersionsDeleted: 'UnlistedVersionsDeleted',
   PendingPurgesFlushed: 'PendingPurgesFlushed',
   FanOutsResumed: 'FanOutsResumed',
+  /** Intents deferred by the regeneration budget, re-queued this run (`resume-deferred.ts`). */
+  DeferredIntentsResumed: 'DeferredIntentsResumed',
+  /** Deferred intents still waiting after this run (of the rows one run reads). */
+  DeferredIntentsWaiting: 'DeferredIntentsWaiting',
 } as const;
 
 export interface TaskReport {
@@ -143,6 +148,8 @@ export interface SweepDeps {
    * `resumeStalledFanOuts`, which the sweeper's wiring passes in). @returns the ones resent
    */
   readonly resumeFanOuts?: (() => Promise<readonly ResumedFanOut[]>) | undefined;
+  /** Re-queues intents the regeneration budget deferred (`resume-deferred.ts`), when one is set. */
+  readonly resumeDeferred?: (() => Promise<ResumeReport>) | undefined;
 }
 
 /** A fan-out resent, as the report names it. */
@@ -159,18 +166,21 @@ export interface SweepReport {
   readonly purgesFlushed: number | undefined;
   /** Fan-outs resent (effect, mode and tag of each). */
   readonly fanOutsResumed?: readonly string[] | undefined;
+  /** Deferred intents re-queued and still waiting. */
+  readonly deferred?: ResumeReport | undefined;
   readonly errors: readonly { readonly part: string; readonly error: unknown }[];
 }
 
 /** The parts are independent: one failing does not keep the others from reporting. */
 export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
-  const [tasks, orphans, purges, fanOuts] = await Promise.allSettled([
+  const [tasks, orphans, purges, fanOuts, deferred] = await Promise.allSettled([
     sweepTasks(deps.tasks),
     sweepOrphanBodies(deps.orphans),
     deps.flushPendingPurges === undefined ? Promise.resolve(undefined) : deps.flushPendingPurges(),
     deps.resumeFanOuts === undefined
       ? Promise.resolve(undefined)
       : resumeFanOuts(deps.resumeFanOuts),
+    deps.resumeDeferred === undefined ? Promise.resolve(undefined) : deps.resumeDeferred(),
   ]);
   const errors: { part: string; error: unknown }[] = [];
   const valueOf = <T>(part: string, result: PromiseSettledResult<T>): T | undefined => {
@@ -183,8 +193,26 @@ export async function runSweep(deps: SweepDeps): Promise<SweepReport> {
     orphans: valueOf('orphans', orphans),
     purgesFlushed: valueOf('purges', purges),
     fanOutsResumed: valueOf('fan-outs', fanOuts),
+    deferred: valueOf('deferred', deferred),
     errors,
   };
+}
+
+/**
+ * The input of the schedule that only catches up on deferred intents (every minute, when a
+ * regeneration budget is set: lib/isr-budget.ts), beside the 5-minute sweep.
+ */
+export const DEFERRED_ONLY_INPUT = { part: 'deferred' } as const;
+
+/** The minute's run between sweeps: deferred intents only (nothing when no budget is set). */
+export async function resumeDeferredOnly(deps: SweepDeps): Promise<SweepReport> {
+  const none = { tasks: undefined, orphans: undefined, purgesFlushed: undefined };
+  if (deps.resumeDeferred === undefined) return { ...none, errors: [] };
+  try {
+    return { ...none, deferred: await deps.resumeDeferred(), errors: [] };
+  } catch (error) {
+    return { ...none, errors: [{ part: 'deferred', error }] };
+  }
 }
 
 /** Resends each stopped fan-out's step; named by effect, mode and tag for the log line. */

@@ -4,6 +4,7 @@
  * helpers (MISS, generation) import these without importing the entry that imports them.
  */
 import type { FailurePolicy } from '../backoff.js';
+import type { BudgetDeps } from '../page/budget.js';
 import { cacheKeyFor, type CacheKeyPolicy } from '../page/cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
@@ -58,6 +59,8 @@ export interface OriginDeps extends InRequestRegeneration, PassDeps, PageStores 
    * of them is passed, never rendered (`routedPathReason`). @default none
    */
   readonly routing?: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'> | undefined;
+  /** The regeneration budget, for a stale page's `detail=budget` (`budget-status.ts`). */
+  readonly budget?: BudgetDeps | undefined;
 }
 
 /** An origin request, as the use case needs it (never the Host header). */

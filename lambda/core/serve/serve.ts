@@ -22,6 +22,7 @@ import { servedGenerationOf } from '../page/gone.js';
 import { inProgressVerdict, InProgressVerdict, type InProgressState } from '../page/in-progress.js';
 import { overloadFallback, serveGeneration } from './generation.js';
 import { serveMiss } from './miss.js';
+import { budgetSpent, withBudgetDetail } from './budget-status.js';
 import { deliverableRender, servePass, type PassWhy } from './pass.js';
 import { cacheKeyOf, type OriginDeps, type PageRequest } from './request.js';
 import { ServeDecision } from './decision.js';
@@ -174,6 +175,11 @@ async function serveKey(
     : state === RetryState.Due
       ? enqueueRegeneration(deps, cacheKey, meta, now)
       : Promise.resolve({ enqueue: state, idempotencyKey: undefined });
+  // Past the regeneration budget the page waits for a later minute: read beside the body too.
+  const spent =
+    !fresh && state === RetryState.Due && deps.budget !== undefined
+      ? budgetSpent(deps, cacheKey, now)
+      : undefined;
   const cacheStatus = fresh ? CacheStatus.Hit : CacheStatus.Stale;
   const served = await serveGeneration(deps, cacheKey, meta, request, cacheStatus, inline);
   const { enqueue, idempotencyKey } = (await enqueued) ?? {};
@@ -187,6 +193,9 @@ async function serveKey(
       idempotencyKey: miss.idempotencyKey ?? idempotencyKey,
       detail: { ...miss.detail, bodyMissing: meta.s3Key, enqueue },
     };
+  }
+  if ((await spent) === true) {
+    return { ...withBudgetDetail(served), idempotencyKey, detail: { enqueue, budget: 'spent' } };
   }
   return { ...served, idempotencyKey, detail: enqueue && { enqueue } };
 }

@@ -125,6 +125,21 @@ export const FUNCTION_SETTINGS = {
     why: '0 turns the cap off',
   }),
   /**
+   * Regenerations a minute per site (per tenant in multi-tenant mode), across every worker: past
+   * it stale pages are still served (`Cache-Status: …; detail=budget`) and their intents wait,
+   * one per page, for a later minute. Counted in the cache table (1 WCU a regeneration).
+   * @default - unlimited
+   */
+  regenerationBudget: int(
+    'ISR_REGENERATION_BUDGET',
+    'prop',
+    ['origin', 'worker', 'sweeper', 'deploy'],
+    undefined,
+    1,
+    undefined,
+    { why: '0 or less would stop every regeneration; leave it unset for no cap' },
+  ),
+  /**
    * A cached page served, as a 503 nobody caches, when the MISS cap is reached (e.g. `/busy`).
    * @default - a plain 503 with Retry-After
    * @bounds a path starting with `/`

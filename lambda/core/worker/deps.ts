@@ -10,6 +10,7 @@ import type { Idempotency } from '../idempotency.js';
 import type { RegenerateDeps } from '../regenerate/deps.js';
 import type { FanOutDeps } from '../revalidate/fan-out.js';
 import type { PurgeQueue } from '../revalidate/ports.js';
+import type { BudgetDeps } from '../page/budget.js';
 
 /** One SQS record, as the worker needs it. */
 export interface WorkerMessage {
@@ -33,6 +34,8 @@ export interface WorkerDeps extends RegenerateDeps {
   readonly fanOut?: FanOutDeps | undefined;
   /** A flagged intent's soft purge, once its page is published (`revalidate/soft-purge.ts`). */
   readonly purgeQueue?: PurgeQueue | undefined;
+  /** The regeneration budget (`budget.ts`). @default - unlimited */
+  readonly budget?: BudgetDeps | undefined;
 }
 
 /** The disposition of one message, with what the log line needs to find it. */

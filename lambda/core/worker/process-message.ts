@@ -15,13 +15,15 @@ import { dispositionOfError, dispositionOfRun } from './disposition.js';
 import { settleIntent } from './settle-intent.js';
 import { isFanOutBody } from '../revalidate/fan-out-message.js';
 import { processFanOut } from './process-fan-out.js';
+import { spendOrDefer } from './budget.js';
 import { sendSoftPurge } from '../revalidate/soft-purge.js';
 import type { MessageReport, WorkerDeps, WorkerMessage } from './deps.js';
 
 /**
  * Turns one regeneration intent into at most one published generation. Order (seed 000, as
  * corrected in DESIGN.md): an operator holds the page -> done; META answers it -> done; the page is backing off after failures ->
- * done (unless the intent was explicit); REQ# COMPLETED -> recorded result; STARTED and
+ * done (unless the intent was explicit); past the regeneration budget -> deferred (`budget.ts`);
+ * REQ# COMPLETED -> recorded result; STARTED and
  * unexpired -> retry later; different request for the same message ID -> refuse; lease held ->
  * done (the holder regenerates); render; body; one publish transaction that seals REQ#. An
  * intent a revalidation flagged for a soft purge sends it, once its page is published, before
@@ -54,6 +56,16 @@ export async function processMessage(
       const purge = { ...settled, disposition: skip, decided: skip.decision };
       return { ...report, ...(await sendSoftPurge(deps, purge)) };
     }
+    // Past the regeneration budget the intent is deferred (one row per page), not rendered.
+    const deferred =
+      deps.budget === undefined
+        ? undefined
+        : await spendOrDefer(
+            deps.budget,
+            { pk: cacheKey.pk, intent, body: message.body },
+            epochSeconds(deps.clock),
+          );
+    if (deferred !== undefined) return { ...report, ...deferred };
     const call: IdempotentCall = {
       pk: cacheKey.pk,
       key: message.messageId,

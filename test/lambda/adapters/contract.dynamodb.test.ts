@@ -13,6 +13,7 @@ import { sweepCursorContract } from './sweep-cursor/contract.js';
 import { fanOutProgressContract } from './fan-out-progress-rows/contract.js';
 import { revalidationsInProgressContract } from './revalidations-in-progress/contract.js';
 import { renderCounterContract } from './render-counter/contract.js';
+import { regenerationBudgetContract } from './regeneration-budget/contract.js';
 import { versionRowsContract } from './version-rows/contract.js';
 import { tagIndexContract } from './tag-index/contract.js';
 import { tagRevalidationsContract } from './tag-revalidations/contract.js';
@@ -32,6 +33,7 @@ revalidationsInProgressContract('DynamoDB Local', dynamoTableSubject);
 fanOutProgressContract('DynamoDB Local', dynamoTableSubject);
 versionRowsContract('DynamoDB Local', dynamoTableSubject);
 renderCounterContract('DynamoDB Local', dynamoTableSubject);
+regenerationBudgetContract('DynamoDB Local', dynamoTableSubject);
 fanOutStartContract('DynamoDB Local', dynamoTableSubject);
 
 // The adapters that write the in-progress and progress rows again, under AWS's transaction
