@@ -7,7 +7,10 @@
  * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
  * else is doing or has done the work: logged and acknowledged).
  */
-import { AnswerReason } from './traffic.js';
+import type { InvalidKeyReason, PassFailure, RefusalReason } from './reasons.js';
+
+/** The closed sets of reasons the errors carry, for the callers that build them. */
+export { InvalidKeyReason, PassFailure, RefusalReason } from './reasons.js';
 
 /** The code of a message given up on after its last receive (the worker's, the purger's). */
 export const RETRIES_EXHAUSTED = 'retries-exhausted';
@@ -29,30 +32,6 @@ export abstract class IsrError extends Error {
   /** Stable, machine-readable reason: the DLQ's `isr-error-code`, the edge's `error` field. */
   abstract get code(): string;
 }
-
-export const InvalidKeyReason = {
-  InvalidPath: 'invalid-path',
-  Traversal: 'traversal',
-  EncodedSeparator: 'encoded-separator',
-  EncodedDot: 'encoded-dot',
-  Backslash: 'backslash',
-  ControlCharacter: 'control-character',
-  MalformedEncoding: 'malformed-encoding',
-  DoubleEncoding: 'double-encoding',
-  TooLong: 'too-long',
-  InvalidTenant: 'invalid-tenant',
-  MissingTenant: 'missing-tenant',
-  /** A single-tenant service was asked for a tenant's page. */
-  UnexpectedTenant: 'unexpected-tenant',
-  UnknownTenant: 'unknown-tenant',
-  /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
-  PathNotRenderable: 'path-not-renderable',
-  /** A variant header's value outside its configured bounds (`core/page/variants.ts`). */
-  VariantOutOfBounds: 'variant-out-of-bounds',
-  /** A key rule's query parameter missing, repeated or outside its bounds (`core/key-rules.ts`). */
-  QueryOutOfBounds: 'query-out-of-bounds',
-} as const;
-export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
 
 /** The request cannot name a cache entry: answered with a 400 at the edge, poison in the worker. */
 export class InvalidCacheKeyError extends IsrError {
@@ -200,23 +179,6 @@ export class RenderOverloadedError extends IsrError {
 }
 
 /**
- * Why a rendered answer is not stored: the answer's own class (`AnswerReason`, traffic.ts), or
- * what the cache policy will not keep.
- */
-export const RefusalReason = {
-  ...AnswerReason,
-  /** The body is over the configured limit. */
-  TooLarge: 'too-large',
-  /** The page sets a cookie and the policy refuses such pages. */
-  SetCookie: 'set-cookie',
-  /** The headers to keep with the page are over the size limit. */
-  HeadersTooLarge: 'headers-too-large',
-  /** A variant (an RSC prefetch) answered 404: never kept, its page's 404 is what is cached. */
-  VariantNotFound: 'variant-not-found',
-} as const;
-export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
-
-/**
  * The answer must not be stored: the viewer gets a pass-through of their own request instead,
  * and the key is remembered as pass for a while (hit-for-pass, `regenerate`). The last good page
  * is never replaced by it. Terminal wherever it is not turned into a pass: the DLQ, or a 502.
@@ -241,19 +203,6 @@ export class RenderRefusedError extends IsrError {
     return `refused:${this.reason}`;
   }
 }
-
-/** Why a pass-through failed, as the viewer is told: the status and the reason. */
-export const PassFailure = {
-  /** The request body is over `passBodyMaxBytes`. */
-  BodyTooLarge: { status: 413, code: 'body-too-large' },
-  /** No answer from the upstream within `passTimeoutMs`. */
-  Timeout: { status: 504, code: 'pass-timeout' },
-  /** The upstream could not be reached, or broke off before answering. */
-  Unreachable: { status: 502, code: 'upstream-unreachable' },
-  /** The upstream's answer is over what the origin function can return (6 MB). */
-  AnswerTooLarge: { status: 502, code: 'pass-answer-too-large' },
-} as const;
-export type PassFailure = (typeof PassFailure)[keyof typeof PassFailure];
 
 /**
  * A pass-through could not give the viewer the upstream's answer. Terminal: nothing was stored
