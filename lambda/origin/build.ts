@@ -58,7 +58,7 @@ export function createOriginDeps(
     passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
     // The upstream's tags are for the service; CloudFront's cache tag header is on pages only.
-    internalAnswerHeaders: [config.upstreamTagHeader, config.cacheTagHeader],
+    internalAnswerHeaders: config.headerPolicy.internal,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
       staleSharedMaxAge: config.staleSharedMaxAge,
