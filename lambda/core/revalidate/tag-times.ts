@@ -7,6 +7,7 @@
  * in-progress reads, which the 202 waits out after writing the tag times (`fan-out.ts`), so a
  * request that starts after a 202 never trusts a read from before it.
  */
+import type { TagIndex } from '../page/ports.js';
 import {
   canonicalRevalidation,
   revalidateBodyFields,
@@ -17,10 +18,8 @@ import {
 /** The path segment under the revalidate endpoint: `/_isr/revalidate/tag-times`. */
 export const TAG_TIMES_SEGMENT = 'tag-times';
 
-/** When tags were last revalidated (epoch ms); tags never revalidated, or long ago, are absent. */
-export interface TagTimesReader {
-  revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
-}
+/** When tags were last revalidated: the tag index's read (tags revalidated long ago are absent). */
+export type TagTimesReader = Pick<TagIndex, 'revalidatedAt'>;
 
 export interface TagTimesDeps {
   readonly reader: TagTimesReader;
