@@ -7,7 +7,7 @@ import { systemClock } from '../core/clock.js';
 import { InProgressReader } from '../core/page/in-progress.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
-import { createObservability } from '../shared/observability.js';
+import { observabilityOf, type Observed } from '../shared/observability.js';
 import {
   createRegenerateDeps,
   upstreamSecretHeader,
@@ -101,11 +101,8 @@ export function createOriginPassThrough(
   });
 }
 
-export function buildOriginHandler(
-  config: OriginConfig,
-  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
-) {
-  const { logger, metrics } = runtime.observability ?? createObservability('origin');
+export function buildOriginHandler(config: OriginConfig, runtime: ServiceRuntime & Observed) {
+  const { logger, metrics } = observabilityOf(runtime, 'origin');
   return createOriginHandler({
     deps: createOriginDeps(config, runtime, logger),
     tenantHeader: config.tenantHeader,
