@@ -14,6 +14,7 @@ import { hold, pageOpsDeps, parseDuration, release, rollback } from './commands/
 import { ENDPOINT_COMMANDS } from './commands/endpoint.js';
 import { failed, stuck } from './commands/status.js';
 import { budgetView, formatBudget } from './commands/budget.js';
+import { str } from './values.js';
 import { UsageError } from './errors.js';
 import * as format from './format.js';
 import { cacheKeyOf } from './page-key.js';
@@ -50,11 +51,6 @@ export interface Command {
   readonly positionals: number;
   run(args: { positionals: string[]; values: Values }, ctx: Context): Promise<Output>;
 }
-
-const str = (values: Values, name: string): string | undefined => {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-};
 
 function duration(values: Values, name: string): number | undefined {
   const text = str(values, name);

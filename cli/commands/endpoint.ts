@@ -7,6 +7,7 @@ import type { Command, Context, Values } from '../commands.js';
 import { OperationError, TargetError, UsageError } from '../errors.js';
 import * as format from '../format.js';
 import { nextStep, unreachableStep, type RefusedCall } from '../refusals.js';
+import { str } from '../values.js';
 import {
   buildRevalidateRequest,
   buildStatusRequest,
@@ -15,10 +16,6 @@ import {
   type SignedRequest,
 } from './revalidate.js';
 
-const str = (values: Values, name: string): string | undefined => {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-};
 const list = (values: Values, name: string): string[] => {
   const value = values[name];
   return Array.isArray(value) ? value : [];

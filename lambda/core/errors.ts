@@ -1,13 +1,15 @@
 /**
- * Every outcome a use case or a handler branches on has one error class here, and `failureOf` is
- * the one place that turns an error into what happens next. Errors that never leave the module
- * that throws them live there: `RevalidateRequestError` (a request's 400/413, answered inside the
- * revalidate use case), `ClaimRefused` (inside the request-store adapters), the CLI's own. `kind` decides it: retryable (try again later: SQS
- * redelivery in the worker, 503 + Retry-After at the edge), terminal (never retried: the DLQ on
- * the first receive in the worker, a 4xx/502 with the reason at the edge), or ignorable (someone
- * else is doing or has done the work: logged and acknowledged).
+ * Every outcome a use case or a handler branches on has one thin class here, its row (name, kind,
+ * code) in its `extends` clause, and `failureOf` turns any error into what happens next: retryable
+ * (SQS redelivery in the worker, 503 + Retry-After at the edge), terminal (the DLQ on the first
+ * receive, a 4xx/502 with the reason at the edge) or ignorable (someone else did the work: logged
+ * and acknowledged). Errors that never leave their module live there (`RevalidateRequestError`,
+ * `ClaimRefused`, the CLI's own).
  */
-import { AnswerReason } from './traffic.js';
+import type { InvalidKeyReason, PassFailure, RefusalReason } from './reasons.js';
+
+/** The closed sets of reasons the errors carry, for the callers that build them. */
+export { InvalidKeyReason, PassFailure, RefusalReason } from './reasons.js';
 
 /** The code of a message given up on after its last receive (the worker's, the purger's). */
 export const RETRIES_EXHAUSTED = 'retries-exhausted';
@@ -19,53 +21,45 @@ export const ErrorKind = {
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
-/**
- * Base of every domain error: carries `kind` and a stable `code`, keeps the SDK error as `cause`.
- * Each class names itself in a string: bundles are minified without keeping names.
- */
+const { Retryable, Terminal, Ignorable } = ErrorKind;
+
+/** Base of every domain error: carries `kind` and a stable `code`, the SDK error as `cause`. */
 export abstract class IsrError extends Error {
   abstract override readonly name: string;
   abstract readonly kind: ErrorKind;
-  /** Stable, machine-readable reason: the DLQ's `isr-error-code`, the edge's `error` field. */
   abstract get code(): string;
 }
 
-export const InvalidKeyReason = {
-  InvalidPath: 'invalid-path',
-  Traversal: 'traversal',
-  EncodedSeparator: 'encoded-separator',
-  EncodedDot: 'encoded-dot',
-  Backslash: 'backslash',
-  ControlCharacter: 'control-character',
-  MalformedEncoding: 'malformed-encoding',
-  DoubleEncoding: 'double-encoding',
-  TooLong: 'too-long',
-  InvalidTenant: 'invalid-tenant',
-  MissingTenant: 'missing-tenant',
-  /** A single-tenant service was asked for a tenant's page. */
-  UnexpectedTenant: 'unexpected-tenant',
-  UnknownTenant: 'unknown-tenant',
-  /** Outside the configured allow-list of paths that may be rendered (a 404 at the edge). */
-  PathNotRenderable: 'path-not-renderable',
-  /** A variant header's value outside its configured bounds (`core/page/variants.ts`). */
-  VariantOutOfBounds: 'variant-out-of-bounds',
-  /** A key rule's query parameter missing, repeated or outside its bounds (`core/key-rules.ts`). */
-  QueryOutOfBounds: 'query-out-of-bounds',
-} as const;
-export type InvalidKeyReason = (typeof InvalidKeyReason)[keyof typeof InvalidKeyReason];
+/**
+ * One row of the list below: an error's name (in a string: bundles are minified without keeping
+ * names), its kind, and its stable code (the DLQ's `isr-error-code`, the edge's `error` field); a
+ * class with a reason reports `<code>:<reason>`. Pure, so a bundle keeps only the rows it uses.
+ */
+/* #__NO_SIDE_EFFECTS__ */
+function domainError<const N extends string>(name: N, kind: ErrorKind, code?: string) {
+  return class extends IsrError {
+    override readonly name = name;
+    readonly kind = kind;
+    get code(): string {
+      return code ?? name;
+    }
+  };
+}
 
-/** The request cannot name a cache entry: answered with a 400 at the edge, poison in the worker. */
-export class InvalidCacheKeyError extends IsrError {
-  override readonly name = 'InvalidCacheKeyError';
-  readonly kind = ErrorKind.Terminal;
+/** The request cannot name a cache entry: a 400 at the edge, poison in the worker. */
+export class InvalidCacheKeyError extends domainError(
+  'InvalidCacheKeyError',
+  Terminal,
+  'invalid-cache-key',
+) {
   constructor(
     readonly reason: InvalidKeyReason,
     message: string,
   ) {
     super(message);
   }
-  get code(): string {
-    return `invalid-cache-key:${this.reason}`;
+  override get code(): string {
+    return `${super.code}:${this.reason}`;
   }
 }
 
@@ -77,10 +71,7 @@ export interface LeaseHolder {
 }
 
 /** Another contender holds a live lease: it is regenerating, so this caller need not. */
-export class LeaseHeldError extends IsrError {
-  override readonly name = 'LeaseHeldError';
-  readonly kind = ErrorKind.Ignorable;
-  readonly code = 'lease-held';
+export class LeaseHeldError extends domainError('LeaseHeldError', Ignorable, 'lease-held') {
   constructor(
     readonly pk: string,
     readonly holder: LeaseHolder | undefined,
@@ -89,14 +80,8 @@ export class LeaseHeldError extends IsrError {
   }
 }
 
-/**
- * The caller's lease expired or was taken over: it is a stale writer and its result must be
- * dropped. Nothing it tried to publish was written.
- */
-export class LeaseLostError extends IsrError {
-  override readonly name = 'LeaseLostError';
-  readonly kind = ErrorKind.Ignorable;
-  readonly code = 'lease-lost';
+/** The lease expired or was taken over: a stale writer; nothing it tried to publish was written. */
+export class LeaseLostError extends domainError('LeaseLostError', Ignorable, 'lease-lost') {
   constructor(
     readonly pk: string,
     readonly holder: LeaseHolder | undefined,
@@ -107,10 +92,11 @@ export class LeaseLostError extends IsrError {
 }
 
 /** META already holds a newer generation than the one being published: never go backwards. */
-export class NewerGenerationError extends IsrError {
-  override readonly name = 'NewerGenerationError';
-  readonly kind = ErrorKind.Ignorable;
-  readonly code = 'superseded';
+export class NewerGenerationError extends domainError(
+  'NewerGenerationError',
+  Ignorable,
+  'superseded',
+) {
   constructor(
     readonly pk: string,
     readonly currentGeneratedAt: number | undefined,
@@ -120,11 +106,12 @@ export class NewerGenerationError extends IsrError {
   }
 }
 
-/** Another delivery of the same intent already completed it: this publish would be a second one. */
-export class RequestAlreadyCompletedError extends IsrError {
-  override readonly name = 'RequestAlreadyCompletedError';
-  readonly kind = ErrorKind.Ignorable;
-  readonly code = 'duplicate';
+/** Another delivery of the same intent already completed it: this publish would be a second. */
+export class RequestAlreadyCompletedError extends domainError(
+  'RequestAlreadyCompletedError',
+  Ignorable,
+  'duplicate',
+) {
   constructor(
     readonly pk: string,
     readonly idempotencyKey: string,
@@ -134,26 +121,19 @@ export class RequestAlreadyCompletedError extends IsrError {
   }
 }
 
-/**
- * A publish transaction was cancelled for a reason that passes (TransactionConflict with a
- * contender, throttling inside the transaction). The SDK does not retry cancellations, so the
- * publish does, a few times.
- */
-export class TransactionConflictError extends IsrError {
-  override readonly name = 'TransactionConflictError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'transaction-conflict';
-}
+/** A transaction cancelled for a reason that passes: the SDK does not retry those, we do. */
+export class TransactionConflictError extends domainError(
+  'TransactionConflictError',
+  Retryable,
+  'transaction-conflict',
+) {}
 
-/**
- * A revalidation marked the lease's LOCK while this caller rendered: its page may predate the
- * revalidation, so it is not published; the caller renders again (and, out of attempts, the
- * intent is retried).
- */
-export class RevalidatedDuringRenderError extends IsrError {
-  override readonly name = 'RevalidatedDuringRenderError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'revalidated-during-render';
+/** A revalidation marked the LOCK during the render: that page may predate it, so render again. */
+export class RevalidatedDuringRenderError extends domainError(
+  'RevalidatedDuringRenderError',
+  Retryable,
+  'revalidated-during-render',
+) {
   constructor(
     readonly pk: string,
     options?: ErrorOptions,
@@ -163,10 +143,7 @@ export class RevalidatedDuringRenderError extends IsrError {
 }
 
 /** META points at a body that is not in the bucket: treat the entry as a miss. */
-export class BodyNotFoundError extends IsrError {
-  override readonly name = 'BodyNotFoundError';
-  readonly kind = ErrorKind.Ignorable;
-  readonly code = 'body-missing';
+export class BodyNotFoundError extends domainError('BodyNotFoundError', Ignorable, 'body-missing') {
   constructor(
     readonly s3Key: string,
     options?: ErrorOptions,
@@ -175,11 +152,12 @@ export class BodyNotFoundError extends IsrError {
   }
 }
 
-/** The renderer failed in a way that may pass (5xx, 429, timeout, network): keep the last good page. */
-export class RenderRetryableError extends IsrError {
-  override readonly name = 'RenderRetryableError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'render-failed';
+/** The renderer failed in a way that may pass (5xx, 429, timeout): keep the last good page. */
+export class RenderRetryableError extends domainError(
+  'RenderRetryableError',
+  Retryable,
+  'render-failed',
+) {
   constructor(
     message: string,
     readonly status?: number,
@@ -189,41 +167,19 @@ export class RenderRetryableError extends IsrError {
   }
 }
 
-/**
- * Every render slot of the MISS admission cap is taken: the viewer gets a 503 with Retry-After
- * (or the fallback page) at once instead of waiting in line.
- */
-export class RenderOverloadedError extends IsrError {
-  override readonly name = 'RenderOverloadedError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'overloaded';
-}
-
-/**
- * Why a rendered answer is not stored: the answer's own class (`AnswerReason`, traffic.ts), or
- * what the cache policy will not keep.
- */
-export const RefusalReason = {
-  ...AnswerReason,
-  /** The body is over the configured limit. */
-  TooLarge: 'too-large',
-  /** The page sets a cookie and the policy refuses such pages. */
-  SetCookie: 'set-cookie',
-  /** The headers to keep with the page are over the size limit. */
-  HeadersTooLarge: 'headers-too-large',
-  /** A variant (an RSC prefetch) answered 404: never kept, its page's 404 is what is cached. */
-  VariantNotFound: 'variant-not-found',
-} as const;
-export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
+/** Every render slot of the MISS admission cap is taken: a 503 with Retry-After at once. */
+export class RenderOverloadedError extends domainError(
+  'RenderOverloadedError',
+  Retryable,
+  'overloaded',
+) {}
 
 /**
  * The answer must not be stored: the viewer gets a pass-through of their own request instead,
  * and the key is remembered as pass for a while (hit-for-pass, `regenerate`). The last good page
  * is never replaced by it. Terminal wherever it is not turned into a pass: the DLQ, or a 502.
  */
-export class RenderRefusedError extends IsrError {
-  override readonly name = 'RenderRefusedError';
-  readonly kind = ErrorKind.Terminal;
+export class RenderRefusedError extends domainError('RenderRefusedError', Terminal, 'refused') {
   readonly trafficClass: 'pass' | 'static';
   constructor(
     readonly reason: RefusalReason,
@@ -237,31 +193,13 @@ export class RenderRefusedError extends IsrError {
     super(message, options);
     this.trafficClass = options?.trafficClass ?? 'pass';
   }
-  get code(): string {
-    return `refused:${this.reason}`;
+  override get code(): string {
+    return `${super.code}:${this.reason}`;
   }
 }
 
-/** Why a pass-through failed, as the viewer is told: the status and the reason. */
-export const PassFailure = {
-  /** The request body is over `passBodyMaxBytes`. */
-  BodyTooLarge: { status: 413, code: 'body-too-large' },
-  /** No answer from the upstream within `passTimeoutMs`. */
-  Timeout: { status: 504, code: 'pass-timeout' },
-  /** The upstream could not be reached, or broke off before answering. */
-  Unreachable: { status: 502, code: 'upstream-unreachable' },
-  /** The upstream's answer is over what the origin function can return (6 MB). */
-  AnswerTooLarge: { status: 502, code: 'pass-answer-too-large' },
-} as const;
-export type PassFailure = (typeof PassFailure)[keyof typeof PassFailure];
-
-/**
- * A pass-through could not give the viewer the upstream's answer. Terminal: nothing was stored
- * and nothing is retried (the request may not be idempotent); the viewer gets `failure.status`.
- */
-export class PassThroughError extends IsrError {
-  override readonly name = 'PassThroughError';
-  readonly kind = ErrorKind.Terminal;
+/** The viewer gets `failure.status`; nothing is stored or retried (it may not be idempotent). */
+export class PassThroughError extends domainError('PassThroughError', Terminal) {
   constructor(
     readonly failure: PassFailure,
     message: string,
@@ -269,68 +207,55 @@ export class PassThroughError extends IsrError {
   ) {
     super(message, options);
   }
-  get code(): string {
+  override get code(): string {
     return this.failure.code;
   }
 }
 
 /** A queue message that can never be processed (bad JSON, wrong shape). */
-export class InvalidMessageError extends IsrError {
-  override readonly name = 'InvalidMessageError';
-  readonly kind = ErrorKind.Terminal;
-  readonly code = 'invalid-message';
-}
+export class InvalidMessageError extends domainError(
+  'InvalidMessageError',
+  Terminal,
+  'invalid-message',
+) {}
 
-/**
- * A published page's soft purge could not be queued: the intent is not acknowledged, so its
- * redelivery (which finds the page published) sends the purge again.
- */
-export class SoftPurgeNotQueuedError extends IsrError {
-  override readonly name = 'SoftPurgeNotQueuedError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'soft-purge-not-queued';
-}
+/** A published page's soft purge was not queued: the intent's redelivery sends it again. */
+export class SoftPurgeNotQueuedError extends domainError(
+  'SoftPurgeNotQueuedError',
+  Retryable,
+  'soft-purge-not-queued',
+) {}
 
 /** Configuration is missing or malformed: raised once, at cold start. */
-export class ConfigError extends IsrError {
-  override readonly name = 'ConfigError';
-  readonly kind = ErrorKind.Terminal;
-  readonly code = 'invalid-config';
-}
+export class ConfigError extends domainError('ConfigError', Terminal, 'invalid-config') {}
 
-/**
- * An operator's request about a page's versions cannot be carried out as asked (no such page, no
- * such kept version, nothing older to go back to, a hold out of bounds). `code` says which;
- * nothing was written.
- */
-export class VersionRequestError extends IsrError {
-  override readonly name = 'VersionRequestError';
-  readonly kind = ErrorKind.Terminal;
+/** Which of an operator's version requests could not be carried out, and why. */
+export type VersionRequestCode =
+  | 'page-not-found'
+  | 'no-versions'
+  | 'version-not-kept'
+  | 'nothing-older'
+  | 'already-live'
+  | 'ambiguous-version'
+  | 'version-body-missing'
+  | 'hold-out-of-bounds';
+
+/** An operator's request about a page's versions cannot be carried out; nothing was written. */
+export class VersionRequestError extends domainError('VersionRequestError', Terminal) {
   constructor(
-    readonly code:
-      | 'page-not-found'
-      | 'no-versions'
-      | 'version-not-kept'
-      | 'nothing-older'
-      | 'already-live'
-      | 'ambiguous-version'
-      | 'version-body-missing'
-      | 'hold-out-of-bounds',
+    private readonly versionCode: VersionRequestCode,
     message: string,
     options?: ErrorOptions,
   ) {
     super(message, options);
   }
+  override get code(): VersionRequestCode {
+    return this.versionCode;
+  }
 }
 
-/**
- * META changed between an operator's read and write (a publish, another rollback): the write
- * was refused and nothing changed. Running the command again decides against the new META.
- */
-export class PageChangedError extends IsrError {
-  override readonly name = 'PageChangedError';
-  readonly kind = ErrorKind.Retryable;
-  readonly code = 'page-changed';
+/** META changed between an operator's read and write: nothing changed; run it again. */
+export class PageChangedError extends domainError('PageChangedError', Retryable, 'page-changed') {
   constructor(
     readonly pk: string,
     options?: ErrorOptions,
@@ -339,14 +264,12 @@ export class PageChangedError extends IsrError {
   }
 }
 
-/**
- * The CDN refused a purge in a way no retry fixes (a malformed item, access denied, no such
- * distribution): the caller must learn of it, since the CDN keeps serving its copies.
- */
-export class CdnPurgeRejectedError extends IsrError {
-  override readonly name = 'CdnPurgeRejectedError';
-  readonly kind = ErrorKind.Terminal;
-  readonly code = 'cdn-purge-rejected';
+/** The CDN refused a purge for good: the caller must learn of it, the CDN keeps its copies. */
+export class CdnPurgeRejectedError extends domainError(
+  'CdnPurgeRejectedError',
+  Terminal,
+  'cdn-purge-rejected',
+) {
   constructor(
     /** Undefined when the purge was refused before it had an identity (an invalid tag). */
     readonly purgeId: string | undefined,

@@ -57,7 +57,26 @@ export interface HeaderPolicy {
   readonly keep: readonly string[];
   readonly maxBytes: number;
   /** Headers only the service reads (the upstream tag header, the CDN's cache tag header). */
-  readonly internal?: readonly string[] | undefined;
+  readonly internal?: InternalHeaders | undefined;
+}
+
+/**
+ * Headers only the service reads: never kept with a page, never shown to a viewer. The config
+ * gives them as a set built once (`internalHeaderSet`); a list is lower-cased into one per call.
+ */
+export type InternalHeaders = readonly string[] | ReadonlySet<string>;
+
+/** The lower-case set of `names`: itself when it is one already. */
+export const internalHeaderSet = (names: InternalHeaders = []): ReadonlySet<string> =>
+  names instanceof Set ? names : new Set([...names].map((name) => name.toLowerCase()));
+
+/** Header pairs without the internal ones: what a viewer may be shown of an answer. */
+export function withoutInternalHeaders<Pair extends readonly [string, string]>(
+  headers: readonly Pair[],
+  internal: InternalHeaders | undefined,
+): Pair[] {
+  const dropped = internalHeaderSet(internal);
+  return headers.filter(([name]) => !dropped.has(name.toLowerCase()));
 }
 
 export const DEFAULT_HEADER_POLICY: HeaderPolicy = {
@@ -81,7 +100,7 @@ export function keptHeaders(
   const declaredHopByHop = new Set(
     (upstream.connection ?? '').split(',').map((name) => name.trim().toLowerCase()),
   );
-  const internal = new Set((policy.internal ?? []).map((name) => name.toLowerCase()));
+  const internal = internalHeaderSet(policy.internal);
   const kept: Record<string, string> = {};
   let bytes = 0;
   for (const [rawName, value] of Object.entries(upstream)) {

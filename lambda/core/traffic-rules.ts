@@ -8,7 +8,7 @@
  */
 
 import { normalisedPathOf } from './edge-path.js';
-import type { KeyRule } from './key-rules.js';
+import { keyRuleOf, type KeyRule } from './key-rules.js';
 import { matchesPathPattern } from './path-patterns.js';
 
 /** Where a request goes: the page cache, the upstream as it is, or the upstream's own assets. */
@@ -91,16 +91,8 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
   if (facts.method !== 'GET' && facts.method !== 'HEAD') {
     return { class: 'pass', reason: 'method' };
   }
-  for (let i = 0; i < rules.staticPrefixes.length; i++) {
-    if (path.indexOf(rules.staticPrefixes[i]) === 0) {
-      return { class: 'static', reason: 'static-prefix' };
-    }
-  }
-  for (let i = 0; i < rules.bypassPaths.length; i++) {
-    if (matchesPathPattern(rules.bypassPaths[i], path)) {
-      return { class: 'pass', reason: 'bypass-path' };
-    }
-  }
+  const routed = routedPathReason(rules, path);
+  if (routed) return { class: routed === 'bypass-path' ? 'pass' : 'static', reason: routed };
   for (let i = 0; i < rules.bypassCookies.length; i++) {
     if (facts.cookieNames.indexOf(rules.bypassCookies[i]) >= 0) {
       return { class: 'pass', reason: 'bypass-cookie' };
@@ -111,10 +103,7 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
       return { class: 'pass', reason: 'bypass-header' };
     }
   }
-  const keyed = rules.keyRules || [];
-  for (let i = 0; i < keyed.length; i++) {
-    if (matchesPathPattern(keyed[i].path, path)) return { class: 'cached', reason: 'page' };
-  }
+  if (keyRuleOf(rules.keyRules || [], path)) return { class: 'cached', reason: 'page' };
   if (rules.unknownQuery === 'pass') {
     const ignored = rules.ignoredQueryParams || [];
     for (let i = 0; i < facts.queryNames.length; i++) {
@@ -125,6 +114,26 @@ export function classifyRequest(facts: RequestFacts, rules: TrafficRules): Reque
     }
   }
   return { class: 'cached', reason: 'page' };
+}
+
+/**
+ * Whether a path is one the edge routes past the cache (a static prefix, then a bypass path):
+ * `classifyRequest`'s path rules, and the origin's check of a page's decoded path (its cache
+ * key's): a spelling CloudFront does not normalise (an escaped reserved character such as `%2B`)
+ * reaches the origin, whose key decodes it once, so the origin checks again before it renders.
+ * Embedded.
+ */
+export function routedPathReason(
+  rules: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'>,
+  path: string,
+): 'static-prefix' | 'bypass-path' | undefined {
+  for (let i = 0; i < rules.staticPrefixes.length; i++) {
+    if (path.indexOf(rules.staticPrefixes[i]) === 0) return 'static-prefix';
+  }
+  for (let i = 0; i < rules.bypassPaths.length; i++) {
+    if (matchesPathPattern(rules.bypassPaths[i], path)) return 'bypass-path';
+  }
+  return undefined;
 }
 
 /** A CloudFront Functions event's request, as far as the rules read it. */
@@ -184,28 +193,11 @@ export function isPrivilegedHeader(
   return false;
 }
 
-/**
- * Whether a page's decoded path (its cache key's) is one the edge routes past the cache: a
- * spelling CloudFront does not normalise (an escaped reserved character such as `%2B`) reaches
- * the origin, whose key decodes it once, so the origin checks again before it renders.
- */
-export function routedPathReason(
-  rules: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'>,
-  path: string,
-): RequestReason | undefined {
-  if (rules.staticPrefixes.some((prefix) => path.startsWith(prefix))) {
-    return RequestReason.StaticPrefix;
-  }
-  if (rules.bypassPaths.some((pattern) => matchesPathPattern(pattern, path))) {
-    return RequestReason.BypassPath;
-  }
-  return undefined;
-}
-
 /** The functions the CloudFront Function carries, by their own source text. */
 export const EDGE_FUNCTIONS = [
   normalisedPathOf,
   classifyRequest,
+  routedPathReason,
   matchesPathPattern,
   factsOfCloudFrontRequest,
   isPrivilegedHeader,

@@ -7,7 +7,7 @@ import { systemClock } from '../core/clock.js';
 import { InProgressReader } from '../core/page/in-progress.js';
 import type { LogSink } from '../core/log.js';
 import type { OriginConfig } from '../shared/config.js';
-import { createObservability } from '../shared/observability.js';
+import { observabilityOf, type Observed } from '../shared/observability.js';
 import {
   createRegenerateDeps,
   upstreamSecretHeader,
@@ -61,7 +61,7 @@ export function createOriginDeps(
     passThrough: createOriginPassThrough(config, upstreamSecretHeader(config, runtime)),
     passTimeoutMs: config.passTimeoutMs,
     // The upstream's tags are for the service; CloudFront's cache tag header is on pages only.
-    internalAnswerHeaders: [config.upstreamTagHeader, config.cacheTagHeader],
+    internalAnswerHeaders: config.headerPolicy.internal,
     retryAfterSeconds: config.retryAfterSeconds,
     caching: {
       staleSharedMaxAge: config.staleSharedMaxAge,
@@ -104,11 +104,11 @@ export function createOriginPassThrough(
   });
 }
 
-type OriginRuntime = ServiceRuntime & { observability?: ReturnType<typeof createObservability> };
+type OriginRuntime = ServiceRuntime & Observed;
 
 /** The handler's options from validated configuration and injected clients. */
 function originHandlerOptions(config: OriginConfig, runtime: OriginRuntime) {
-  const { logger, metrics } = runtime.observability ?? createObservability('origin');
+  const { logger, metrics } = observabilityOf(runtime, 'origin');
   return {
     deps: createOriginDeps(config, runtime, logger),
     tenantHeader: config.tenantHeader,

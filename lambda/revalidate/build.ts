@@ -16,7 +16,7 @@ import type { CdnInvalidator } from '../core/page/ports.js';
 import { cdnNotConfigured, cloudFrontInvalidatorOf } from '../shared/cdn.js';
 import type { RevalidateConfig } from '../shared/config.js';
 import { createIdempotencyConfig } from '../core/idempotency.js';
-import { createObservability } from '../shared/observability.js';
+import { observabilityOf, type Observed } from '../shared/observability.js';
 import type { ServiceRuntime } from '../shared/service.js';
 import { softPurgeDepsOf } from '../shared/soft-purge.js';
 import { createRevalidateHandler } from './handler.js';
@@ -120,9 +120,9 @@ export function createRevalidateDeps(
 
 export function buildRevalidateHandler(
   config: RevalidateConfig,
-  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
+  runtime: ServiceRuntime & Observed,
 ) {
-  const { logger, metrics } = runtime.observability ?? createObservability('revalidate');
+  const { logger, metrics } = observabilityOf(runtime, 'revalidate');
   return createRevalidateHandler({
     deps: createRevalidateDeps(config, runtime, logger),
     logger,

@@ -7,7 +7,7 @@
  */
 import { ConfigError } from '../core/errors.js';
 import { compilePathPatterns } from '../core/path-patterns.js';
-import { DEFAULT_KEPT_HEADERS_MAX_BYTES } from '../core/response-headers.js';
+import { DEFAULT_KEPT_HEADERS_MAX_BYTES, internalHeaderSet } from '../core/response-headers.js';
 import {
   PRESET,
   presetOf,
@@ -69,7 +69,7 @@ function toServiceConfig(s: SettingValues) {
     headerPolicy: {
       keep: s.keptHeaders,
       maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES,
-      internal: [s.upstreamTagHeader, s.cacheTagHeader],
+      internal: internalHeaderSet([s.upstreamTagHeader, s.cacheTagHeader]),
     },
     setCookie: s.setCookie,
     bodyKeyPrefix: s.bodyKeyPrefix,

@@ -15,6 +15,19 @@ export function createObservability(
   };
 }
 
+export type Observability = ReturnType<typeof createObservability>;
+
+/** A runtime that may bring its own logger and metrics (tests, local mode). */
+export interface Observed {
+  readonly observability?: Observability | undefined;
+}
+
+/** The runtime's logger and metrics, else the function's own. */
+export const observabilityOf = (
+  runtime: Observed,
+  serviceName: Parameters<typeof createObservability>[0],
+): Observability => runtime.observability ?? createObservability(serviceName);
+
 /**
  * Publishes an invocation's metrics when it recorded any. Powertools' `logMetrics` warns "No
  * application metrics to publish" on every invocation that recorded none (a HIT, an idle sweep),

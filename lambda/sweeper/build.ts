@@ -14,15 +14,14 @@ import type { SweepLeaseDeps } from '../core/operate/sweep-lease.js';
 import { resumeStalledFanOuts, type FanOutSweepDeps } from '../core/revalidate/fan-out.js';
 import type { AwsClients } from '../shared/aws-clients.js';
 import type { SweeperConfig } from '../shared/config.js';
-import { createObservability } from '../shared/observability.js';
+import { observabilityOf, type Observed } from '../shared/observability.js';
 import { createSweeperHandler } from './handler.js';
 import { resumeDeferred } from '../core/operate/resume-deferred.js';
 import { createBudgetDeps } from '../shared/budget.js';
 
-export interface SweeperRuntime {
+export interface SweeperRuntime extends Observed {
   readonly clients: AwsClients;
   readonly clock?: Clock | undefined;
-  readonly observability?: ReturnType<typeof createObservability> | undefined;
   /** The pending CDN purges to submit each run (wired by the service when it has them). */
   readonly flushPendingPurges?: (() => Promise<number>) | undefined;
 }
@@ -89,7 +88,7 @@ export function createSweepLease(config: SweeperConfig, runtime: SweeperRuntime)
 
 /** Builds the sweeper handler from validated configuration and injected clients. */
 export function buildSweeperHandler(config: SweeperConfig, runtime: SweeperRuntime) {
-  const { logger, metrics } = runtime.observability ?? createObservability('sweeper');
+  const { logger, metrics } = observabilityOf(runtime, 'sweeper');
   return createSweeperHandler({
     deps: createSweeperDeps(config, runtime),
     lease: createSweepLease(config, runtime),

@@ -11,7 +11,7 @@ import { RequestRowStore } from '../adapters/request-store/dynamodb.js';
 import { SqsDeadLetterQueue } from '../adapters/dead-letter-queue/sqs.js';
 import type { LogSink } from '../core/log.js';
 import type { WorkerConfig } from '../shared/config.js';
-import { createObservability } from '../shared/observability.js';
+import { observabilityOf, type Observed } from '../shared/observability.js';
 import { createRegenerateDeps, type ServiceRuntime } from '../shared/service.js';
 import { createBudgetDeps } from '../shared/budget.js';
 import { softPurgeDepsOf } from '../shared/soft-purge.js';
@@ -73,11 +73,8 @@ function createFanOutDeps(config: WorkerConfig, runtime: ServiceRuntime): FanOut
 }
 
 /** Builds the worker handler from validated configuration and injected clients. */
-export function buildWorkerHandler(
-  config: WorkerConfig,
-  runtime: ServiceRuntime & { observability?: ReturnType<typeof createObservability> },
-) {
-  const { logger, metrics } = runtime.observability ?? createObservability('worker');
+export function buildWorkerHandler(config: WorkerConfig, runtime: ServiceRuntime & Observed) {
+  const { logger, metrics } = observabilityOf(runtime, 'worker');
   return createWorkerHandler({
     deps: createWorkerDeps(config, runtime, logger),
     deadLetters: new SqsDeadLetterQueue({ client: runtime.clients.sqs, queueUrl: config.dlqUrl }),

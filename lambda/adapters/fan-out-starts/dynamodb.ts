@@ -19,8 +19,8 @@ import { fanOutProgressItem } from '../fan-out-progress-rows/dynamodb.js';
 import { IN_PROGRESS_SK, inProgressPartition } from '../revalidations-in-progress/keys.js';
 import { revalidationStatusPartition, STATUS_SK } from '../revalidation-statuses/dynamodb.js';
 import { transactOrCancelled } from '../shared/dynamodb/cancellation.js';
-import { DEFAULT_ROW_TTL_SECONDS, keyOf, type Item } from '../shared/dynamodb/items.js';
-import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
+import { keyOf, type Item } from '../shared/dynamodb/items.js';
+import { ExpiringRowsAdapter } from '../shared/dynamodb/table.js';
 
 /** Tags one transaction starts at most: its expressions stay far under DynamoDB's 4 KB. */
 export const TAGS_PER_GROUP = 25;
@@ -30,14 +30,7 @@ const ATTEMPTS = 5;
 /** How `started_tags` names a tag: short, whatever the tag's length. */
 export const startedTagId = (tag: string): string => sha256Hex(tag).slice(0, 16);
 
-export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStarts {
-  readonly #ttlSeconds: number;
-
-  constructor(options: TableOptions & { ttlSeconds?: number }) {
-    super(options);
-    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
-  }
-
+export class DynamoFanOutStarts extends ExpiringRowsAdapter implements FanOutStarts {
   async start(start: FanOutStart): Promise<readonly string[]> {
     const size = Math.max(1, Math.min(TAGS_PER_GROUP, 99 - start.shards));
     const started: string[] = [];
@@ -101,7 +94,7 @@ export class DynamoFanOutStarts extends DynamoTableAdapter implements FanOutStar
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':detail': { S: JSON.stringify(start.status) },
-          ':ttl': { N: String(Math.floor(start.status.acceptedAtMs / 1000) + this.#ttlSeconds) },
+          ':ttl': { N: String(this.ttlAfter(start.status.acceptedAtMs)) },
           ':count': { N: String(group.length) },
           ':started': { SS: ids },
           ...Object.fromEntries(ids.map((id, index) => [`:s${index}`, { S: id }])),

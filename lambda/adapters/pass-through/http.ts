@@ -22,8 +22,6 @@ export interface HttpPassThroughOptions {
   readonly maxBodyBytes: number;
   /** The shared secret the upstream checks, sent in this header (the viewer's is dropped). */
   readonly secretHeader?: { readonly name: string; readonly secret: SecretSource } | undefined;
-  /** Headers only the service sets (the tenant header): a viewer's copy is dropped. */
-  readonly internalHeaders?: readonly string[] | undefined;
   /**
    * The viewers' host and scheme (`publicOrigin`), sent in X-Forwarded-Host/-Proto. Unset, the
    * X-Forwarded-Host the edge set from the viewer's Host goes on (the edge's function replaces
@@ -70,7 +68,7 @@ export class HttpPassThrough implements PassThrough {
   /** The viewer's headers, filtered, with the upstream's Host and our secret. */
   async #headers(request: PassRequest, url: URL): Promise<Record<string, string | string[]>> {
     const secret = this.#options.secretHeader;
-    const internal = [...(this.#options.internalHeaders ?? []), ...(secret ? [secret.name] : [])];
+    const internal = secret ? [secret.name] : [];
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of forwardedRequestHeaders(request.headers, internal)) {
       const previous = headers[name];

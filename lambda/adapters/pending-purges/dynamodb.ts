@@ -15,9 +15,9 @@ import {
 import type { PendingPurge, PendingPurges } from '../../core/operate/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
-import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
+import { keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { PENDING_PURGES_PK } from '../../core/page/rows.js';
-import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
+import { ExpiringRowsAdapter } from '../shared/dynamodb/table.js';
 
 export { PENDING_PURGES_PK } from '../../core/page/rows.js';
 
@@ -35,14 +35,7 @@ export const refusedPurgeSortKey = (purge: Pick<PendingPurge, 'recordedAt' | 'id
 /** Pending rows' sort keys are 13 digits, `#`, the id: all of them lie in this range. */
 const PENDING_RANGE = ['0', '9~'] as const;
 
-export class DynamoPendingPurges extends DynamoTableAdapter implements PendingPurges {
-  readonly #ttlSeconds: number;
-
-  constructor(options: TableOptions & { readonly ttlSeconds?: number }) {
-    super(options);
-    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
-  }
-
+export class DynamoPendingPurges extends ExpiringRowsAdapter implements PendingPurges {
   async add(purge: PendingPurge): Promise<void> {
     await conditionalWrite(
       this.db.send(
@@ -130,7 +123,7 @@ export class DynamoPendingPurges extends DynamoTableAdapter implements PendingPu
       reason: { S: purge.reason },
       recorded_at: { N: String(purge.recordedAt) },
       attempts: { N: String(purge.attempts) },
-      ttl: { N: String(Math.floor(purge.recordedAt / 1000) + this.#ttlSeconds) },
+      ttl: { N: String(this.ttlAfter(purge.recordedAt)) },
     };
   }
 }

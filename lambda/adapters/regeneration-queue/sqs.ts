@@ -26,21 +26,17 @@ export class SqsRegenerationQueue implements BatchRegenerationQueue, FanOutQueue
     this.#queueUrl = options.queueUrl;
   }
 
-  async enqueue(
+  enqueue(
     intent: RegenerationIntent,
     options: { deduplicationId: string; groupId: string },
   ): Promise<void> {
-    await this.#client.send(
-      new SendMessageCommand({
-        QueueUrl: this.#queueUrl,
-        MessageBody: encodeIntent(intent),
-        MessageDeduplicationId: options.deduplicationId,
-        MessageGroupId: options.groupId,
-      }),
-    );
+    return this.sendFanOut(encodeIntent(intent), options);
   }
 
-  /** A revalidation's fan-out step, on the same FIFO queue (its body says which kind it is). */
+  /**
+   * A revalidation's fan-out step, on the same FIFO queue (its body says which kind it is); an
+   * intent goes the same way.
+   */
   async sendFanOut(
     body: string,
     options: { deduplicationId: string; groupId: string },

@@ -13,8 +13,8 @@ import type { RevalidationStatus, RevalidationStatuses } from '../../core/revali
 import type { TagPageCount } from '../../core/page/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
-import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, type Item } from '../shared/dynamodb/items.js';
-import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
+import { keyOf, num, type Item } from '../shared/dynamodb/items.js';
+import { ExpiringRowsAdapter } from '../shared/dynamodb/table.js';
 
 export const REVALIDATION_STATUS_PREFIX = 'REVALIDATION#';
 export const STATUS_SK = 'STATUS';
@@ -23,16 +23,12 @@ export const revalidationStatusPartition = (effectId: string): string =>
 
 /** How long a status is kept. @default 7 days, as the revalidation's REQ# row */
 
-export class DynamoRevalidationStatuses extends DynamoTableAdapter implements RevalidationStatuses {
-  readonly #ttlSeconds: number;
-
-  constructor(options: TableOptions & { readonly ttlSeconds?: number }) {
-    super(options);
-    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_ROW_TTL_SECONDS;
-  }
-
+export class DynamoRevalidationStatuses
+  extends ExpiringRowsAdapter
+  implements RevalidationStatuses
+{
   async put(status: RevalidationStatus): Promise<void> {
-    const ttl = Math.floor(status.acceptedAtMs / 1000) + this.#ttlSeconds;
+    const ttl = this.ttlAfter(status.acceptedAtMs);
     await this.db.send(
       new PutItemCommand({
         TableName: this.table,

@@ -10,6 +10,7 @@ import {
   readTagStates,
   removePageRows,
   tagPartition,
+  unprocessedBackoff,
 } from '../shared/dynamodb/tag-rows.js';
 import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
 
@@ -21,8 +22,7 @@ const WRITE_BATCH = 25;
  * it carries, so a revalidation reads one partition per tag.
  */
 export class DynamoTagIndex extends DynamoTableAdapter implements TagIndex {
-  readonly #clock: Clock;
-  readonly #random: Random;
+  readonly #backoff: (round: number) => Promise<void>;
 
   /** `clock` and `random` time the backoff of a retried batch. @default the system's */
   constructor(
@@ -32,8 +32,10 @@ export class DynamoTagIndex extends DynamoTableAdapter implements TagIndex {
     },
   ) {
     super(options);
-    this.#clock = options.clock ?? systemClock;
-    this.#random = options.random ?? systemRandom;
+    this.#backoff = unprocessedBackoff(
+      options.clock ?? systemClock,
+      options.random ?? systemRandom,
+    );
   }
 
   async add(tenant: string | undefined, pk: string, tags: readonly string[]): Promise<void> {
@@ -54,12 +56,7 @@ export class DynamoTagIndex extends DynamoTableAdapter implements TagIndex {
   }
 
   revalidatedAt(tenant: string | undefined, tags: readonly string[]) {
-    return readTagStates(this.db, this.table, { tenant, tags }, (round) => this.#backoff(round));
-  }
-
-  /** Waits before another round of what DynamoDB left unprocessed: growing, jittered. */
-  #backoff(round: number): Promise<void> {
-    return this.#clock.sleep(25 * 2 ** round * (1 + this.#random()));
+    return readTagStates(this.db, this.table, { tenant, tags }, this.#backoff);
   }
 
   /** Batch writes, 25 at a time, until DynamoDB has processed every one (it may throttle some). */

@@ -1,5 +1,6 @@
 import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../../core/clock.js';
+import { systemRandom, type Random } from '../../core/random.js';
 import type { TagPageCount } from '../../core/page/ports.js';
 import type { TagRevalidations } from '../../core/revalidate/ports.js';
 import { keyOf, str } from '../shared/dynamodb/items.js';
@@ -11,6 +12,7 @@ import {
   STATE,
   tagPagesQuery,
   tagPartition,
+  unprocessedBackoff,
 } from '../shared/dynamodb/tag-rows.js';
 import type { TagTimesReader } from '../../core/revalidate/tag-times.js';
 import { DynamoTableAdapter, type TableOptions } from '../shared/dynamodb/table.js';
@@ -31,21 +33,25 @@ export class DynamoTagRevalidations
   implements TagRevalidations, TagTimesReader
 {
   readonly #pageSize: number | undefined;
-  readonly #clock: Clock;
+  readonly #backoff: (round: number) => Promise<void>;
 
   /**
-   * `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB); `clock`
-   * times a throttled read's backoff. @default the system's
+   * `pageSize`: rows per `pages()` call (default: what DynamoDB returns, up to 1 MB); `clock` and
+   * `random` time a throttled read's backoff (the tag index's). @default the system's
    */
   constructor(
     options: TableOptions & {
       pageSize?: number;
       clock?: Clock | undefined;
+      random?: Random | undefined;
     },
   ) {
     super(options);
     this.#pageSize = options.pageSize;
-    this.#clock = options.clock ?? systemClock;
+    this.#backoff = unprocessedBackoff(
+      options.clock ?? systemClock,
+      options.random ?? systemRandom,
+    );
   }
 
   async pages(tenant: string | undefined, tag: string, cursor?: string, limit?: number) {
@@ -73,11 +79,9 @@ export class DynamoTagRevalidations
     return removePageRows(this.db, this.table, { tenant, pk, tags });
   }
 
-  /** BatchGetItem of the tags' `STATE` rows; a throttled batch is read again after 50-100 ms. */
+  /** BatchGetItem of the tags' `STATE` rows, as the tag index reads them. */
   revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>> {
-    return readTagStates(this.db, this.table, { tenant, tags }, (round) =>
-      this.#clock.sleep(50 * 2 ** round),
-    );
+    return readTagStates(this.db, this.table, { tenant, tags }, this.#backoff);
   }
 
   async recordRevalidation(

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { sha256Hex } from './cache-key.js';
-import { InvalidMessageError } from '../errors.js';
+import { parseMessageBody } from '../queue-message.js';
 import type { CacheMeta } from './model.js';
 
 /**
@@ -36,22 +36,8 @@ export type RegenerationIntent = v.InferOutput<typeof RegenerationIntentSchema>;
 export const encodeIntent = (intent: RegenerationIntent): string => JSON.stringify(intent);
 
 /** @throws InvalidMessageError saying which field is wrong. */
-export function parseIntent(body: string): RegenerationIntent {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new InvalidMessageError('message body is not JSON', { cause: error });
-  }
-  const parsed = v.safeParse(RegenerationIntentSchema, json);
-  if (!parsed.success) {
-    const issues = parsed.issues
-      .map((issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidMessageError(`message body is not a regeneration intent: ${issues}`);
-  }
-  return parsed.output;
-}
+export const parseIntent = (body: string): RegenerationIntent =>
+  parseMessageBody(RegenerationIntentSchema, body, 'a regeneration intent');
 
 /** The page an intent regenerates: its key's address, and the partition its rows live in. */
 export interface IntentPage {

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { sha256Hex } from '../page/cache-key.js';
-import { InvalidMessageError } from '../errors.js';
+import { parseMessageBody } from '../queue-message.js';
 import type { FanOutProgress } from './ports.js';
 
 export const FAN_OUT_KIND = 'fan-out';
@@ -35,22 +35,8 @@ export function isFanOutBody(body: string): boolean {
 }
 
 /** @throws InvalidMessageError (terminal: to the DLQ with this reason) */
-export function parseFanOut(body: string): FanOutMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new InvalidMessageError('message body is not JSON', { cause: error });
-  }
-  const parsed = v.safeParse(FanOutMessageSchema, json);
-  if (!parsed.success) {
-    const issues = parsed.issues
-      .map((issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidMessageError(`message body is not a fan-out step: ${issues}`);
-  }
-  return parsed.output;
-}
+export const parseFanOut = (body: string): FanOutMessage =>
+  parseMessageBody(FanOutMessageSchema, body, 'a fan-out step');
 
 /** A queued fan-out step: its body, dedupe id and group (one group per effect and tag). */
 export interface QueuedFanOut {

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { cdnKeyTagOf } from '../page/cache-tags.js';
 import type { CacheKey } from '../page/model.js';
 import { cdnTagProblem, chunksOf } from '../cdn-purge.js';
-import { InvalidMessageError } from '../errors.js';
+import { parseMessageBody } from '../queue-message.js';
 
 export const PURGE_KIND = 'cdn-purge';
 /**
@@ -78,19 +78,5 @@ export const deadlinePurgesOf = (
   );
 
 /** @throws InvalidMessageError saying which field is wrong (terminal: to the DLQ with it) */
-export function parsePurge(body: string): PurgeMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new InvalidMessageError('message body is not JSON', { cause: error });
-  }
-  const parsed = v.safeParse(PurgeMessageSchema, json);
-  if (!parsed.success) {
-    const issues = parsed.issues
-      .map((issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidMessageError(`message body is not a CDN purge: ${issues}`);
-  }
-  return parsed.output;
-}
+export const parsePurge = (body: string): PurgeMessage =>
+  parseMessageBody(PurgeMessageSchema, body, 'a CDN purge');

@@ -89,6 +89,11 @@ export function parseRevalidateBody(
   rawBody: string,
   policy: RevalidatePolicy,
 ): CanonicalRevalidation {
+  return canonicalRevalidation(revalidateBodyFields(rawBody), policy);
+}
+
+/** The body's fields: a JSON object within the size limit. @throws RevalidateRequestError */
+export function revalidateBodyFields(rawBody: string): Record<string, unknown> {
   if (Buffer.byteLength(rawBody, 'utf8') > MAX_REVALIDATE_BODY_BYTES) {
     throw new RevalidateRequestError(
       413,
@@ -106,7 +111,14 @@ export function parseRevalidateBody(
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return invalid('body', 'the body is a JSON object');
   }
-  const fields = body as Record<string, unknown>;
+  return body as Record<string, unknown>;
+}
+
+/** A body's fields validated into their canonical form. @throws RevalidateRequestError (400) */
+export function canonicalRevalidation(
+  fields: Record<string, unknown>,
+  policy: RevalidatePolicy,
+): CanonicalRevalidation {
   const unknown = Object.keys(fields).find((field) => !FIELDS.has(field));
   if (unknown !== undefined) invalid(unknown, `unknown field; expected ${[...FIELDS].join(', ')}`);
   const paths = stringList(fields.paths, 'paths', policy.maxPaths);

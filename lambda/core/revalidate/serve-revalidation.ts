@@ -89,8 +89,6 @@ export interface RevalidateServiceDeps {
   readonly clock: Clock;
   /** Retry-After of a 409 `in-progress` and of a 503. */
   readonly retryAfterSeconds: number;
-  /** Dry runs' rate limit (`dry-run.ts`). @default DEFAULT_DRY_RUNS_PER_MINUTE a tenant */
-  readonly dryRuns?: DryRunLimiter | undefined;
 }
 
 export interface RevalidateHttpRequest {
@@ -198,7 +196,7 @@ export async function serveRevalidation(
   }
 }
 
-/** Limiters of deps built without one (tests, local mode), one per deps object. */
+/** Dry runs' rate limits (`dry-run.ts`), one per deps object (a container's). */
 const defaultDryRuns = new WeakMap<RevalidateServiceDeps, DryRunLimiter>();
 
 /** A preview of the request (`dry-run.ts`): 200 with what it would do, 429 past the limit. */
@@ -207,7 +205,7 @@ async function serveDryRun(
   canonical: CanonicalRevalidation,
   who: { key: string; caller: string },
 ): Promise<RevalidateReply> {
-  let limiter = deps.dryRuns ?? defaultDryRuns.get(deps);
+  let limiter = defaultDryRuns.get(deps);
   if (limiter === undefined) defaultDryRuns.set(deps, (limiter = new DryRunLimiter(deps.clock)));
   const log = { idempotency_key: who.key, effect_id: undefined, caller: who.caller };
   const wait = limiter.take(canonical.tenant);

@@ -7,15 +7,19 @@
  * in-progress reads, which the 202 waits out after writing the tag times (`fan-out.ts`), so a
  * request that starts after a 202 never trusts a read from before it.
  */
-import { parseRevalidateBody, RevalidateRequestError, type RevalidatePolicy } from './request.js';
+import type { TagIndex } from '../page/ports.js';
+import {
+  canonicalRevalidation,
+  revalidateBodyFields,
+  RevalidateRequestError,
+  type RevalidatePolicy,
+} from './request.js';
 
 /** The path segment under the revalidate endpoint: `/_isr/revalidate/tag-times`. */
 export const TAG_TIMES_SEGMENT = 'tag-times';
 
-/** When tags were last revalidated (epoch ms); tags never revalidated, or long ago, are absent. */
-export interface TagTimesReader {
-  revalidatedAt(tenant: string | undefined, tags: readonly string[]): Promise<Map<string, number>>;
-}
+/** When tags were last revalidated: the tag index's read (tags revalidated long ago are absent). */
+export type TagTimesReader = Pick<TagIndex, 'revalidatedAt'>;
 
 export interface TagTimesDeps {
   readonly reader: TagTimesReader;
@@ -51,8 +55,9 @@ export function parseTagTimesBody(
   rawBody: string,
   policy: RevalidatePolicy,
 ): { tenant: string | undefined; tags: readonly string[] } {
-  const canonical = parseRevalidateBody(rawBody, policy);
-  const extra = Object.keys(JSON.parse(rawBody) as object).find((field) => !FIELDS.has(field));
+  const fields = revalidateBodyFields(rawBody);
+  const canonical = canonicalRevalidation(fields, policy);
+  const extra = Object.keys(fields).find((field) => !FIELDS.has(field));
   if (extra !== undefined) {
     throw new RevalidateRequestError(400, extra, 'a tag-times read takes tags and tenant only');
   }

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import { InvalidCacheKeyError, PassFailure, PassThroughError } from '../errors.js';
 import { forwardedAnswerHeaders, type HeaderPairs } from '../forwarding.js';
 import { privateCacheControl } from '../pass-privacy.js';
+import { withoutInternalHeaders, type InternalHeaders } from '../response-headers.js';
 import type { RenderResult } from '../page/model.js';
 import type { PassAnswer, PassThrough } from './ports.js';
 import {
@@ -32,7 +33,7 @@ export interface PassDeps {
    * Answer headers only the service reads (the upstream's tag header, CloudFront's cache tag
    * header): never sent on to a viewer, whatever the answer. @default none
    */
-  readonly internalAnswerHeaders?: readonly string[] | undefined;
+  readonly internalAnswerHeaders?: InternalHeaders | undefined;
   /** How long the upstream has to answer a pass-through, body included. */
   readonly passTimeoutMs: number;
   /**
@@ -91,7 +92,10 @@ export async function servePass(
       body: request.body,
       signal: timeout.signal,
     });
-    const shown = withoutHeaders(answer, deps.internalAnswerHeaders);
+    const shown = {
+      ...answer,
+      headers: withoutInternalHeaders(answer.headers, deps.internalAnswerHeaders),
+    };
     if (deps.streamPasses === true && request.method !== 'HEAD') {
       // Headers now, the body as it comes; the timeout still bounds the whole answer.
       streaming = true;
@@ -129,14 +133,6 @@ function passHeaders(deps: PassDeps, request: ViewerRequest): HeaderPairs | Inva
     if (error instanceof InvalidCacheKeyError) return error;
     throw error;
   }
-}
-
-/** The answer without the named headers (any case). */
-function withoutHeaders(answer: PassAnswer, names: readonly string[] = []): PassAnswer {
-  if (names.length === 0) return answer;
-  const dropped = new Set(names.map((name) => name.toLowerCase()));
-  const headers = answer.headers.filter(([name]) => !dropped.has(name.toLowerCase()));
-  return { ...answer, headers };
 }
 
 /** Whatever an adapter threw once the pass timeout fired: the timeout. */
@@ -241,10 +237,10 @@ export function deliverableRender(
   if (answer.body.byteLength > MAX_PASS_ANSWER_BYTES) return undefined;
   const vary = (answer.headers?.vary ?? '').split(',').map((name) => name.trim());
   if (vary.includes('*')) return undefined;
-  const internal = new Set((deps.internalAnswerHeaders ?? []).map((name) => name.toLowerCase()));
-  const headers: [string, string][] = forwardedAnswerHeaders(
-    Object.entries(answer.headers ?? {}),
-  ).filter(([name]) => !RENDER_ANSWER_DROPPED.has(name) && !internal.has(name));
+  const headers = withoutInternalHeaders(
+    forwardedAnswerHeaders(Object.entries(answer.headers ?? {})),
+    deps.internalAnswerHeaders,
+  ).filter(([name]) => !RENDER_ANSWER_DROPPED.has(name));
   headers.push(['content-type', answer.contentType]);
   if (answer.location !== undefined) headers.push(['location', answer.location]);
   for (const cookie of answer.setCookies ?? []) headers.push(['set-cookie', cookie]);

@@ -12,6 +12,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { TagPageCount, TagRowRemoval } from '../../../core/page/ports.js';
 import { SortKey } from '../../../core/page/rows.js';
+import type { Clock } from '../../../core/clock.js';
+import type { Random } from '../../../core/random.js';
 import { Guard, namesOf } from './conditions.js';
 import { keyOf, num, str, type Item } from './items.js';
 import type { TableOptions } from './table.js';
@@ -26,6 +28,16 @@ export const STATE = 'STATE';
 const READ_BATCH = 100;
 /** How many rounds a batch call retries what DynamoDB left unprocessed before it gives up. */
 export const MAX_ROUNDS = 8;
+
+/**
+ * The wait before another round of what DynamoDB left unprocessed in a batch read or write of
+ * tag rows: 25 ms doubling each round, jittered up to twice that (AWS's exponential backoff with
+ * jitter), so contenders throttled together do not come back together.
+ */
+export const unprocessedBackoff =
+  (clock: Clock, random: Random) =>
+  (round: number): Promise<void> =>
+    clock.sleep(25 * 2 ** round * (1 + random()));
 
 /** The key condition of a tag's page rows (`PAGE#<pk>` under `TAG#<tenant>#<tag>`). */
 export const tagPagesQuery = (tenant: string | undefined, tag: string) => ({

@@ -80,7 +80,6 @@ describe('HttpPassThrough', () => {
       originUrl: server.url,
       maxBodyBytes: 100,
       secretHeader: { name: 'x-origin-secret', secret: { value: () => Promise.resolve('s3') } },
-      internalHeaders: ['x-tenant'],
     });
     await bytesOf(
       await pass.forward(
@@ -92,7 +91,6 @@ describe('HttpPassThrough', () => {
             ['cookie', 'session=v'],
             ['content-type', 'application/x-www-form-urlencoded'],
             ['x-origin-secret', 'forged'],
-            ['x-tenant', 'other'],
             ['x-middleware-subrequest', 'middleware'],
             ['x-isr-regeneration', '1'],
             ['x-invoke-path', '/admin'],
@@ -108,12 +106,7 @@ describe('HttpPassThrough', () => {
     expect(seen.headers.cookie).toBe('session=v');
     expect(seen.headers['x-origin-secret']).toBe('s3');
     expect(seen.headers.host).toBe(new URL(server.url).host);
-    for (const name of [
-      'x-tenant',
-      'x-middleware-subrequest',
-      'x-isr-regeneration',
-      'x-invoke-path',
-    ])
+    for (const name of ['x-middleware-subrequest', 'x-isr-regeneration', 'x-invoke-path'])
       expect(seen.headers[name]).toBeUndefined();
   });
 
