@@ -69,12 +69,20 @@ export const SERVICE_SETTINGS = {
    * tenant's renders and passes tell the upstream its host and scheme in `X-Forwarded-Host` and
    * `X-Forwarded-Proto`; a tenant not in it gets none (never another tenant's or a viewer's).
    * @default - from `tenantsByHost`: each tenant's first host in the table, over https
-   * @bounds tenant names (as `tenants`) to http(s) origins alone: no path, query or credentials
+   * @bounds tenant names (as `tenants`) to http(s) origins alone: no path, query or credentials;
+   * within the origin's and worker's 4 KB of environment (synth says when not)
    */
-  tenantOrigins: json('ISR_TENANT_ORIGINS', 'prop', ALL, undefined, parseTenantOrigins, {
-    requires: { tenantHeader: 'multi-tenant mode' },
-    check: tenantOriginProblems,
-  }),
+  tenantOrigins: json(
+    'ISR_TENANT_ORIGINS',
+    'prop',
+    ['origin', 'worker'],
+    undefined,
+    parseTenantOrigins,
+    {
+      requires: { tenantHeader: 'multi-tenant mode' },
+      check: tenantOriginProblems,
+    },
+  ),
   /**
    * Query parameters that are part of the cache key. CloudFront caches on and forwards only
    * these; every other parameter is dropped at the edge.
