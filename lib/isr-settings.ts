@@ -19,6 +19,7 @@ import {
   type Reader,
   type SettingValues,
 } from '../lambda/core/settings/index.js';
+import { tenantOriginsByHost } from '../lambda/core/tenant-origins.js';
 import { DEPLOY_SETTINGS, type DeployValues } from './isr-deploy-settings.js';
 import { edgeProblems, resourceProblems } from './isr-prop-rules.js';
 import { quotaProblems, type ReservationKey } from './isr-quota.js';
@@ -86,6 +87,12 @@ function settingInputs(props: IsrServiceProps): Record<string, unknown> {
   }
   const byHost = props.tenantsByHost === undefined ? undefined : Object.values(props.tenantsByHost);
   inputs.tenants = props.tenants ?? byHost;
+  // Multi-tenant renders and passes name each tenant's host: its first in the table by default.
+  inputs.tenantOrigins =
+    props.tenantOrigins ??
+    (props.tenantsByHost === undefined || props.tenantHeader === undefined
+      ? undefined
+      : tenantOriginsByHost(props.tenantsByHost));
   inputs.upstreamSecretArn = props.upstreamSecret?.secretArn;
   inputs.revalidateSecretArn = props.revalidateWebhookSecret?.secretArn;
   return inputs;

@@ -1,5 +1,6 @@
 import { HttpPassThrough } from '../adapters/pass-through/http.js';
 import { publicOriginOf } from '../core/forwarding.js';
+import { publicOriginsOf } from '../core/tenant-origins.js';
 import { SqsRegenerationQueue } from '../adapters/regeneration-queue/sqs.js';
 import { DynamoRevalidationsInProgress } from '../adapters/revalidations-in-progress/dynamodb.js';
 import { RenderAdmission } from '../core/regenerate/admission.js';
@@ -98,9 +99,15 @@ export function createOriginPassThrough(
     originUrl: config.renderOriginUrl,
     maxBodyBytes: config.passBodyMaxBytes,
     secretHeader,
-    // Multi-tenant: the host the viewer used, as the edge set it (one origin does not fit all).
-    publicOrigin:
-      config.tenantHeader === undefined ? publicOriginOf(config.publicOrigin) : undefined,
+    publicOrigin: publicOriginOf(config.publicOrigin),
+    // Multi-tenant: the validated tenant's origin, never the forwarded host a request carried.
+    tenantOrigins:
+      config.tenantHeader === undefined
+        ? undefined
+        : {
+            header: config.tenantHeader,
+            origins: publicOriginsOf(config.settings.tenantOrigins) ?? new Map(),
+          },
   });
 }
 

@@ -8,6 +8,7 @@ import { ExtensionSecretSource } from '../adapters/secret-source/extension.js';
 import { S3BodyStore } from '../adapters/body-store/s3.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { publicOriginOf } from '../core/forwarding.js';
+import { publicOriginsOf } from '../core/tenant-origins.js';
 import type { CdnInvalidator, SecretSource } from '../core/page/ports.js';
 import type { Renderer } from '../core/regenerate/ports.js';
 import { SETTING_DEFAULTS } from '../core/settings/index.js';
@@ -59,6 +60,7 @@ export function createRenderer(
   config: ServiceConfig,
   runtime: ServiceRuntime,
   clock: Clock,
+  log?: LogSink,
 ): Renderer {
   if (config.renderOriginUrl !== undefined) {
     return new HttpRenderer({
@@ -67,6 +69,8 @@ export function createRenderer(
       maxBodyBytes: config.maxBodyBytes,
       tagHeader: config.upstreamTagHeader,
       publicOrigin: publicOriginOf(config.publicOrigin),
+      tenantOrigins: publicOriginsOf(config.settings.tenantOrigins),
+      log,
       secretHeader: upstreamSecretHeader(config, runtime),
       variantParam: config.settings.variantParam,
     });
@@ -108,7 +112,7 @@ export function createRegenerateDeps(
     versions: new DynamoVersionRows(tables),
     keepVersions: config.keepVersions,
     goneInlineMaxBytes: config.goneInlineMaxBytes,
-    renderer: runtime.renderer ?? createRenderer(config, runtime, clock),
+    renderer: runtime.renderer ?? createRenderer(config, runtime, clock, log),
     clock,
     leaseSeconds: config.leaseSeconds,
     clockSkewMarginSeconds: config.clockSkewMarginSeconds,

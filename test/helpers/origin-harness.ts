@@ -15,7 +15,8 @@ import { lambdaContext } from '../../local/worker-poller.js';
 import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';
 
 export interface OriginHarnessOptions {
-  readonly renderer: Renderer;
+  /** Unset: the function's own, from its settings (`RENDER_ORIGIN_URL` in `env`). */
+  readonly renderer: Renderer | undefined;
   readonly clock: Clock;
   readonly env?: Record<string, string>;
 }

@@ -112,7 +112,20 @@ const KEY_RULES = {
   awkward: [[{ path: 'x', params: [] }], [{ path: '/x', params: [{ name: 'w', kind: 'int' }] }]],
 };
 
+/** Tenant origins need the tenant header: valid draws leave them to `tenantsByHost`. */
+const TENANT_ORIGINS = {
+  valid: [undefined],
+  awkward: [{ acme: 'https://acme.example/app' }, { '-x': 'https://x.example' }, ['x']],
+};
+
 function arbitraryFor(key: string, spec: Spec, draw: Draw): fc.Arbitrary<unknown> {
+  if (key === 'tenantOrigins') {
+    return fc.constantFrom(
+      ...(draw === 'valid'
+        ? TENANT_ORIGINS.valid
+        : [...TENANT_ORIGINS.valid, ...TENANT_ORIGINS.awkward]),
+    );
+  }
   if (key === 'keyRules') {
     const rules = draw === 'valid' ? KEY_RULES.valid : [...KEY_RULES.valid, ...KEY_RULES.awkward];
     return fc.constantFrom(...rules);

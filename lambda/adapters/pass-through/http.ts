@@ -28,6 +28,13 @@ export interface HttpPassThroughOptions {
    * any a viewer sends) and no X-Forwarded-Proto does.
    */
   readonly publicOrigin?: PublicOrigin | undefined;
+  /**
+   * Multi-tenant mode: the tenant header (its value the validated tenant, set by `servePass`)
+   * and each tenant's origin. The tenant's replaces any forwarded host; a tenant without one
+   * gets none, so neither a viewer's nor another tenant's ever goes on.
+   */
+  readonly tenantOrigins?:
+    { readonly header: string; readonly origins: ReadonlyMap<string, PublicOrigin> } | undefined;
 }
 
 export class HttpPassThrough implements PassThrough {
@@ -77,7 +84,10 @@ export class HttpPassThrough implements PassThrough {
     headers.host = url.host;
     // Where the viewer was: the service's word, never a viewer's X-Forwarded-Proto.
     delete headers['x-forwarded-proto'];
-    const publicOrigin = this.#options.publicOrigin;
+    const tenancy = this.#options.tenantOrigins;
+    if (tenancy !== undefined) delete headers['x-forwarded-host'];
+    const publicOrigin =
+      tenancy === undefined ? this.#options.publicOrigin : tenantOriginOf(headers, tenancy);
     if (publicOrigin !== undefined) {
       headers['x-forwarded-host'] = publicOrigin.host;
       headers['x-forwarded-proto'] = publicOrigin.proto;
@@ -98,6 +108,15 @@ export class HttpPassThrough implements PassThrough {
     return headers;
   }
 }
+
+/** The origin of the pass's tenant: its header's one value, as the service set it. */
+const tenantOriginOf = (
+  headers: Record<string, string | string[]>,
+  tenancy: NonNullable<HttpPassThroughOptions['tenantOrigins']>,
+): PublicOrigin | undefined => {
+  const tenant = headers[tenancy.header.toLowerCase()];
+  return typeof tenant === 'string' ? tenancy.origins.get(tenant) : undefined;
+};
 
 /**
  * The answer as it came: raw header pairs (Set-Cookie repeated), the socket's bytes; only a

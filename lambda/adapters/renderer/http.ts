@@ -2,6 +2,7 @@ import { RefusalReason, RenderRefusedError, RenderRetryableError } from '../../c
 import { upstreamRelativeLocation, type PublicOrigin } from '../../core/forwarding.js';
 import type { RenderRequest, Renderer } from '../../core/regenerate/ports.js';
 import type { RenderResult } from '../../core/page/model.js';
+import type { LogSink } from '../../core/log.js';
 import type { SecretSource } from '../../core/page/ports.js';
 import { variantHeadersOf, variantQueryOf, type VariantParam } from '../../core/page/variants.js';
 
@@ -23,6 +24,10 @@ export interface HttpRendererOptions {
   readonly variantParam?: VariantParam | undefined;
   /** The viewers' host and scheme, sent in X-Forwarded-Host/-Proto (single-tenant renders). */
   readonly publicOrigin?: PublicOrigin | undefined;
+  /** Each tenant's host and scheme (`tenantOrigins`), sent the same way on its renders. */
+  readonly tenantOrigins?: ReadonlyMap<string, PublicOrigin> | undefined;
+  /** Told once per tenant that has no origin in `tenantOrigins`. @default - nobody */
+  readonly log?: LogSink | undefined;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
@@ -38,6 +43,7 @@ export class HttpRenderer implements Renderer {
   readonly #origin: URL;
   readonly #options: HttpRendererOptions;
   readonly #fetch: typeof fetch;
+  readonly #unmapped = new Set<string>();
 
   constructor(options: HttpRendererOptions) {
     this.#origin = new URL(options.originUrl);
@@ -65,9 +71,9 @@ export class HttpRenderer implements Renderer {
     if (cacheKey.tenant !== undefined && this.#options.tenantHeader !== undefined) {
       headers[this.#options.tenantHeader] = cacheKey.tenant;
     }
-    // The host viewers use, so the app's absolute URLs name it (a tenant's host is not known here).
-    const publicOrigin = this.#options.publicOrigin;
-    if (publicOrigin !== undefined && cacheKey.tenant === undefined) {
+    // The host viewers use, so the app's absolute URLs name it: a tenant's own, or none.
+    const publicOrigin = this.#publicOriginOf(cacheKey.tenant);
+    if (publicOrigin !== undefined) {
       headers['x-forwarded-host'] = publicOrigin.host;
       headers['x-forwarded-proto'] = publicOrigin.proto;
     }
@@ -103,6 +109,20 @@ export class HttpRenderer implements Renderer {
         .filter((tag) => tag !== ''),
       location: this.#relativeLocation(response.headers.get('location')),
     };
+  }
+
+  /** The origin a key's render names: the tenant's (warned once when it has none), else publicOrigin. */
+  #publicOriginOf(tenant: string | undefined): PublicOrigin | undefined {
+    if (tenant === undefined) return this.#options.publicOrigin;
+    const origin = this.#options.tenantOrigins?.get(tenant);
+    if (origin === undefined && !this.#unmapped.has(tenant)) {
+      this.#unmapped.add(tenant);
+      this.#options.log?.warn('tenant has no public origin; its renders name no host', {
+        decision: 'no-forwarded-host',
+        tenant,
+      });
+    }
+    return origin;
   }
 
   /** A redirect to the upstream's own host is made relative, so it never leaks to viewers. */

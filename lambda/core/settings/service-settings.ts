@@ -7,6 +7,7 @@ import { keyRuleProblems, MAX_KEY_RULES, parseKeyRules } from '../key-rules.js';
 import { compilePathPatterns } from '../path-patterns.js';
 import { DEFAULT_KEPT_HEADERS, KEPT_HEADER_PATTERN, SetCookiePolicy } from '../response-headers.js';
 import { BODY_KEY_PREFIX, TENANT_PATTERN } from '../page/rows.js';
+import { isPlainOrigin, parseTenantOrigins, tenantOriginProblems } from '../tenant-origins.js';
 import { parseVariantRules, VariantParam, variantRuleProblems } from '../page/variants.js';
 import { eachEntry, flag, header, int, json, list, oneOf, text } from './define.js';
 import { MAX_BODY_BYTES, MAX_KEPT_VERSIONS, MAX_REVALIDATE_SECONDS } from './limits.js';
@@ -52,26 +53,36 @@ export const SERVICE_SETTINGS = {
   /**
    * The origin viewers use (`https://www.example.com`): renders and passes tell the upstream
    * its host and scheme in `X-Forwarded-Host` and `X-Forwarded-Proto` (a viewer's own copies
-   * are never sent on), so the app builds absolute URLs with it. In multi-tenant mode a pass
-   * names the host the viewer used (set by the edge) and a render names none.
+   * are never sent on), so the app builds absolute URLs with it. In multi-tenant mode
+   * `tenantOrigins` says each tenant's instead.
    * @default - renders name no host; passes name the one the edge saw
    * @bounds an http(s) origin: scheme and host (and port), no path, query or credentials
    */
   publicOrigin: text('ISR_PUBLIC_ORIGIN', 'prop', ALL, undefined, {
-    check: (origin, name) => {
-      let parsed: URL | undefined;
-      try {
-        parsed = new URL(origin);
-      } catch {
-        parsed = undefined;
-      }
-      const plain =
-        parsed !== undefined &&
-        (parsed.protocol === 'https:' || parsed.protocol === 'http:') &&
-        parsed.origin === origin.replace(/\/$/, '');
-      return plain ? [] : [`${name} ${JSON.stringify(origin)} must be an http(s) origin alone`];
-    },
+    check: (origin, name) =>
+      isPlainOrigin(origin)
+        ? []
+        : [`${name} ${JSON.stringify(origin)} must be an http(s) origin alone`],
   }),
+  /**
+   * Multi-tenant mode: each tenant's public origin (`{"acme":"https://acme.example.com"}`). A
+   * tenant's renders and passes tell the upstream its host and scheme in `X-Forwarded-Host` and
+   * `X-Forwarded-Proto`; a tenant not in it gets none (never another tenant's or a viewer's).
+   * @default - from `tenantsByHost`: each tenant's first host in the table, over https
+   * @bounds tenant names (as `tenants`) to http(s) origins alone: no path, query or credentials;
+   * within the origin's and worker's 4 KB of environment (synth says when not)
+   */
+  tenantOrigins: json(
+    'ISR_TENANT_ORIGINS',
+    'prop',
+    ['origin', 'worker'],
+    undefined,
+    parseTenantOrigins,
+    {
+      requires: { tenantHeader: 'multi-tenant mode' },
+      check: tenantOriginProblems,
+    },
+  ),
   /**
    * Query parameters that are part of the cache key. CloudFront caches on and forwards only
    * these; every other parameter is dropped at the edge.
