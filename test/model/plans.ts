@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { fanOutArbitrary } from './fan-out.js';
-import type { MessagePlan, OriginPlan, Plan, Step } from './run.js';
+import type { MessagePlan, OriginPlan, Plan, Step } from './plan.js';
 import type { HoldPlan, RevalidationPlan } from './writers.js';
 import type { CdnOutcome, SweepPlan } from './sweeper.js';
 import { LEASE_SECONDS, REVALIDATE_SECONDS } from './world.js';

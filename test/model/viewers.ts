@@ -16,7 +16,7 @@ import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { OriginConfig } from '../../lambda/shared/config.js';
 import type { Interleaver } from './interleaver.js';
-import type { OriginPlan } from './run.js';
+import type { OriginPlan } from './plan.js';
 import type { ActorFaults, World } from './world.js';
 
 /** A viewer's answer as the log keeps it: the body it got (a 200's), how, from where it began. */
