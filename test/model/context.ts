@@ -39,6 +39,8 @@ export function modelContext(
     // model time (time moves in whole seconds), and the 202 waits as long (`sleepingClockFor`).
     ISR_REVALIDATION_SHARDS: '2',
     ISR_IN_PROGRESS_CACHE_MS: '1000',
+    // Pages have an RSC variant (`rsc: 1`), as a Next.js site's do (its own key and META).
+    ISR_VARIANT_HEADERS: JSON.stringify([{ name: 'rsc', values: ['1'] }]),
   };
   return {
     endpoints,

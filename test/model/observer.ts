@@ -38,6 +38,10 @@ export function observerFor(context: ModelContext) {
     bodies: new S3BodyStore({ client: s3, bucket: context.workerConfig.bucket }),
     inProgress: new DynamoRevalidationsInProgress({ client: dynamodb, tableName }),
     statuses: new DynamoRevalidationStatuses({ client: dynamodb, tableName }),
+    /** Bodies read so far, by key (`bodyOf`): a body changes only by a logged write or delete. */
+    bodiesRead: new Map<string, string | undefined>(),
+    /** How much of the run's log `bodiesRead` has been brought up to date with. */
+    logSeen: 0,
     destroy: () => {
       dynamodb.destroy();
       s3.destroy();
@@ -121,8 +125,7 @@ async function checkBodyOf(
       (event): event is Extract<ModelEvent, { kind: 'body' }> =>
         event.kind === 'body' && event.s3Key === s3Key && event.actor === winner.actor,
     );
-  const stored = await observer.bodies.getBody(s3Key).catch(() => undefined);
-  const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
+  const text = await bodyOf(log, observer, s3Key);
   if (written === undefined || text !== written.content) {
     throw new InvariantViolation(
       `${what} points at ${s3Key}, published by ${winner.actor}, but the body there is ${JSON.stringify(text)}, not what ${winner.actor} wrote (${JSON.stringify(written?.content)})`,
@@ -171,4 +174,24 @@ async function startedRequests(observer: Observer, key: CacheKey) {
     }),
   );
   return (Items ?? []).filter((item) => item.status?.S === 'STARTED');
+}
+
+/**
+ * The body at `s3Key` (undefined: none). Read once, then again only after the log records a
+ * write or a delete of that key (every S3 write of every actor goes through a logged client).
+ */
+async function bodyOf(
+  log: readonly ModelEvent[],
+  observer: Observer,
+  s3Key: string,
+): Promise<string | undefined> {
+  for (const event of log.slice(observer.logSeen)) {
+    if (event.kind === 'body' || event.kind === 'retire') observer.bodiesRead.delete(event.s3Key);
+  }
+  observer.logSeen = log.length;
+  if (observer.bodiesRead.has(s3Key)) return observer.bodiesRead.get(s3Key);
+  const stored = await observer.bodies.getBody(s3Key).catch(() => undefined);
+  const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
+  observer.bodiesRead.set(s3Key, text);
+  return text;
 }

@@ -5,7 +5,12 @@
  */
 import fc from 'fast-check';
 import { fanOutArbitrary, type FanOutPlan } from './fan-out.js';
-import { targetedPlanArbitrary } from './plans.js';
+import {
+  failedInProgressReads,
+  retriedRevalidation,
+  targetedPlanArbitrary,
+  variantRace,
+} from './plans.js';
 import {
   sweeperArbitraries,
   type CdnOutcome,
@@ -38,6 +43,8 @@ export interface OriginPlan extends ActorFaults {
   readonly container: number;
   /** Its read of the in-progress rows fails (a throttle, a timeout): the origin answers 5xx. */
   readonly failInProgressRead?: boolean | undefined;
+  /** It asks for the page's RSC variant (`rsc: 1`), its own key under the page's variant tag. */
+  readonly variant?: boolean | undefined;
 }
 /** An operator rolls the first key back (to the version before the live one), maybe holding it. */
 export interface RollbackPlan {
@@ -105,7 +112,16 @@ const randomPlanArbitrary: fc.Arbitrary<Plan> = fc.record({
     { minLength: 1, maxLength: 3 },
   ),
   origins: fc.array(
-    fc.record({ ...faultsArbitrary, key: fc.nat(), container: fc.integer({ min: 0, max: 1 }) }),
+    fc.record({
+      ...faultsArbitrary,
+      key: fc.nat(),
+      container: fc.integer({ min: 0, max: 1 }),
+      variant: fc.boolean(),
+      failInProgressRead: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(false) },
+        { weight: 1, arbitrary: fc.constant(true) },
+      ),
+    }),
     { maxLength: 3 },
   ),
   rollbacks: fc.array(fc.record({ skew: faultsArbitrary.skew, hold: fc.boolean() }), {
@@ -131,12 +147,35 @@ const randomPlanArbitrary: fc.Arbitrary<Plan> = fc.record({
 });
 
 /**
- * Most plans are random; a third are targeted races around one page (`plans.ts`), which random
- * schedules make too rarely for their guards' negative controls to be caught.
+ * A random plan whose first revalidation may die right after its n-th write (then retried with
+ * the same Idempotency-Key): issue 33's crashes, among every other fault.
+ */
+const randomWithRetries: fc.Arbitrary<Plan> = fc
+  .tuple(
+    randomPlanArbitrary,
+    fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined, freq: 3 }),
+  )
+  .map(([plan, crashAfterWrites]) => ({
+    ...plan,
+    revalidations: plan.revalidations.map((revalidation, index) =>
+      index === 0 ? { ...revalidation, crashAfterWrites } : revalidation,
+    ),
+  }));
+
+/**
+ * Half the plans are random (RSC variants, failed in-progress reads and crashed revalidations
+ * among them); a quarter are targeted races around one page (`plans.ts`), which random
+ * schedules make too rarely for their guards' negative controls to be caught; a quarter are
+ * issue 33's races: a variant's first render across a path revalidation, a revalidation
+ * crashed and retried, viewers whose read of the in-progress rows fails.
  */
 export const planArbitrary: fc.Arbitrary<Plan> = fc.oneof(
-  { weight: 2, arbitrary: randomPlanArbitrary },
+  { weight: 2, arbitrary: randomWithRetries },
   { weight: 1, arbitrary: targetedPlanArbitrary },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(variantRace, retriedRevalidation, failedInProgressReads),
+  },
 );
 
 /** A guard removed for a negative control; `none` runs the real code as shipped. */
@@ -156,4 +195,5 @@ export type Mutation =
   | 'restart-fan-outs'
   | 'in-progress-fails-open'
   | 'origin-ignores-in-progress'
+  | 'no-variant-tag-time'
   | SweeperMutation;

@@ -250,6 +250,53 @@ export const targetedPlanArbitrary: fc.Arbitrary<Plan> = fc.oneof(
 );
 
 /**
+ * A page's RSC variant rendered for the first time (a viewer's MISS, in the origin), stopped
+ * after `k` writes (lease taken, body written...), while a revalidation of the page by path is
+ * accepted in full; then the render goes on, and viewers in both containers ask for the variant
+ * (issue 33, fix 1: the variant is in no index yet, only its variant tag's time stops it).
+ */
+export const variantRace = fc
+  .record({
+    k: cut,
+    mode: fc.constantFrom('stale' as const, 'expire' as const),
+    page: fc.boolean(),
+    viewers: fc.array(
+      fc.record({ container: fc.integer({ min: 0, max: 1 }), variant: fc.boolean() }),
+      {
+        minLength: 1,
+        maxLength: 2,
+      },
+    ),
+    tail,
+  })
+  .map(({ k, mode, page, viewers, tail }): Plan => {
+    const revalidation: RevalidationPlan = {
+      skew: 0,
+      by: 'path',
+      tag: 'all',
+      mode,
+      regenerate: false,
+    };
+    const first: OriginPlan = { skew: 0, key: 0, container: 0, variant: true };
+    const later = viewers.map((viewer): OriginPlan => ({ skew: 0, key: 0, ...viewer }));
+    return {
+      ...base,
+      // The page published first (or not: its variant is then the first of the key rendered).
+      messages: page ? [forcedMessage()] : [],
+      origins: [first, ...later],
+      revalidations: [revalidation],
+      schedule: [
+        ...(page ? [run('w0.0')] : []),
+        run('o0', k),
+        run('v0'),
+        run('o0'),
+        ...later.map((_, index) => run(`o${index + 1}`)),
+        ...tail,
+      ],
+    };
+  });
+
+/**
  * A revalidation that dies right after one of its writes (the first to the fourth: its tag's
  * time, its fan-out's start, its expected pages, its purge's record), retried with the same
  * Idempotency-Key once dead, among background marking's races (`backgroundRace`).

@@ -7,7 +7,9 @@
  * `writers.ts`, `rollbacks.ts`, `sweeper.ts`, `fan-out.ts`), wired by `actors.ts`; the
  * schedule is `schedule.ts`, the quiet phase `quiet.ts`.
  */
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { RegenerationIntent } from '../../lambda/core/page/intent.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
 import { wireActors, type RunScope } from './actors.js';
 import { InvariantViolation, START, type ModelContext } from './context.js';
 import { checkFanOutsDone, FanOutDeliveries } from './fan-out.js';
@@ -23,7 +25,7 @@ import { checkRevalidations, runSchedule } from './schedule.js';
 import { runKeys, seed } from './setup.js';
 import { settleQuietly } from './quiet.js';
 import { checkPurges, clearRunRows, FakeCdn, startSweepers } from './sweeper.js';
-import { startViewers } from './viewers.js';
+import { startViewers, VARIANT_HEADERS } from './viewers.js';
 import { checkTagIndex, startWriters } from './writers.js';
 import { World } from './world.js';
 
@@ -46,6 +48,15 @@ export async function runPlan(
   mutation: Mutation = 'none',
 ): Promise<{ readonly digest: string; readonly log: string }> {
   const { runId, keys } = runKeys(plan.keys, context);
+  // The RSC variants of the pages, when a viewer asks for one: pages the checks look at too.
+  const variantOf = (key: CacheKey) =>
+    normaliseCacheKey(
+      { rawPath: key.path, variantHeaders: VARIANT_HEADERS },
+      context.originConfig.keyPolicy,
+    );
+  const variants = plan.origins.some((origin) => origin.variant === true);
+  const pagesOf = (key: CacheKey) => (variants ? [key, variantOf(key)] : [key]);
+  const pages = keys.flatMap(pagesOf);
   const world = new World(context.endpoints, START);
   world.tagPrefix = `model-${runId}-`; // `model-<run id>` is normalised in the digest
   const interleaver = new Interleaver();
@@ -78,6 +89,7 @@ export async function runPlan(
         world,
         interleaver,
         keys,
+        variantOf,
         originConfig: context.originConfig,
         tableName,
         clientsOf,
@@ -92,6 +104,7 @@ export async function runPlan(
         world,
         interleaver,
         keys,
+        pagesOf,
         tableName,
         bucket,
         deployId,
@@ -110,7 +123,7 @@ export async function runPlan(
       {
         log: world.log,
         interleaver,
-        keys,
+        keys: pages,
         tableName,
         bucket,
         cdn,
@@ -125,7 +138,9 @@ export async function runPlan(
     // Chaos: the schedule picks who moves next and when time jumps.
     const pokes = [() => deliveries.start(), () => viewers.poke(), () => writers.poke()];
     const sweeperActors = new Set(sweepers);
-    await runSchedule({ scope, observer, keys, sweeperActors, pokes }, plan.schedule);
+    const rows = { rows: undefined, fresh: true };
+    const schedule = { scope, observer, keys: pages, sweeperActors, pokes, rows };
+    await runSchedule(schedule, plan.schedule);
     for (const actor of [
       ...sweepers,
       ...messages.actors,
@@ -145,7 +160,7 @@ export async function runPlan(
     const next = await settleQuietly({ ...quiet, queued });
 
     checkLog(world.log);
-    await checkRevalidations({ scope, observer, keys });
+    await checkRevalidations({ scope, observer, keys: pages });
     const viewed = checkViewers(world.log);
     if (viewed !== undefined) throw new InvariantViolation(viewed);
     const finished = await checkFanOutsDone(observer.statuses, observer.inProgress, {
@@ -156,7 +171,7 @@ export async function runPlan(
     });
     if (finished !== undefined) throw new InvariantViolation(finished);
     if (deliveries.problems.length > 0) throw new InvariantViolation(deliveries.problems[0]);
-    const metas = await metasOf(observer, keys);
+    const metas = await metasOf(observer, pages);
     const tagged = await checkTagIndex(observer.dynamodb, observer.tableName, metas);
     if (tagged !== undefined) throw new InvariantViolation(tagged);
     const lost = await checkPurges(observer.dynamodb, observer.tableName, world.log, cdn);
@@ -166,7 +181,7 @@ export async function runPlan(
       if (dead !== undefined)
         throw new InvariantViolation(`${id} was dead-lettered: ${JSON.stringify(dead)}`);
     }
-    await checkStartedRequestsCanFinish(observer, keys, world.trueTime, async (messageId) => {
+    await checkStartedRequestsCanFinish(observer, pages, world.trueTime, async (messageId) => {
       const message = messages.messages.find((candidate) => candidate.id === messageId);
       if (message === undefined) throw new InvariantViolation(`REQ#${messageId} names no message`);
       return messages.redeliver(next(), message, 99);

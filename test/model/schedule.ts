@@ -10,6 +10,7 @@ import type { RunScope } from './actors.js';
 import { InvariantViolation } from './context.js';
 import type { Interleaver } from './interleaver.js';
 import { checkLiveBody, metasOf, type Observer } from './observer.js';
+import type { InProgressState } from '../../lambda/core/page/in-progress.js';
 import type { Step } from './plan.js';
 import { checkRows } from './revalidation-checks.js';
 import { checkRetired } from './sweeper.js';
@@ -32,17 +33,36 @@ export interface ScheduleContext {
   readonly sweeperActors: ReadonlySet<string>;
   /** Start the actors a step brought about; each says whether it started one. */
   readonly pokes: readonly (() => boolean)[];
+  /** The rows the 202 invariant read last, and whether the last call may have changed them. */
+  readonly rows: { rows: RowsRead | undefined; fresh: boolean };
 }
 
-/** The 202 invariant on the rows, now: read only once a revalidation has answered. */
-export async function checkRevalidations(ctx: Omit<ScheduleContext, 'pokes' | 'sweeperActors'>) {
+/** The rows `checkRevalidations` last read: still what the table holds until the next write. */
+interface RowsRead {
+  metas: Awaited<ReturnType<typeof metasOf>>;
+  states: InProgressState[];
+}
+
+/**
+ * The 202 invariant on the rows, now: read only once a revalidation has answered. `reuse`: the
+ * rows read last time, when no call since could have written (the log and time still move on).
+ */
+export async function checkRevalidations(
+  ctx: Omit<ScheduleContext, 'pokes' | 'sweeperActors' | 'rows'>,
+  reuse?: { rows: RowsRead | undefined; fresh: boolean },
+) {
   const { world, context } = ctx.scope;
   if (!world.log.some((event) => event.kind === 'revalidated')) return;
   const shards = context.originConfig.revalidationShards;
-  const states = await Promise.all(
-    Array.from({ length: shards }, (_, shard) => ctx.observer.inProgress.read(undefined, shard)),
-  );
-  const violation = checkRows(world.log, await metasOf(ctx.observer, ctx.keys), states, {
+  let rows = reuse?.fresh === false ? reuse.rows : undefined;
+  if (rows === undefined) {
+    const states = await Promise.all(
+      Array.from({ length: shards }, (_, shard) => ctx.observer.inProgress.read(undefined, shard)),
+    );
+    rows = { metas: await metasOf(ctx.observer, ctx.keys), states };
+    if (reuse !== undefined) reuse.rows = rows;
+  }
+  const violation = checkRows(world.log, rows.metas, rows.states, {
     nowSeconds: world.trueTime,
     marginSeconds: context.originConfig.clockSkewMarginSeconds,
   });
@@ -59,7 +79,9 @@ async function afterStep(ctx: ScheduleContext, before: number, label: string): P
     const violation = await checkRetired(observer.dynamodb, observer.tableName, world.log, event);
     if (violation !== undefined) throw new InvariantViolation(violation);
   }
-  await checkRevalidations(ctx);
+  // Only a write changes the rows (every call of every actor waits at a gate, one at a time).
+  ctx.rows.fresh = WRITES.has(label);
+  await checkRevalidations(ctx, ctx.rows);
   await checkLiveBody(world.log, fresh, observer);
   // A step sent is delivered as the plan says (a crashed one again), and a container whose
   // request crashed serves its next: new actors, let run to their first gate.

@@ -24,7 +24,7 @@ import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/hold.js';
 import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
-import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
+import type { RevalidationMarks, TagRevalidations } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { RevalidateConfig } from '../../lambda/shared/config.js';
@@ -78,6 +78,8 @@ export interface WriterContext {
   readonly world: WriterWorld;
   readonly interleaver: Interleaver;
   readonly keys: readonly CacheKey[];
+  /** A key and the variants of it the run asks for: what a path revalidation covers. */
+  readonly pagesOf: (key: CacheKey) => readonly CacheKey[];
   readonly tableName: string;
   readonly bucket: string;
   readonly deployId: string;
@@ -199,7 +201,7 @@ async function runRevalidation(
       queue,
       fanOutQueue: queue,
       statuses: deps.statuses,
-      ...mutated(ctx.mutation, clients.dynamodb),
+      ...mutated(ctx.mutation, clients.dynamodb, deps.revalidation.tagIndex),
     },
     {
       tenant: undefined,
@@ -215,12 +217,34 @@ async function runRevalidation(
     throw error;
   });
   if (answered === undefined) return;
-  const pks = plan.by === 'path' ? [ctx.keys[0].pk] : ctx.keys.map((key) => key.pk);
+  const pages = plan.by === 'path' ? ctx.pagesOf(ctx.keys[0]) : ctx.keys.flatMap(ctx.pagesOf);
+  const pks = pages.map((page) => page.pk);
   ctx.world.log.push({ kind: 'revalidated', actor, from, pks, tags, mode: plan.mode, purgeId });
 }
 
 /** The revalidate function's guards a negative control removes. */
-function mutated(mutation: string, client: DynamoDBClient): { inProgressCacheMs?: number } {
+function mutated(
+  mutation: string,
+  client: DynamoDBClient,
+  tagIndex: TagRevalidations,
+): { inProgressCacheMs?: number; tagIndex?: TagRevalidations } {
+  // The accept records no time for a path's variant tag (issue 33, fix 1 undone): a variant's
+  // first render in flight then publishes what it rendered before the 202 as fresh.
+  if (mutation === 'no-variant-tag-time') {
+    const recordRevalidation: TagRevalidations['recordRevalidation'] = (tenant, tag, at) =>
+      tag.startsWith('isr-variants:')
+        ? Promise.resolve()
+        : tagIndex.recordRevalidation(tenant, tag, at);
+    return {
+      tagIndex: new Proxy(tagIndex, {
+        get: (target, property) => {
+          if (property === 'recordRevalidation') return recordRevalidation;
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      }),
+    };
+  }
   // The fan-outs start without their in-progress entries (the shards' updates dropped).
   if (mutation === 'no-in-progress-entries') withoutEntries(client);
   // The 202 does not wait for origins' cached reads of the rows to run out.
