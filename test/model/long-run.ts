@@ -13,6 +13,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local
 import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
 import {
   backgroundRace,
+  conflictingRace,
   failedInProgressReads,
   retriedRevalidation,
   targetedPlanArbitrary,
@@ -37,6 +38,7 @@ const families = {
   retried: retriedRevalidation,
   'failed-reads': failedInProgressReads,
   variants: variantRace,
+  conflicts: conflictingRace,
 } as const;
 const family = (flags.find((flag) => flag.startsWith('--plans='))?.split('=')[1] ??
   'all') as keyof typeof families;

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { fanOutArbitrary, type FanOutPlan } from './fan-out.js';
 import {
+  conflictingRace,
   failedInProgressReads,
   retriedRevalidation,
   targetedPlanArbitrary,
@@ -71,6 +72,11 @@ export interface Plan {
   readonly cdn: readonly CdnOutcome[];
   /** How fan-out steps are marked and delivered. */
   readonly fanOut: FanOutPlan;
+  /**
+   * Every transaction stays ongoing at DynamoDB until the schedule lets it through, so the
+   * requests meeting it are refused as AWS documents (`TransactionConflict`; `World.conflicts`).
+   */
+  readonly conflicts?: boolean | undefined;
   readonly schedule: readonly Step[];
 }
 
@@ -154,9 +160,11 @@ const randomWithRetries: fc.Arbitrary<Plan> = fc
   .tuple(
     randomPlanArbitrary,
     fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined, freq: 3 }),
+    fc.boolean(),
   )
-  .map(([plan, crashAfterWrites]) => ({
+  .map(([plan, crashAfterWrites, conflicts]) => ({
     ...plan,
+    conflicts,
     revalidations: plan.revalidations.map((revalidation, index) =>
       index === 0 ? { ...revalidation, crashAfterWrites } : revalidation,
     ),
@@ -164,7 +172,7 @@ const randomWithRetries: fc.Arbitrary<Plan> = fc
 
 /**
  * Half the plans are random (RSC variants, failed in-progress reads and crashed revalidations
- * among them); a quarter are targeted races around one page (`plans.ts`), which random
+ * among them, and transaction conflicts in half); a quarter are targeted races around one page (`plans.ts`), which random
  * schedules make too rarely for their guards' negative controls to be caught; a quarter are
  * issue 33's races: a variant's first render across a path revalidation, a revalidation
  * crashed and retried, viewers whose read of the in-progress rows fails.
@@ -174,7 +182,7 @@ export const planArbitrary: fc.Arbitrary<Plan> = fc.oneof(
   { weight: 1, arbitrary: targetedPlanArbitrary },
   {
     weight: 1,
-    arbitrary: fc.oneof(variantRace, retriedRevalidation, failedInProgressReads),
+    arbitrary: fc.oneof(variantRace, retriedRevalidation, failedInProgressReads, conflictingRace),
   },
 );
 

@@ -323,3 +323,35 @@ export const failedInProgressReads: fc.Arbitrary<Plan> = fc
       failInProgressRead: failing[index] === true,
     })),
   }));
+
+/**
+ * Background marking's races (`backgroundRace`) under DynamoDB's transaction conflict rule,
+ * with two revalidations of the tag: every transaction (fan-out starts, steps' advances, ends,
+ * publishes) stays ongoing until the schedule lets it through, so others meeting it are refused
+ * and retried (issue 33, fix 2).
+ */
+export const conflictingRace: fc.Arbitrary<Plan> = fc
+  .tuple(
+    backgroundRace,
+    fc.constantFrom('stale' as const, 'expire' as const),
+    fc.integer({ min: 1, max: 4 }),
+    fc.integer({ min: 1, max: 4 }),
+  )
+  .map(([plan, second, k0, k1]) => {
+    const [first] = plan.revalidations;
+    // Both revalidations run up to a write (a transaction stays held there, ongoing), then the
+    // rest: the second meets the first's fan-out start, or its own meets the first's steps.
+    const schedule = plan.schedule.flatMap((step) =>
+      'run' in step && step.run === 'v0'
+        ? [run('v0', k0), run('v1', k1)]
+        : 'run' in step && step.run === 'v1'
+          ? []
+          : [step],
+    );
+    return {
+      ...plan,
+      conflicts: true,
+      revalidations: [first, plan.revalidations[1] ?? { ...first, mode: second }],
+      schedule,
+    };
+  });

@@ -60,6 +60,7 @@ export async function runPlan(
   const world = new World(context.endpoints, START);
   world.tagPrefix = `model-${runId}-`; // `model-<run id>` is normalised in the digest
   const interleaver = new Interleaver();
+  world.holdTransactions = plan.conflicts === true;
   const observer = observerFor(context);
   const scope: RunScope = { context, world, interleaver, mutation, destroyers: [observer.destroy] };
   try {
