@@ -65,6 +65,8 @@ export function wireActors(
     readonly sqs: FakeSqs;
     readonly fanOut: FanOutPlan;
     readonly found: Map<string, Set<string>>;
+    /** The pages' own keys (not their variants'). */
+    readonly keyPks: ReadonlySet<string>;
   },
 ) {
   const { context, world, interleaver, mutation } = scope;
@@ -85,6 +87,7 @@ export function wireActors(
   };
   const marksOf = (marks: RevalidationMarks, effectId: string, clock: Clock) => {
     const observed = observedMarks(marks, effectId, run.found);
+    if (mutation === 'variants-keep-pass') return variantsKeepPass(observed, run.keyPks);
     return mutation === 'expire-spares-held' ? holdBeatsExpire(observed, clock) : observed;
   };
   const worker = (actor: string, faults: ActorFaults, remainingMs: number, intent: string) => {
@@ -153,3 +156,22 @@ export function wireActors(
   return { clientsOf, marksOf, worker, origin, fanOutWorker };
 }
 export type Actors = ReturnType<typeof wireActors>;
+
+/**
+ * Negative control of issue 33, fix 3: a path revalidation lifts the hit-for-pass mark of the
+ * page's own key only, and its variants keep theirs.
+ */
+function variantsKeepPass(
+  marks: RevalidationMarks,
+  keyPks: ReadonlySet<string>,
+): RevalidationMarks {
+  return new Proxy(marks, {
+    get(target, property, receiver) {
+      if (property === 'clearPass') {
+        return (pk: string) => (keyPks.has(pk) ? target.clearPass(pk) : Promise.resolve(false));
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    },
+  });
+}

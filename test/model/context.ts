@@ -41,6 +41,8 @@ export function modelContext(
     ISR_IN_PROGRESS_CACHE_MS: '1000',
     // Pages have an RSC variant (`rsc: 1`), as a Next.js site's do (its own key and META).
     ISR_VARIANT_HEADERS: JSON.stringify([{ name: 'rsc', values: ['1'] }]),
+    // A key whose render was not to be stored is passed for 5 minutes (the default).
+    ISR_HIT_FOR_PASS_SECONDS: '300',
   };
   return {
     endpoints,

@@ -15,6 +15,7 @@ import {
   backgroundRace,
   conflictingRace,
   failedInProgressReads,
+  passRace,
   retriedRevalidation,
   targetedPlanArbitrary,
   variantRace,
@@ -39,6 +40,7 @@ const families = {
   'failed-reads': failedInProgressReads,
   variants: variantRace,
   conflicts: conflictingRace,
+  pass: passRace,
 } as const;
 const family = (flags.find((flag) => flag.startsWith('--plans='))?.split('=')[1] ??
   'all') as keyof typeof families;

@@ -6,6 +6,7 @@ import {
   backgroundRace,
   failedInProgressReads,
   retriedRevalidation,
+  passRace,
   targetedPlanArbitrary,
   variantRace,
 } from './plans.js';
@@ -223,6 +224,14 @@ describe('model check', () => {
   it('negative control: an accept that records no variant-tag time lets a variant render from before the 202 be fresh', async () => {
     expect(await firstViolation('no-variant-tag-time', 1, 10, variantRace)).toMatch(
       /is fresh with .* rendered at log .* before it began|got a HIT of .* after .*'s 202|was served .* after .*'s expire answered/,
+    );
+  }, 600_000);
+
+  // Issue 33, fix 3: a path revalidation lifts the hit-for-pass marks of the page's variants
+  // (found under its variant tag by fan-out steps). Seed 1 finds it at run 1.
+  it('negative control: a path revalidation that lifts only its own key’s mark leaves its variant passed', async () => {
+    expect(await firstViolation('variants-keep-pass', 1, 10, passRace)).toMatch(
+      /keeps the hit-for-pass mark written at log \d+, before its request began/,
     );
   }, 600_000);
 

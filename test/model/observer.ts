@@ -3,7 +3,7 @@
  * invariants read from it: every live or kept version points to the body its publisher wrote,
  * and no REQ# row is left STARTED that a later delivery could not finish.
  */
-import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
 import { DynamoPageHistory } from '../../lambda/adapters/page-history/dynamodb.js';
@@ -194,4 +194,24 @@ async function bodyOf(
   const text = stored === undefined ? undefined : new TextDecoder().decode(stored.body);
   observer.bodiesRead.set(s3Key, text);
   return text;
+}
+
+/** Whether each page has a hit-for-pass mark (`META#PASS`) now, strongly consistent. */
+export async function passMarksOf(
+  observer: Observer,
+  keys: readonly CacheKey[],
+): Promise<Map<string, boolean>> {
+  const marks = await Promise.all(
+    keys.map(async (key) => {
+      const { Item } = await observer.dynamodb.send(
+        new GetItemCommand({
+          TableName: observer.tableName,
+          Key: { pk: { S: key.pk }, sk: { S: 'META#PASS' } },
+          ConsistentRead: true,
+        }),
+      );
+      return [key.pk, Item !== undefined] as const;
+    }),
+  );
+  return new Map(marks);
 }

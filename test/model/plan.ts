@@ -8,6 +8,7 @@ import { fanOutArbitrary, type FanOutPlan } from './fan-out.js';
 import {
   conflictingRace,
   failedInProgressReads,
+  passRace,
   retriedRevalidation,
   targetedPlanArbitrary,
   variantRace,
@@ -77,6 +78,8 @@ export interface Plan {
    * requests meeting it are refused as AWS documents (`TransactionConflict`; `World.conflicts`).
    */
   readonly conflicts?: boolean | undefined;
+  /** The run's first renders answer `private`: the key is marked for pass (hit-for-pass). */
+  readonly passRenders?: number | undefined;
   readonly schedule: readonly Step[];
 }
 
@@ -175,14 +178,21 @@ const randomWithRetries: fc.Arbitrary<Plan> = fc
  * among them, and transaction conflicts in half); a quarter are targeted races around one page (`plans.ts`), which random
  * schedules make too rarely for their guards' negative controls to be caught; a quarter are
  * issue 33's races: a variant's first render across a path revalidation, a revalidation
- * crashed and retried, viewers whose read of the in-progress rows fails.
+ * crashed and retried, viewers whose read of the in-progress rows fails, a variant marked for
+ * pass across a path revalidation, background marking under transaction conflicts.
  */
 export const planArbitrary: fc.Arbitrary<Plan> = fc.oneof(
   { weight: 2, arbitrary: randomWithRetries },
   { weight: 1, arbitrary: targetedPlanArbitrary },
   {
     weight: 1,
-    arbitrary: fc.oneof(variantRace, retriedRevalidation, failedInProgressReads, conflictingRace),
+    arbitrary: fc.oneof(
+      variantRace,
+      passRace,
+      retriedRevalidation,
+      failedInProgressReads,
+      conflictingRace,
+    ),
   },
 );
 
@@ -204,4 +214,5 @@ export type Mutation =
   | 'in-progress-fails-open'
   | 'origin-ignores-in-progress'
   | 'no-variant-tag-time'
+  | 'variants-keep-pass'
   | SweeperMutation;

@@ -297,6 +297,42 @@ export const variantRace = fc
   });
 
 /**
+ * Hit-for-pass (issue 33, fix 3): the upstream's first render answers `private`, so the page's
+ * RSC variant, asked for first, is marked for pass; the upstream is fixed, the page revalidated
+ * by path (its variants marked by fan-out steps, in the background), and viewers ask for the
+ * variant and the page again in either container.
+ */
+export const passRace = fc
+  .record({
+    mode: fc.constantFrom('stale' as const, 'expire' as const),
+    viewers: fc.array(
+      fc.record({ container: fc.integer({ min: 0, max: 1 }), variant: fc.boolean() }),
+      { maxLength: 2 },
+    ),
+    fanOut: fanOutArbitrary(fc.constant(0)),
+    tail,
+  })
+  .map(({ mode, viewers, fanOut, tail }): Plan => {
+    const revalidation: RevalidationPlan = {
+      skew: 0,
+      by: 'path',
+      tag: 'all',
+      mode,
+      regenerate: false,
+    };
+    const first: OriginPlan = { skew: 0, key: 0, container: 0, variant: true };
+    const later = viewers.map((viewer): OriginPlan => ({ skew: 0, key: 0, ...viewer }));
+    return {
+      ...base,
+      passRenders: 1,
+      origins: [first, ...later],
+      revalidations: [revalidation],
+      fanOut,
+      schedule: [run('o0'), run('v0'), ...tail],
+    };
+  });
+
+/**
  * A revalidation that dies right after one of its writes (the first to the fourth: its tag's
  * time, its fan-out's start, its expected pages, its purge's record), retried with the same
  * Idempotency-Key once dead, among background marking's races (`backgroundRace`).

@@ -16,10 +16,16 @@ import { checkFanOutsDone, FanOutDeliveries } from './fan-out.js';
 import { Interleaver } from './interleaver.js';
 import { checkLog, logDigest, normalisedLog } from './log-checks.js';
 import { startMessages } from './messages.js';
-import { checkLiveBody, checkStartedRequestsCanFinish, metasOf, observerFor } from './observer.js';
+import {
+  checkLiveBody,
+  checkStartedRequestsCanFinish,
+  metasOf,
+  observerFor,
+  passMarksOf,
+} from './observer.js';
 import type { Mutation, Plan } from './plan.js';
 import { FakeSqs } from './queue.js';
-import { checkViewers } from './revalidation-checks.js';
+import { checkPassMarks, checkViewers } from './revalidation-checks.js';
 import { startRollbacks } from './rollbacks.js';
 import { checkRevalidations, runSchedule } from './schedule.js';
 import { runKeys, seed } from './setup.js';
@@ -61,6 +67,7 @@ export async function runPlan(
   world.tagPrefix = `model-${runId}-`; // `model-<run id>` is normalised in the digest
   const interleaver = new Interleaver();
   world.holdTransactions = plan.conflicts === true;
+  world.passRenders = plan.passRenders ?? 0;
   const observer = observerFor(context);
   const scope: RunScope = { context, world, interleaver, mutation, destroyers: [observer.destroy] };
   try {
@@ -74,7 +81,8 @@ export async function runPlan(
     /** Every revalidation's effect id, and the pages each found with META when marking. */
     const effectIds = new Set<string>();
     const found = new Map<string, Set<string>>();
-    const actors = wireActors(scope, { queued, sqs, fanOut: plan.fanOut, found });
+    const keyPks = new Set(keys.map((key) => key.pk));
+    const actors = wireActors(scope, { queued, sqs, fanOut: plan.fanOut, found, keyPks });
     const { clientsOf } = actors;
     const deliveries = new FanOutDeliveries({
       world,
@@ -175,6 +183,8 @@ export async function runPlan(
     const metas = await metasOf(observer, pages);
     const tagged = await checkTagIndex(observer.dynamodb, observer.tableName, metas);
     if (tagged !== undefined) throw new InvariantViolation(tagged);
+    const passing = checkPassMarks(world.log, await passMarksOf(observer, pages));
+    if (passing !== undefined) throw new InvariantViolation(passing);
     const lost = await checkPurges(observer.dynamodb, observer.tableName, world.log, cdn);
     if (lost !== undefined) throw new InvariantViolation(lost);
     for (const [id, list] of messages.reports) {

@@ -116,6 +116,8 @@ export type ModelEvent =
   | { kind: 'sent'; actor: string; body: string; collapsed: boolean }
   /** The actor died as planned, right after this write (`crashAfterWrites`). */
   | { kind: 'crash'; actor: string; after: string }
+  /** A key marked as pass (hit-for-pass, `META#PASS`): its render was not to be stored. */
+  | { kind: 'pass'; actor: string; pk: string }
   /** A fan-out step's delivery ended: what the worker reported (or `dropped`, never delivered). */
   | { kind: 'step'; actor: string; body: string; outcome: string }
   /** An operator's hold: `hold_until` alone, under its seized lease. */
@@ -179,6 +181,8 @@ export class World {
    */
   readonly conflicts = new TransactionConflicts();
   holdTransactions = false;
+  /** The run's first renders that answer `private` (a page not to be stored: hit-for-pass). */
+  passRenders = 0;
   /** The ongoing ends of the transactions held at their gate now. */
   readonly #held: (() => void)[] = [];
   /** Where in the log each actor's first call went through: when its request began. */
@@ -307,7 +311,12 @@ export class World {
         tags,
         at: this.trueTime,
       });
-      return { ...htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS }), tags };
+      const page = htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS });
+      // The upstream's first renders answer `private` (not to be stored), then it is fixed.
+      if (this.renders <= this.passRenders) {
+        return { ...page, headers: { 'cache-control': 'private' }, tags };
+      }
+      return { ...page, tags };
     });
   }
 
@@ -426,6 +435,15 @@ export class World {
           return undefined;
         }
         const put = items[0]?.Put;
+        if (put?.Item?.sk?.S === 'META#PASS') {
+          // The mark ends the caller's lease and deletes META, in the same transaction.
+          const pk = put.Item.pk?.S ?? '';
+          const token = items[1]?.Delete?.ExpressionAttributeValues?.[':token']?.S ?? '';
+          this.log.push({ kind: 'pass', actor, pk });
+          this.log.push({ kind: 'release', actor, pk, token });
+          this.log.push({ kind: 'expire', actor, pk });
+          return undefined;
+        }
         // Only a publish or a restore puts META first (tag index removals, forgets do not).
         if (put?.Item?.sk?.S !== 'META') return undefined;
         const meta = put?.Item ?? {};
