@@ -11,15 +11,14 @@ import fc from 'fast-check';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local/backends/index.js';
 import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
+import { backgroundRace, targetedPlanArbitrary } from './plans.js';
 import {
-  backgroundRace,
   conflictingRace,
   failedInProgressReads,
   passRace,
   retriedRevalidation,
-  targetedPlanArbitrary,
   variantRace,
-} from './plans.js';
+} from './races.js';
 import { modelContext, planArbitrary, runPlan, type Mutation } from './run.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';

@@ -2,14 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { createTestBucket, createTestTable, testClients } from '../helpers/backends.js';
-import {
-  backgroundRace,
-  failedInProgressReads,
-  retriedRevalidation,
-  passRace,
-  targetedPlanArbitrary,
-  variantRace,
-} from './plans.js';
+import { backgroundRace, targetedPlanArbitrary } from './plans.js';
+import { failedInProgressReads, retriedRevalidation, passRace, variantRace } from './races.js';
 import {
   modelContext,
   planArbitrary,

@@ -5,14 +5,14 @@
  */
 import fc from 'fast-check';
 import { fanOutArbitrary, type FanOutPlan } from './fan-out.js';
+import { targetedPlanArbitrary } from './plans.js';
 import {
   conflictingRace,
   failedInProgressReads,
   passRace,
   retriedRevalidation,
-  targetedPlanArbitrary,
   variantRace,
-} from './plans.js';
+} from './races.js';
 import {
   sweeperArbitraries,
   type CdnOutcome,
