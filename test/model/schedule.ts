@@ -23,6 +23,8 @@ const TAG_WRITES = new Set([
   'dynamodb:TransactWriteItemsCommand',
   'dynamodb:BatchWriteItemCommand',
 ]);
+/** The second gate of a transaction held ongoing: releasing it sends the transaction. */
+const ONGOING = ':ongoing';
 /** A `run` step releases at most this many calls: an actor retrying in a loop still yields. */
 const MAX_RUN_CALLS = 60;
 
@@ -70,7 +72,9 @@ export async function checkRevalidations(
 }
 
 /** After one released call: the bodies it touched, what a sweeper deleted, the 202s so far. */
-async function afterStep(ctx: ScheduleContext, before: number, label: string): Promise<void> {
+async function afterStep(ctx: ScheduleContext, before: number, gate: string): Promise<void> {
+  // A transaction held ongoing (`World.conflicts`) is sent when its second gate is released.
+  const label = gate.endsWith(ONGOING) ? gate.slice(0, -ONGOING.length) : gate;
   const { world, interleaver } = ctx.scope;
   const { observer } = ctx;
   const fresh = world.log.slice(before);
