@@ -9,6 +9,7 @@ import type { Actors, RunScope } from './actors.js';
 import { HOLD_SECONDS } from './context.js';
 import type { RollbackPlan } from './plan.js';
 import { LEASE_SECONDS } from './world.js';
+import { isConflict } from './writers.js';
 
 /** Starts the plan's rollbacks (`r<n>`). @returns their actor names */
 export function startRollbacks(
@@ -35,8 +36,9 @@ export function startRollbacks(
         holdSeconds: rollbackPlan.hold ? HOLD_SECONDS : undefined,
         actor,
       }).catch((error: unknown) => {
-        // Refused (META changed, the lease was taken, nothing older): nothing was written.
-        if (error instanceof IsrError) return undefined;
+        // Refused (META changed, the lease was taken, nothing older): nothing was written. Or
+        // one of its writes met a transaction in flight: the command fails, run again by hand.
+        if (error instanceof IsrError || isConflict(error)) return undefined;
         throw error;
       }),
     );

@@ -7,6 +7,8 @@
  */
 import {
   GetItemCommand,
+  TransactionCanceledException,
+  TransactionConflictException,
   type DynamoDBClient,
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
@@ -19,7 +21,11 @@ import { PAGE, tagPartition } from '../../lambda/adapters/shared/dynamodb/tag-ro
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
-import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
+import {
+  CdnPurgeRejectedError,
+  IsrError,
+  TransactionConflictError,
+} from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/hold.js';
@@ -148,12 +154,21 @@ export function startWriters(
         if (holdPlan.release) await release(deps, { cacheKey, actor });
       } catch (error) {
         // Refused (META changed or gone, the lease was taken): nothing was written.
-        if (!(error instanceof IsrError)) throw error;
+        if (!(error instanceof IsrError) && !isConflict(error)) throw error;
       }
     });
   });
   return { actors, poke };
 }
+
+/**
+ * DynamoDB refused one of an operator's writes: it met a transaction in flight on the item
+ * (transaction-apis.html; the SDK retries none). The command fails and is run again by hand.
+ */
+export const isConflict = (error: unknown): boolean =>
+  error instanceof TransactionConflictException ||
+  error instanceof TransactionCanceledException ||
+  error instanceof TransactionConflictError;
 
 /**
  * A revalidation as the revalidate function applies it before its 202 (`acceptRevalidation`:
