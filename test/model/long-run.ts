@@ -11,6 +11,14 @@ import fc from 'fast-check';
 import { createAwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalBackends } from '../../local/backends/index.js';
 import { ensureBucket, ensureCacheTable } from '../../local/provision.js';
+import { backgroundRace, targetedPlanArbitrary } from './plans.js';
+import {
+  conflictingRace,
+  failedInProgressReads,
+  passRace,
+  retriedRevalidation,
+  variantRace,
+} from './races.js';
 import { modelContext, planArbitrary, runPlan, type Mutation } from './run.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -22,6 +30,21 @@ const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 /** `--mutation=<name>` removes one guard: the check must then find a violation. */
 const mutation = (flags.find((flag) => flag.startsWith('--mutation='))?.split('=')[1] ??
   'none') as Mutation;
+/** `--plans=<name>`: one family of plans alone (a control's), `all` (the mix) by default. */
+const families = {
+  all: planArbitrary,
+  targeted: targetedPlanArbitrary,
+  background: backgroundRace,
+  retried: retriedRevalidation,
+  'failed-reads': failedInProgressReads,
+  variants: variantRace,
+  conflicts: conflictingRace,
+  pass: passRace,
+} as const;
+const family = (flags.find((flag) => flag.startsWith('--plans='))?.split('=')[1] ??
+  'all') as keyof typeof families;
+const plans = families[family];
+if (plans === undefined) throw new Error(`--plans: one of ${Object.keys(families).join(', ')}`);
 const runs = Number(args[0] ?? 10_000);
 const seed = args[1] === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(args[1]);
 /** fast-check's replay path of one failing case (printed with a failure), to rerun just that case. */
@@ -40,7 +63,7 @@ await ensureBucket(clients.s3, 'isr-model');
 const context = modelContext(backends.endpoints, 'isr-model', 'isr-model');
 
 console.log(
-  `model check: ${runs} runs, seed ${seed}${mutation === 'none' ? '' : `, guard removed: ${mutation}`}`,
+  `model check: ${runs} runs, seed ${seed}${family === 'all' ? '' : `, plans: ${family}`}${mutation === 'none' ? '' : `, guard removed: ${mutation}`}`,
 );
 const started = Date.now();
 let done = 0;
@@ -48,7 +71,7 @@ let done = 0;
 const digest = createHash('sha256');
 try {
   await fc.assert(
-    fc.asyncProperty(planArbitrary, async (plan) => {
+    fc.asyncProperty(plans, async (plan) => {
       const run = await runPlan(context, plan, mutation);
       digest.update(run.digest);
       // ISR_MODEL_LOG_DIR=<dir>: every run's normalised log, so two replays can be diffed run by run.

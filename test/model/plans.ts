@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { fanOutArbitrary } from './fan-out.js';
-import type { MessagePlan, OriginPlan, Plan, Step } from './run.js';
+import type { MessagePlan, OriginPlan, Plan, Step } from './plan.js';
 import type { HoldPlan, RevalidationPlan } from './writers.js';
 import type { CdnOutcome, SweepPlan } from './sweeper.js';
 import { LEASE_SECONDS, REVALIDATE_SECONDS } from './world.js';
@@ -24,18 +24,22 @@ const calm = {
   loseAnswer: false,
   remainingMs: 60_000,
 };
-const forcedMessage = (forced = true): MessagePlan => ({ key: 0, forced, deliveries: [calm] });
+export const forcedMessage = (forced = true): MessagePlan => ({
+  key: 0,
+  forced,
+  deliveries: [calm],
+});
 
 /** Releases `actor`'s calls until it has made `writes` more writes (or finished). */
-const run = (actor: string, writes = 99): Step => ({ run: actor, writes });
+export const run = (actor: string, writes = 99): Step => ({ run: actor, writes });
 /** Past the page's freshness: a worker finding META fresh does not render. */
 const STALE: Step = { advance: REVALIDATE_SECONDS + 1 };
 /** Up to `n` random picks among whoever is left: the race's aftermath in any order. */
-const tail = fc.array(fc.record({ pick: fc.nat() }), { maxLength: 12 });
+export const tail = fc.array(fc.record({ pick: fc.nat() }), { maxLength: 12 });
 /** How far the interrupted actor gets: the race needs it stopped at one particular write. */
-const cut = fc.integer({ min: 1, max: 9 });
+export const cut = fc.integer({ min: 1, max: 9 });
 
-const base: Omit<Plan, 'schedule'> = {
+export const base: Omit<Plan, 'schedule'> = {
   keys: 1,
   messages: [],
   origins: [],
@@ -248,31 +252,3 @@ export const targetedPlanArbitrary: fc.Arbitrary<Plan> = fc.oneof(
   holdThenExpire,
   backgroundRace,
 );
-
-/**
- * A revalidation that dies right after one of its writes (the first to the fourth: its tag's
- * time, its fan-out's start, its expected pages, its purge's record), retried with the same
- * Idempotency-Key once dead, among background marking's races (`backgroundRace`).
- */
-export const retriedRevalidation: fc.Arbitrary<Plan> = fc
-  .tuple(backgroundRace, fc.integer({ min: 1, max: 4 }))
-  .map(([plan, crashAfterWrites]) => ({
-    ...plan,
-    revalidations: plan.revalidations.map((revalidation, index) =>
-      index === 0 ? { ...revalidation, crashAfterWrites } : revalidation,
-    ),
-  }));
-
-/**
- * Background marking's races (`backgroundRace`) where some viewers' reads of the in-progress
- * rows fail: such a request is answered an error, never the page (the origin fails closed).
- */
-export const failedInProgressReads: fc.Arbitrary<Plan> = fc
-  .tuple(backgroundRace, fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }))
-  .map(([plan, failing]) => ({
-    ...plan,
-    origins: plan.origins.map((origin, index) => ({
-      ...origin,
-      failInProgressRead: failing[index] === true,
-    })),
-  }));

@@ -140,3 +140,25 @@ export function checkRows(
   }
   return undefined;
 }
+
+/**
+ * After a revalidation by path, none of its pages (the path's key and its variants) keeps a
+ * hit-for-pass mark written before its request began: the caller says the page changed, so its
+ * next request renders it again (issue 33, fix 3). A mark written since is a new render's.
+ * @returns the first violation
+ */
+export function checkPassMarks(
+  log: readonly ModelEvent[],
+  marked: ReadonlyMap<string, boolean>,
+): string | undefined {
+  for (const [index, event] of log.entries()) {
+    if (event.kind !== 'revalidated' || event.tags.length > 0) continue;
+    for (const pk of event.pks) {
+      if (marked.get(pk) !== true) continue;
+      const last = log.findLastIndex((other) => other.kind === 'pass' && other.pk === pk);
+      if (last < 0 || last >= event.from) continue;
+      return `after ${event.actor}'s revalidation by path (log ${index}), ${pk} keeps the hit-for-pass mark written at log ${last}, before its request began (log ${event.from})`;
+    }
+  }
+  return undefined;
+}

@@ -16,7 +16,7 @@ import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { OriginConfig } from '../../lambda/shared/config.js';
 import type { Interleaver } from './interleaver.js';
-import type { OriginPlan } from './run.js';
+import type { OriginPlan } from './plan.js';
 import type { ActorFaults, World } from './world.js';
 
 /** A viewer's answer as the log keeps it: the body it got (a 200's), how, from where it began. */
@@ -40,13 +40,17 @@ export function servedEvent(
   };
 }
 
-/** A viewer's GET of `key`. */
-export const getOf = (key: CacheKey) => ({
+/** The header a variant request carries (the model's service keys on `rsc`, as Next.js's). */
+export const VARIANT_HEADERS = { rsc: '1' } as const;
+
+/** A viewer's GET of `key`, or of its RSC variant. */
+export const getOf = (key: CacheKey, variant = false) => ({
   method: 'GET',
   rawPath: key.path,
   rawQueryString: '',
   tenant: undefined,
   ifNoneMatch: undefined,
+  ...(variant ? { variantHeaders: VARIANT_HEADERS } : {}),
 });
 
 /** A viewer request's read of the in-progress rows that fails, as the plan says. */
@@ -58,6 +62,8 @@ export interface ViewerContext {
   readonly world: World;
   readonly interleaver: Interleaver;
   readonly keys: readonly CacheKey[];
+  /** The key of a page's RSC variant. */
+  readonly variantOf: (key: CacheKey) => CacheKey;
   readonly originConfig: OriginConfig;
   readonly tableName: string;
   readonly clientsOf: (actor: string, faults: ActorFaults) => AwsClients;
@@ -129,6 +135,7 @@ export function startViewers(
       plan,
     );
     const key = ctx.keys[plan.key % ctx.keys.length];
+    const page = plan.variant === true ? ctx.variantOf(key) : key;
     void ctx.interleaver
       .start(actor, async () => {
         await ctx.interleaver.gate(actor, 'viewer:request');
@@ -136,8 +143,9 @@ export function startViewers(
         ctx.world.firstCall.set(actor, from);
         const now = epochSeconds(deps.clock);
         // A failed read of the rows is answered 503 (`servePage`): no body, never the page.
-        const response = await caller.run(own, () => servePage(deps, getOf(key)));
-        ctx.world.log.push(servedEvent(actor, key, { from, now }, response));
+        const request = getOf(key, plan.variant === true);
+        const response = await caller.run(own, () => servePage(deps, request));
+        ctx.world.log.push(servedEvent(actor, page, { from, now }, response));
       })
       .then(() => startNext(container));
   };

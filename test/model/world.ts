@@ -19,6 +19,7 @@ import type { BodyStore } from '../../lambda/core/page/ports.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
+import { TransactionConflicts } from '../helpers/dynamodb-conflicts.js';
 import { seededRandom } from '../helpers/random.js';
 import type { Interleaver } from './interleaver.js';
 
@@ -115,6 +116,8 @@ export type ModelEvent =
   | { kind: 'sent'; actor: string; body: string; collapsed: boolean }
   /** The actor died as planned, right after this write (`crashAfterWrites`). */
   | { kind: 'crash'; actor: string; after: string }
+  /** A key marked as pass (hit-for-pass, `META#PASS`): its render was not to be stored. */
+  | { kind: 'pass'; actor: string; pk: string }
   /** A fan-out step's delivery ended: what the worker reported (or `dropped`, never delivered). */
   | { kind: 'step'; actor: string; body: string; outcome: string }
   /** An operator's hold: `hold_until` alone, under its seized lease. */
@@ -169,6 +172,19 @@ export class World {
   renders = 0;
   /** Scopes the run's tags: runs share one table, and a tag's fan-out must stay in its run. */
   tagPrefix = '';
+  /**
+   * DynamoDB's transaction conflict rule (`dynamodb-conflicts.ts`), which DynamoDB Local does
+   * not show: a request meeting an item an ongoing transaction includes is refused as DynamoDB
+   * refuses it. With `holdTransactions` (the plan's `conflicts`), every transaction an actor
+   * sends stays ongoing until the schedule lets it through (`<command>:ongoing`), so the others'
+   * requests meet it.
+   */
+  readonly conflicts = new TransactionConflicts();
+  holdTransactions = false;
+  /** The run's first renders that answer `private` (a page not to be stored: hit-for-pass). */
+  passRenders = 0;
+  /** The ongoing ends of the transactions held at their gate now. */
+  readonly #held: (() => void)[] = [];
   /** Where in the log each actor's first call went through: when its request began. */
   readonly firstCall = new Map<string, number>();
   readonly #writes = new Map<string, number>();
@@ -253,7 +269,7 @@ export class World {
             });
           }
         }
-        const result = await interleaver.inFlight(() => next(args));
+        const result = await this.#underConflictRule(actor, interleaver, command, args, next);
         const crashPoint = this.#record(actor, faults, command, input);
         if (crashPoint !== undefined && crashPoint === faults.crashAfter)
           await interleaver.die(actor);
@@ -295,8 +311,47 @@ export class World {
         tags,
         at: this.trueTime,
       });
-      return { ...htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS }), tags };
+      const page = htmlPage(content, { revalidateSeconds: REVALIDATE_SECONDS });
+      // The upstream's first renders answer `private` (not to be stored), then it is fixed.
+      if (this.renders <= this.passRenders) {
+        return { ...page, headers: { 'cache-control': 'private' }, tags };
+      }
+      return { ...page, tags };
     });
+  }
+
+  /**
+   * Sends a DynamoDB request under the conflict rule: refused if it meets an ongoing
+   * transaction; a transaction held ongoing at its own gate first, when the plan says so.
+   */
+  async #underConflictRule(
+    actor: string,
+    interleaver: Interleaver,
+    command: string,
+    args: { input: object },
+    next: (args: { input: object }) => Promise<unknown>,
+  ): Promise<unknown> {
+    if (!command.startsWith('dynamodb:')) return interleaver.inFlight(() => next(args));
+    const name = command.slice('dynamodb:'.length);
+    let end: () => void;
+    try {
+      end = this.conflicts.begin(name, args.input);
+    } catch (refused) {
+      // A held transaction cancels one request, then lets others by (it waits at its gate, and
+      // commits when the schedule says: as if it were sent then). A transaction is ongoing for
+      // milliseconds, while a request SQS delivers again comes a visibility timeout later.
+      for (const held of this.#held.splice(0)) held();
+      throw refused;
+    }
+    try {
+      if (this.holdTransactions && name === 'TransactWriteItemsCommand') {
+        this.#held.push(end);
+        await interleaver.gate(actor, `${command}:ongoing`);
+      }
+      return await interleaver.inFlight(() => next(args));
+    } finally {
+      end();
+    }
   }
 
   /** Records a call that took effect; returns the crash point it reached, if any. */
@@ -380,6 +435,15 @@ export class World {
           return undefined;
         }
         const put = items[0]?.Put;
+        if (put?.Item?.sk?.S === 'META#PASS') {
+          // The mark ends the caller's lease and deletes META, in the same transaction.
+          const pk = put.Item.pk?.S ?? '';
+          const token = items[1]?.Delete?.ExpressionAttributeValues?.[':token']?.S ?? '';
+          this.log.push({ kind: 'pass', actor, pk });
+          this.log.push({ kind: 'release', actor, pk, token });
+          this.log.push({ kind: 'expire', actor, pk });
+          return undefined;
+        }
         // Only a publish or a restore puts META first (tag index removals, forgets do not).
         if (put?.Item?.sk?.S !== 'META') return undefined;
         const meta = put?.Item ?? {};

@@ -7,6 +7,8 @@
  */
 import {
   GetItemCommand,
+  TransactionCanceledException,
+  TransactionConflictException,
   type DynamoDBClient,
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
@@ -19,12 +21,16 @@ import { PAGE, tagPartition } from '../../lambda/adapters/shared/dynamodb/tag-ro
 import { keyOf } from '../../lambda/adapters/shared/dynamodb/items.js';
 import type { CacheKey, CacheMeta } from '../../lambda/core/page/model.js';
 import { epochSeconds, type Clock } from '../../lambda/core/clock.js';
-import { CdnPurgeRejectedError, IsrError } from '../../lambda/core/errors.js';
+import {
+  CdnPurgeRejectedError,
+  IsrError,
+  TransactionConflictError,
+} from '../../lambda/core/errors.js';
 import { purgeIdOf, purgeTagsOf } from '../../lambda/core/cdn-purge.js';
 import { isHeld } from '../../lambda/core/page/freshness.js';
 import { hold, release } from '../../lambda/core/operate/hold.js';
 import type { CdnInvalidator } from '../../lambda/core/page/ports.js';
-import type { RevalidationMarks } from '../../lambda/core/revalidate/ports.js';
+import type { RevalidationMarks, TagRevalidations } from '../../lambda/core/revalidate/ports.js';
 import { acceptRevalidation } from '../../lambda/core/revalidate/fan-out.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import type { RevalidateConfig } from '../../lambda/shared/config.js';
@@ -78,6 +84,8 @@ export interface WriterContext {
   readonly world: WriterWorld;
   readonly interleaver: Interleaver;
   readonly keys: readonly CacheKey[];
+  /** A key and the variants of it the run asks for: what a path revalidation covers. */
+  readonly pagesOf: (key: CacheKey) => readonly CacheKey[];
   readonly tableName: string;
   readonly bucket: string;
   readonly deployId: string;
@@ -146,12 +154,21 @@ export function startWriters(
         if (holdPlan.release) await release(deps, { cacheKey, actor });
       } catch (error) {
         // Refused (META changed or gone, the lease was taken): nothing was written.
-        if (!(error instanceof IsrError)) throw error;
+        if (!(error instanceof IsrError) && !isConflict(error)) throw error;
       }
     });
   });
   return { actors, poke };
 }
+
+/**
+ * DynamoDB refused one of an operator's writes: it met a transaction in flight on the item
+ * (transaction-apis.html; the SDK retries none). The command fails and is run again by hand.
+ */
+export const isConflict = (error: unknown): boolean =>
+  error instanceof TransactionConflictException ||
+  error instanceof TransactionCanceledException ||
+  error instanceof TransactionConflictError;
 
 /**
  * A revalidation as the revalidate function applies it before its 202 (`acceptRevalidation`:
@@ -199,7 +216,7 @@ async function runRevalidation(
       queue,
       fanOutQueue: queue,
       statuses: deps.statuses,
-      ...mutated(ctx.mutation, clients.dynamodb),
+      ...mutated(ctx.mutation, clients.dynamodb, deps.revalidation.tagIndex),
     },
     {
       tenant: undefined,
@@ -215,12 +232,34 @@ async function runRevalidation(
     throw error;
   });
   if (answered === undefined) return;
-  const pks = plan.by === 'path' ? [ctx.keys[0].pk] : ctx.keys.map((key) => key.pk);
+  const pages = plan.by === 'path' ? ctx.pagesOf(ctx.keys[0]) : ctx.keys.flatMap(ctx.pagesOf);
+  const pks = pages.map((page) => page.pk);
   ctx.world.log.push({ kind: 'revalidated', actor, from, pks, tags, mode: plan.mode, purgeId });
 }
 
 /** The revalidate function's guards a negative control removes. */
-function mutated(mutation: string, client: DynamoDBClient): { inProgressCacheMs?: number } {
+function mutated(
+  mutation: string,
+  client: DynamoDBClient,
+  tagIndex: TagRevalidations,
+): { inProgressCacheMs?: number; tagIndex?: TagRevalidations } {
+  // The accept records no time for a path's variant tag (issue 33, fix 1 undone): a variant's
+  // first render in flight then publishes what it rendered before the 202 as fresh.
+  if (mutation === 'no-variant-tag-time') {
+    const recordRevalidation: TagRevalidations['recordRevalidation'] = (tenant, tag, at) =>
+      tag.startsWith('isr-variants:')
+        ? Promise.resolve()
+        : tagIndex.recordRevalidation(tenant, tag, at);
+    return {
+      tagIndex: new Proxy(tagIndex, {
+        get: (target, property) => {
+          if (property === 'recordRevalidation') return recordRevalidation;
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      }),
+    };
+  }
   // The fan-outs start without their in-progress entries (the shards' updates dropped).
   if (mutation === 'no-in-progress-entries') withoutEntries(client);
   // The 202 does not wait for origins' cached reads of the rows to run out.

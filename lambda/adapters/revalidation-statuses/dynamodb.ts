@@ -8,7 +8,13 @@
  * counts twice; the effect is done once `fan_outs` is 0. `ttl` matches the REQ# row of the key that made
  * it, so the effect id is known exactly as long as its key is.
  */
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  PutItemCommand,
+  TransactionConflictException,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { TransactionConflictError } from '../../core/errors.js';
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/revalidate/ports.js';
 import type { TagPageCount } from '../../core/page/ports.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
@@ -56,18 +62,26 @@ export class DynamoRevalidationStatuses
       : withCounts(JSON.parse(detail) as RevalidationStatus, Item ?? {});
   }
 
+  /**
+   * @throws TransactionConflictError while a fan-out step's transaction counts on the row
+   * (DynamoDB refuses the write, and the SDK does not retry it: transaction-apis.html)
+   */
   async expect(effectId: string, expected: TagPageCount): Promise<void> {
-    await conditionalWrite(
-      this.#update(effectId, {
-        UpdateExpression: 'SET expected_pages = :pages, expected_exact = :exact',
-        ConditionExpression: Guard.rowExists,
-        ExpressionAttributeNames: namesOf(Guard.rowExists),
-        ExpressionAttributeValues: {
-          ':pages': { N: String(expected.count) },
-          ':exact': { BOOL: expected.exact },
-        },
-      }),
-    );
+    const write = this.#update(effectId, {
+      UpdateExpression: 'SET expected_pages = :pages, expected_exact = :exact',
+      ConditionExpression: Guard.rowExists,
+      ExpressionAttributeNames: namesOf(Guard.rowExists),
+      ExpressionAttributeValues: {
+        ':pages': { N: String(expected.count) },
+        ':exact': { BOOL: expected.exact },
+      },
+    });
+    await conditionalWrite(write).catch((error: unknown) => {
+      if (!(error instanceof TransactionConflictException)) throw error;
+      throw new TransactionConflictError(`the status of ${effectId} is in a transaction`, {
+        cause: error,
+      });
+    });
   }
 
   #update(

@@ -150,7 +150,8 @@ async function expectedPages(
     count: pathPages + counts.reduce((sum, count) => sum + count.count, 0),
     exact: counts.every((count) => count.exact),
   };
-  await deps.statuses.expect(effectId, expected);
+  // Its first step's transaction may be counting on the same row: a conflict is retried.
+  await retryConflicts(deps, () => deps.statuses.expect(effectId, expected));
   return expected;
 }
 

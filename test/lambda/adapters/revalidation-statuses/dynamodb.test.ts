@@ -8,7 +8,9 @@ import {
 } from '../../../../lambda/adapters/revalidation-statuses/dynamodb.js';
 import type { RevalidationStatus } from '../../../../lambda/core/revalidate/ports.js';
 import type { AwsClients } from '../../../../lambda/shared/aws-clients.js';
+import { TransactionConflictError } from '../../../../lambda/core/errors.js';
 import { createTestTable, testClients } from '../../../helpers/backends.js';
+import { TransactionConflicts } from '../../../helpers/dynamodb-conflicts.js';
 
 let clients: AwsClients;
 let tableName: string;
@@ -45,5 +47,26 @@ describe('DynamoRevalidationStatuses', () => {
       }),
     );
     expect(Item?.ttl?.N).toBe(String(1_800_000_000 + 7 * 24 * 3600));
+  });
+
+  // DynamoDB Local does not show it (it serialises transactions): AWS's rule through the stand-in.
+  it('says a conflict when a fan-out step’s transaction holds the row (transaction-apis.html)', async () => {
+    const conflicted = testClients();
+    const rule = new TransactionConflicts();
+    rule.attach(conflicted.dynamodb);
+    const store = new DynamoRevalidationStatuses({ client: conflicted.dynamodb, tableName });
+    const id = `rv_${'d'.repeat(32)}`;
+    await store.put({ ...status, effectId: id, state: 'marking' });
+    const key = { pk: { S: revalidationStatusPartition(id) }, sk: { S: STATUS_SK } };
+    const end = rule.begin('TransactWriteItemsCommand', {
+      TransactItems: [{ Update: { TableName: tableName, Key: key } }],
+    });
+    await expect(store.expect(id, { count: 2, exact: true })).rejects.toBeInstanceOf(
+      TransactionConflictError,
+    );
+    end();
+    await store.expect(id, { count: 2, exact: true });
+    expect(await store.get(id)).toMatchObject({ expected: { count: 2, exact: true } });
+    conflicted.dynamodb.destroy();
   });
 });

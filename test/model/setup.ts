@@ -1,0 +1,84 @@
+/** A run's starting point: its id and keys, and the first key's two stale kept versions. */
+import { DynamoCacheTable } from '../../lambda/adapters/cache-table/dynamodb.js';
+import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
+import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
+import type { CacheKey } from '../../lambda/core/page/model.js';
+import { versionSortKey } from '../../lambda/core/page/rows.js';
+import type { ModelContext } from './context.js';
+import type { Interleaver } from './interleaver.js';
+import { LEASE_SECONDS, uniqueRunId, type World } from './world.js';
+
+/**
+ * The run's id and keys. Keys are named after the id (runs share one table), but their hashes
+ * decide where they sort in a tag's index (the order a fan-out marks them): an id is drawn until
+ * key n sorts n-th, so a plan replays the same way whatever the id.
+ */
+export function runKeys(count: number, context: ModelContext): { runId: string; keys: CacheKey[] } {
+  for (;;) {
+    const runId = uniqueRunId();
+    const keys = Array.from({ length: count }, (_, index) =>
+      normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
+    );
+    if (keys.every((key, index) => index === 0 || keys[index - 1].pk < key.pk)) {
+      return { runId, keys };
+    }
+  }
+}
+
+/**
+ * The first key starts with two kept versions, both stale: the older one is what a planned
+ * rollback goes back to. @returns generated_at of the live one
+ */
+export async function seed(
+  world: World,
+  interleaver: Interleaver,
+  context: ModelContext,
+  key: CacheKey,
+): Promise<number> {
+  const clients = world.clientsFor('seed', interleaver, { skew: 0 });
+  try {
+    const table = new DynamoCacheTable({
+      client: clients.dynamodb,
+      tableName: context.workerConfig.tableName,
+    });
+    const bodies = new S3BodyStore({ client: clients.s3, bucket: context.workerConfig.bucket });
+    let versionSks: string[] = [];
+    let generatedAt = 0;
+    const now = world.trueTime;
+    for (const [index, age] of [200, 100].entries()) {
+      generatedAt = now - age; // stale from the start
+      world.trueTime = generatedAt; // its body was written then: old enough for a sweeper
+      const lease = await table.acquireLease({
+        pk: key.pk,
+        now: generatedAt,
+        durationSeconds: LEASE_SECONDS,
+      });
+      const stored = await bodies.putBody({
+        s3Key: `pages/_/${key.hash}/seed${index}`,
+        body: new TextEncoder().encode(`seed page ${index}`),
+        contentType: 'text/html',
+      });
+      const currentSk = versionSortKey(generatedAt, lease.token);
+      versionSks = [currentSk, ...versionSks];
+      await table.publishGeneration({
+        observed: undefined,
+        lease,
+        now: generatedAt,
+        meta: {
+          pk: key.pk,
+          s3Key: stored.s3Key,
+          etag: stored.etag,
+          generatedAt,
+          revalidateSeconds: 20,
+          currentSk,
+          versionSks,
+        },
+      });
+    }
+    world.trueTime = now;
+    return generatedAt;
+  } finally {
+    clients.dynamodb.destroy();
+    clients.s3.destroy();
+  }
+}
