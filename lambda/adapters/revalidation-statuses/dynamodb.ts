@@ -8,16 +8,10 @@
  * counts twice; the effect is done once `fan_outs` is 0. `ttl` matches the REQ# row of the key that made
  * it, so the effect id is known exactly as long as its key is.
  */
-import {
-  GetItemCommand,
-  PutItemCommand,
-  TransactionConflictException,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
-import { TransactionConflictError } from '../../core/errors.js';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { RevalidationStatus, RevalidationStatuses } from '../../core/revalidate/ports.js';
 import type { TagPageCount } from '../../core/page/ports.js';
-import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
+import { conditionalWrite, conflictAware } from '../shared/dynamodb/conditional-write.js';
 import { Guard, namesOf } from '../shared/dynamodb/conditions.js';
 import { keyOf, num, type Item } from '../shared/dynamodb/items.js';
 import { ExpiringRowsAdapter } from '../shared/dynamodb/table.js';
@@ -76,12 +70,7 @@ export class DynamoRevalidationStatuses
         ':exact': { BOOL: expected.exact },
       },
     });
-    await conditionalWrite(write).catch((error: unknown) => {
-      if (!(error instanceof TransactionConflictException)) throw error;
-      throw new TransactionConflictError(`the status of ${effectId} is in a transaction`, {
-        cause: error,
-      });
-    });
+    await conditionalWrite(conflictAware(write, `the status of ${effectId}`));
   }
 
   #update(

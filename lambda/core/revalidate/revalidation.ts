@@ -14,6 +14,7 @@
  * whose render gives it one of the tags while this runs is not in the index yet: that render
  * compares the tag's revalidation time with its own start instead (`indexGainedTags`).
  */
+import { retryConflicts } from '../conflict-retry.js';
 import { cdnKeyTagOf, cdnTagOf } from '../page/cache-tags.js';
 import { RevalidationMode, type CacheKey, type CacheMeta } from '../page/model.js';
 import { epochSeconds, type Clock } from '../clock.js';
@@ -192,20 +193,23 @@ async function markPage(
 ): Promise<CacheMeta | undefined> {
   // A page named by path loses its hit-for-pass mark, and so does each of its variants (found
   // under its variant tag): the caller says it changed (issues 21, 33).
+  // Each write may meet a publish's ongoing transaction on its row: retried (issue 33, seed 33003).
   const variantTags = variantTagsOf(revalidation);
   if (target.key !== undefined || target.foundUnder.some((tag) => variantTags.includes(tag))) {
-    await deps.marks.clearPass(target.pk);
+    await retryConflicts(deps, () => deps.marks.clearPass(target.pk));
   }
   const markMeta = () =>
-    revalidation.mode === RevalidationMode.Expire
-      ? deps.marks.expire(target.pk)
-      : deps.marks.markStale(target.pk, {
-          effectId: revalidation.effectId,
-          now: epochSeconds(deps.clock),
-        });
+    retryConflicts(deps, () =>
+      revalidation.mode === RevalidationMode.Expire
+        ? deps.marks.expire(target.pk)
+        : deps.marks.markStale(target.pk, {
+            effectId: revalidation.effectId,
+            now: epochSeconds(deps.clock),
+          }),
+    );
   let meta = await markMeta();
   if (meta === undefined) {
-    await deps.marks.markLock(target.pk, revalidation.effectId);
+    await retryConflicts(deps, () => deps.marks.markLock(target.pk, revalidation.effectId));
     meta = await markMeta();
   }
   await unindexGone(deps, revalidation, target, meta);
