@@ -314,6 +314,8 @@ export const SWEEPER_TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query']
  * gone: a TransactWriteItems of ConditionChecks on META (and LOCK) and a Delete of the row,
  * authorised by those item actions. IAM cannot scope them by sort key and pages are any
  * partition, so they cover the table; the conditions on META and LOCK are the real guard.
+ * The same DeleteItem removes a deferred intent (`ISR#DEFERRED`, the regeneration budget) once
+ * the catch-up has queued it again, unconditioned: it is sent before it is deleted.
  */
 export const SWEEPER_VERSION_ACTIONS = [
   'dynamodb:ConditionCheckItem',
