@@ -1,21 +1,20 @@
 /**
  * `npm start`'s front over the fixture Next.js app, as test/next/whole-site.test.ts wires it:
- * the local CloudFront of the synthesized distribution, the origin on in-memory ports, the HTTP
- * renderer and pass-through, from the settings `npm start` reads. Renders are counted by cache
- * key.
+ * the local CloudFront of the synthesized distribution, the origin (streaming, as deployed) on
+ * in-memory ports, the HTTP renderer and pass-through, from the settings `npm start` reads.
+ * Renders are counted by cache key.
  */
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { loadOriginConfig, type OriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import type { LocalCloudFront } from '../../local/cloudfront/cloudfront.js';
-import type { OriginHandler } from '../../local/cloudfront/origins.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { testCloudFront } from './local-cloudfront.js';
 import { memoryService, type MemoryService } from './memory-service.js';
 import { TestClock } from './clock.js';
+import { observed, streamingOrigin } from './streaming-origin.js';
 
 /**
  * Virtual time for an origin serving real HTTP: a sleep the work waits on in line (a MISS
@@ -83,16 +82,16 @@ export async function startNextFront(
     keyPolicy: config.keyPolicy,
     hitForPassSeconds: config.hitForPassSeconds,
   });
-  const handler = createOriginHandler({
+  // The origin as deployed: RESPONSE_STREAM, called as Lambda's runtime calls it.
+  const handler = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     ...createObservability('origin'),
   });
   let calls = 0;
-  const counted: OriginHandler = (event, context) => {
+  const counted = observed(handler, () => {
     calls += 1;
-    return handler(event, context);
-  };
+  });
   const cloudfront = await testCloudFront(config.settings, counted, { clock });
   const front = await startHttpFront({
     handler: counted,

@@ -4,15 +4,17 @@ import { S3BodyStore } from '../../lambda/adapters/body-store/s3.js';
 import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { Clock } from '../../lambda/core/clock.js';
 import type { Renderer } from '../../lambda/core/regenerate/ports.js';
-import { buildOriginHandler, createOriginDeps } from '../../lambda/origin/build.js';
-import { createOriginHandler, type FunctionUrlResult } from '../../lambda/origin/handler.js';
+import { buildStreamingOriginHandler, createOriginDeps } from '../../lambda/origin/build.js';
 import type { OriginDeps } from '../../lambda/core/serve/request.js';
 import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { loadOriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import { functionUrlEvent } from '../../local/function-url.js';
+import type { StreamingOrigin } from '../../local/cloudfront/origins.js';
+import { installLambdaStreaming } from '../../local/lambda-streaming.js';
 import { lambdaContext } from '../../local/worker-poller.js';
 import { createTestBucket, createTestQueues, createTestTable, testClients } from './backends.js';
+import { invokeCollected, streamingOrigin } from './streaming-origin.js';
 
 export interface OriginHarnessOptions {
   /** Unset: the function's own, from its settings (`RENDER_ORIGIN_URL` in `env`). */
@@ -24,11 +26,15 @@ export interface OriginHarnessOptions {
 export interface Reply {
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** The body as UTF-8; undefined when the stream carried no body byte (HEAD, a 304). */
   readonly text: string | undefined;
   readonly cache: string | undefined;
+  /** Each Set-Cookie of the prelude, apart (payload 2.0's `cookies`). */
+  readonly cookies: readonly string[];
 }
 
-/** An origin handler wired to its own table, bucket and queues on the local backends. */
+/**
+ * The origin as deployed (RESPONSE_STREAM, called as Lambda's runtime calls it) wired to its own table, bucket and queues on the local backends. */
 export async function createOriginHarness(options: OriginHarnessOptions) {
   const clients: AwsClients = testClients();
   const [tableName, bucket, queues] = await Promise.all([
@@ -51,43 +57,35 @@ export async function createOriginHarness(options: OriginHarnessOptions) {
     renderer: options.renderer,
     owner: 'test-origin',
   };
-  const handler = buildOriginHandler(config, runtime);
   const deps = createOriginDeps(config, runtime, { warn: () => undefined });
 
   /** The handler for modified dependencies (fault injection). */
-  const handlerWith = (overrides: Partial<OriginDeps>) =>
-    createOriginHandler({
+  const handlerWith = (overrides: Partial<OriginDeps>): StreamingOrigin =>
+    streamingOrigin({
       deps: { ...deps, ...overrides },
       tenantHeader: config.tenantHeader,
       ...createObservability('origin'),
     });
+  // Built as lambda/origin/index.ts builds it, under the runtime's `awslambda` global.
+  installLambdaStreaming();
+  const handler: StreamingOrigin = { streaming: buildStreamingOriginHandler(config, runtime) };
 
   const invoke = async (
     target: string,
-    init: { method?: string; headers?: Record<string, string>; handler?: typeof handler } = {},
+    init: { method?: string; headers?: Record<string, string>; handler?: StreamingOrigin } = {},
   ): Promise<Reply> => {
     const event = functionUrlEvent({
       method: init.method ?? 'GET',
       target,
       headers: init.headers ?? {},
     });
-    const result = (await (init.handler ?? handler)(
-      event,
-      lambdaContext(30_000),
-    )) as FunctionUrlResult & {
-      headers: Record<string, string>;
-    };
-    const text =
-      result.body === undefined
-        ? undefined
-        : result.isBase64Encoded
-          ? Buffer.from(result.body, 'base64').toString('utf8')
-          : result.body;
+    const answer = await invokeCollected(init.handler ?? handler, event, lambdaContext(30_000));
     return {
-      status: result.statusCode ?? 0,
-      headers: result.headers,
-      text,
-      cache: result.headers['x-isr-cache'],
+      status: answer.statusCode,
+      headers: answer.headers,
+      text: answer.body.length === 0 ? undefined : answer.body.toString('utf8'),
+      cache: answer.headers['x-isr-cache'],
+      cookies: answer.cookies,
     };
   };
 

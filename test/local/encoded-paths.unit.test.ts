@@ -11,12 +11,12 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { startHttpServer } from '../helpers/http-server.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService, type MemoryService } from '../helpers/memory-service.js';
+import { streamingOrigin } from '../helpers/streaming-origin.js';
 
 const BYPASS = ['/api/**', '/a+b/**'];
 let site: Awaited<ReturnType<typeof startHttpServer>>;
@@ -57,7 +57,7 @@ beforeAll(async () => {
     passThrough: new HttpPassThrough({ originUrl: site.url, maxBodyBytes: 100_000 }),
     keyPolicy: { allowedQueryParams: [] },
   });
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     // As build.ts wires it: the paths the edge routes past the cache.
     deps: { ...service.originDeps, routing: { bypassPaths: BYPASS, staticPrefixes: [] } },
     tenantHeader: undefined,

@@ -14,12 +14,12 @@ import {
   HEADER_BUDGET,
 } from '../../lambda/core/serve/header-budget.js';
 import type { PageResponse } from '../../lambda/core/serve/responses.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import type { LocalCloudFront } from '../../local/cloudfront/cloudfront.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService } from '../helpers/memory-service.js';
 import { countingRenderer } from '../helpers/renderers.js';
+import { streamingOrigin } from '../helpers/streaming-origin.js';
 
 const TAGS = Array.from({ length: 49 }, (_, i) =>
   `${String(i).padStart(2, '0')}`.padEnd(MAX_TAG_LENGTH, 'x'),
@@ -44,7 +44,7 @@ beforeAll(async () => {
     tags: TAGS,
   }));
   const service = memoryService({ renderer, keyPolicy: { allowedQueryParams: [] } });
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     ...createObservability('origin'),

@@ -11,13 +11,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
 import { createOriginPassThrough } from '../../lambda/origin/build.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { loadOriginConfig } from '../../lambda/shared/config.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import type { LocalCloudFront } from '../../local/cloudfront/cloudfront.js';
 import { startHttpServer, type SeenRequest } from '../helpers/http-server.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService } from '../helpers/memory-service.js';
+import { streamingOrigin } from '../helpers/streaming-origin.js';
 
 let site: Awaited<ReturnType<typeof startHttpServer>>;
 let edge: LocalCloudFront;
@@ -43,7 +43,7 @@ beforeAll(async () => {
     passThrough: createOriginPassThrough(config, undefined),
     keyPolicy: { allowedQueryParams: [] },
   });
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     deps: { ...service.originDeps, tenancy: { header: 'x-tenant' } },
     tenantHeader: 'x-tenant',
     ...createObservability('origin'),

@@ -9,12 +9,12 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { startHttpServer } from '../helpers/http-server.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService } from '../helpers/memory-service.js';
+import { streamingOrigin } from '../helpers/streaming-origin.js';
 
 type Site = Awaited<ReturnType<typeof startHttpServer>>;
 
@@ -25,7 +25,7 @@ async function frontOver(site: Site): Promise<HttpFront> {
     keyPolicy: { allowedQueryParams: [] },
     hitForPassSeconds: 300,
   });
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     ...createObservability('origin'),

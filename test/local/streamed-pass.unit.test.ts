@@ -4,22 +4,20 @@
  * `local/lambda-streaming.ts`), a page the upstream marks private reaches the viewer in chunks:
  * the viewer reads the first (a Suspense fallback) while the upstream still holds the rest on a
  * gate the test opens only then. No waits: if anything on the way buffered, the test would hang.
- * The negative control, the buffered origin, gives the viewer nothing before the gate opens.
+ * The negative control, the origin with its answer read whole before the prelude goes out (as
+ * the removed buffered origin did), gives the viewer nothing before the gate opens.
  * A page the service stores still goes out whole on the stream, every byte as it was.
  */
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
-import { createStreamingOriginHandler } from '../../lambda/origin/streaming.js';
 import { createObservability } from '../../lambda/shared/observability.js';
-import type { FunctionUrlHandler } from '../../local/cloudfront/origins.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
-import { installLambdaStreaming } from '../../local/lambda-streaming.js';
 import { startHttpServer } from '../helpers/http-server.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService } from '../helpers/memory-service.js';
+import { bytesOf, rewritten, streamingOrigin } from '../helpers/streaming-origin.js';
 
 type Site = Awaited<ReturnType<typeof startHttpServer>>;
 
@@ -54,7 +52,6 @@ function gated() {
 let site: Site;
 let upstream: ReturnType<typeof gated>;
 beforeAll(async () => {
-  installLambdaStreaming();
   upstream = gated();
   site = await startHttpServer((req, res) => {
     if (req.url === '/bytes') {
@@ -71,7 +68,8 @@ beforeAll(async () => {
 });
 afterAll(() => site.close());
 
-async function frontOver(streaming: boolean): Promise<HttpFront> {
+/** The front over the deployed origin; `whole` reads each answer to its end before sending it. */
+async function frontOver(whole: boolean): Promise<HttpFront> {
   const service = memoryService({
     renderer: new HttpRenderer({ originUrl: site.url, maxBodyBytes: 100_000 }),
     passThrough: new HttpPassThrough({ originUrl: site.url, maxBodyBytes: 100_000 }),
@@ -83,9 +81,10 @@ async function frontOver(streaming: boolean): Promise<HttpFront> {
     tenantHeader: undefined,
     ...createObservability('origin'),
   };
-  const handler: FunctionUrlHandler = streaming
-    ? { streaming: createStreamingOriginHandler(options) }
-    : createOriginHandler(options);
+  const origin = streamingOrigin(options);
+  const handler = whole
+    ? rewritten(origin, async (answer) => ({ ...answer, body: [await bytesOf(answer.body)] }))
+    : origin;
   const cloudfront = await testCloudFront({ renderOriginUrl: site.url }, handler);
   return startHttpFront({
     handler,
@@ -121,7 +120,7 @@ async function firstRequest(front: HttpFront, path: string): Promise<void> {
 
 describe('a passed page streams to the viewer (issue 34)', () => {
   it('the fallback arrives before the upstream sends the rest', async () => {
-    const front = await frontOver(true);
+    const front = await frontOver(false);
     try {
       await firstRequest(front, '/suspense-a');
       const gate = upstream.gates[upstream.gates.length - 1];
@@ -145,7 +144,7 @@ describe('a passed page streams to the viewer (issue 34)', () => {
   });
 
   it('a page it stores is written whole on the same stream, its bytes as they were', async () => {
-    const front = await frontOver(true);
+    const front = await frontOver(false);
     try {
       const answers = [];
       for (let round = 0; round < 2; round += 1) {
@@ -168,8 +167,8 @@ describe('a passed page streams to the viewer (issue 34)', () => {
     }
   });
 
-  it('negative control: the buffered origin sends nothing before the upstream is done', async () => {
-    const front = await frontOver(false);
+  it('negative control: an origin that reads the answer whole sends nothing before the upstream is done', async () => {
+    const front = await frontOver(true);
     try {
       await firstRequest(front, '/suspense-b');
       const gate = upstream.gates[upstream.gates.length - 1];

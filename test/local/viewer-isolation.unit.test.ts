@@ -12,14 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PASS_KEY_HEADER } from '../../lib/edge/viewer-request-function.js';
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import type { EdgeConfig } from '../../local/cloudfront/config.js';
-import type { OriginHandler } from '../../local/cloudfront/origins.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { startHttpServer } from '../helpers/http-server.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService } from '../helpers/memory-service.js';
+import { rewritten, streamingOrigin } from '../helpers/streaming-origin.js';
 
 /** Every answer as shareable as an upstream can say, made with the viewer's own cookie. */
 const SHARED = 'public, max-age=60, s-maxage=300';
@@ -109,20 +108,19 @@ async function frontOver(site: Site, unfixed: boolean): Promise<HttpFront> {
     keyPolicy: { allowedQueryParams: [] },
     hitForPassSeconds: 300,
   });
-  const origin = createOriginHandler({
+  const origin = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     ...createObservability('origin'),
   });
-  // Without the fix: a pass answer keeps the upstream's Cache-Control.
-  const handler: OriginHandler = async (event, context) => {
-    const result = await origin(event, context);
-    const upstream = result.headers?.['x-upstream-cc'];
-    if (!unfixed || result.headers?.['x-isr-cache'] !== 'PASS' || upstream === undefined) {
-      return result;
-    }
-    return { ...result, headers: { ...result.headers, 'cache-control': String(upstream) } };
-  };
+  // Without the fix: a pass answer keeps the upstream's Cache-Control (in its prelude).
+  const handler = !unfixed
+    ? origin
+    : rewritten(origin, (answer) => {
+        const upstream = answer.headers['x-upstream-cc'];
+        if (answer.headers['x-isr-cache'] !== 'PASS' || upstream === undefined) return answer;
+        return { ...answer, headers: { ...answer.headers, 'cache-control': upstream } };
+      });
   const withoutPassKey = (config: EdgeConfig): EdgeConfig => ({
     ...config,
     behaviours: config.behaviours.map((behaviour) => ({

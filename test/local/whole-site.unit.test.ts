@@ -8,13 +8,13 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { HttpPassThrough } from '../../lambda/adapters/pass-through/http.js';
 import { HttpRenderer } from '../../lambda/adapters/renderer/http.js';
-import { createOriginHandler } from '../../lambda/origin/handler.js';
 import { createObservability } from '../../lambda/shared/observability.js';
 import { startHttpFront, type HttpFront } from '../../local/http-front.js';
 import { TestClock } from '../helpers/clock.js';
 import { testCloudFront } from '../helpers/local-cloudfront.js';
 import { memoryService, type MemoryService } from '../helpers/memory-service.js';
 import { startSiteUpstream, type SiteUpstream } from '../helpers/site-upstream.js';
+import { streamingOrigin } from '../helpers/streaming-origin.js';
 
 interface Answer {
   readonly status: number;
@@ -72,7 +72,7 @@ beforeAll(async () => {
     keyPolicy: { allowedQueryParams: ['page'] },
     hitForPassSeconds: 300,
   });
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     ...createObservability('origin'),

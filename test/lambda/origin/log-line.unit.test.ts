@@ -9,10 +9,10 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { htmlPage } from '../../../lambda/adapters/renderer/module.js';
 import { versionIdOf } from '../../../lambda/core/page/rows.js';
-import { createOriginHandler } from '../../../lambda/origin/handler.js';
 import { functionUrlEvent } from '../../../local/function-url.js';
 import { fixedContext, memoryService } from '../../helpers/memory-service.js';
 import { countingRenderer } from '../../helpers/renderers.js';
+import { invokeCollected, streamingOrigin } from '../../helpers/streaming-origin.js';
 
 function origin() {
   const { renderer } = countingRenderer((_r, call) =>
@@ -28,7 +28,7 @@ function origin() {
   jest.spyOn(logger, 'error').mockImplementation(record);
   const metrics = new Metrics({ namespace: 'Test', serviceName: 'isr-origin' });
   jest.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => metrics);
-  const handler = createOriginHandler({
+  const handler = streamingOrigin({
     deps: service.originDeps,
     tenantHeader: undefined,
     logger,
@@ -39,7 +39,8 @@ function origin() {
   const get = async (path: string) => {
     requests += 1;
     const context = { ...fixedContext(30_000, 'isr-origin'), awsRequestId: `req-${requests}` };
-    await handler(functionUrlEvent({ method: 'GET', target: path, headers: {} }), context);
+    const event = functionUrlEvent({ method: 'GET', target: path, headers: {} });
+    await invokeCollected(handler, event, context);
     return { line: lines.at(-1), requestId: context.awsRequestId };
   };
   return { ...service, get };
