@@ -4,9 +4,9 @@
  * front of the origin on the local backends. Counts, not times: the edge hit ratio, origin
  * invocations and the service's calls per 1,000 views, priced per million views (`prices.ts`).
  */
-import { buildOriginHandler } from '../lambda/origin/build.js';
+import { deployedOrigin, observed } from '../test/helpers/streaming-origin.js';
 import { loadOriginConfig } from '../lambda/shared/config.js';
-import type { OriginHandler } from '../local/cloudfront/origins.js';
+import type { FunctionUrlHandler } from '../local/cloudfront/origins.js';
 import type { ViewerRequest } from '../local/cloudfront/requests.js';
 import { EdgeResult } from '../local/cloudfront/responses.js';
 import { LocalCloudFront } from '../local/cloudfront/cloudfront.js';
@@ -102,7 +102,7 @@ function priced(views: number, invocations: number, tally: Tally, calls: Record<
  */
 async function edgeFor(
   settings: Partial<SettingValues>,
-  handler: OriginHandler,
+  handler: FunctionUrlHandler,
   clock: Pick<Clock, 'now'>,
 ): Promise<LocalCloudFront> {
   const { config } = await loadEdgeConfig(edgePropsOf(settings), EDGE_CACHE_DIRECTORY);
@@ -134,16 +134,15 @@ export async function edgeWorkload(
     RENDER_ORIGIN_URL: 'http://127.0.0.1:9',
     ISR_REVALIDATE_SECONDS: '3600',
   });
-  const origin = buildOriginHandler(config, {
+  const origin = deployedOrigin(config, {
     clients: s.clients,
     clock: s.clock,
     renderer: s.renderer,
   });
   let invocations = 0;
-  const handler: OriginHandler = (event, context) => {
+  const handler = observed(origin, () => {
     invocations += 1;
-    return origin(event, context);
-  };
+  });
   const cloudfront = await edgeFor(config.settings, handler, s.clock);
   const tally = newTally();
   tallyDynamoDb(s.clients.dynamodb, tally);

@@ -12,7 +12,7 @@ import { ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { htmlPage, ModuleRenderer } from '../lambda/adapters/renderer/module.js';
 import { createOriginDeps } from '../lambda/origin/build.js';
-import { createOriginHandler } from '../lambda/origin/handler.js';
+import { collecting, streamingOrigin } from '../test/helpers/streaming-origin.js';
 import { loadOriginConfig } from '../lambda/shared/config.js';
 import { createObservability } from '../lambda/shared/observability.js';
 import { lambdaContext } from '../local/worker-poller.js';
@@ -86,11 +86,10 @@ export async function flood(
       { clients: s.clients, clock: s.clock, renderer },
       { warn: () => undefined },
     );
-    const origin = createOriginHandler({
-      deps,
-      tenantHeader: undefined,
-      ...createObservability('origin'),
-    });
+    // The deployed (streaming) origin, each answer read to its end.
+    const origin = collecting(
+      streamingOrigin({ deps, tenantHeader: undefined, ...createObservability('origin') }),
+    );
     const site = Array.from({ length: SITE_PAGES }, (_, i) => `/site/page-${i}`);
     for (const path of site) await origin(getEvent(path), lambdaContext(30_000));
     const rendersBefore = renders;

@@ -6,7 +6,7 @@
  */
 import { BatchGetItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { buildOriginHandler } from '../lambda/origin/build.js';
+import { collecting, deployedOrigin } from '../test/helpers/streaming-origin.js';
 import { normaliseCacheKey } from '../lambda/core/page/cache-key.js';
 import { lambdaContext } from '../local/worker-poller.js';
 import { getEvent, scenario, type Backends } from './fixture.js';
@@ -46,11 +46,10 @@ export async function hitPath(
 ): Promise<HitPathResult> {
   const s = await scenario(backends, { pageBytes });
   try {
-    const origin = buildOriginHandler(s.originConfig, {
-      clients: s.clients,
-      clock: s.clock,
-      renderer: s.renderer,
-    });
+    // The deployed (streaming) origin, each answer read to its end.
+    const origin = collecting(
+      deployedOrigin(s.originConfig, { clients: s.clients, clock: s.clock, renderer: s.renderer }),
+    );
     const event = getEvent('/hit');
     const miss = await origin(event, lambdaContext(30_000));
     if (miss.headers?.['x-isr-cache'] !== 'MISS') throw new Error('hit-path setup did not render');

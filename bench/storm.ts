@@ -5,7 +5,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createOriginDeps } from '../lambda/origin/build.js';
-import { createOriginHandler } from '../lambda/origin/handler.js';
+import { collecting, streamingOrigin } from '../test/helpers/streaming-origin.js';
 import { createObservability } from '../lambda/shared/observability.js';
 import { buildWorkerHandler } from '../lambda/worker/build.js';
 import { lambdaContext, pollOnce } from '../local/worker-poller.js';
@@ -32,11 +32,13 @@ export async function storm(
   try {
     const runtime = { clients: s.clients, clock: s.clock, renderer: s.renderer };
     const deps = createOriginDeps(s.originConfig, runtime, { warn: () => undefined });
-    const origin = createOriginHandler({
-      deps: system === 'isr' ? deps : { ...deps, queue: undedupedQueue(deps.queue) },
-      tenantHeader: undefined,
-      ...createObservability('origin'),
-    });
+    const origin = collecting(
+      streamingOrigin({
+        deps: system === 'isr' ? deps : { ...deps, queue: undedupedQueue(deps.queue) },
+        tenantHeader: undefined,
+        ...createObservability('origin'),
+      }),
+    );
     const worker: (event: SQSEvent) => Promise<SQSBatchResponse> =
       system === 'isr'
         ? (event) => buildWorkerHandler(s.workerConfig, runtime)(event, lambdaContext(60_000))

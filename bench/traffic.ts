@@ -4,7 +4,7 @@
  * and bucket calls a hit-for-pass key and a static answer cost, counted on the SDK clients.
  */
 import { request } from 'node:http';
-import { buildOriginHandler } from '../lambda/origin/build.js';
+import { collecting, deployedOrigin } from '../test/helpers/streaming-origin.js';
 import { loadOriginConfig } from '../lambda/shared/config.js';
 import { localCloudFront } from '../local/edge.js';
 import { startHttpFront } from '../local/http-front.js';
@@ -101,7 +101,8 @@ export async function traffic(
     RENDER_ORIGIN_URL: upstream.url,
     ISR_HIT_FOR_PASS_SECONDS: '3600',
   });
-  const origin = buildOriginHandler(config, { clients: s.clients, clock: s.clock });
+  const deployed = deployedOrigin(config, { clients: s.clients, clock: s.clock });
+  const origin = collecting(deployed);
   const call = async (method: string, path: string, expect = 'PASS') => {
     const event = functionUrlEvent({ method, target: path, headers: { host: 'bench.local' } });
     const reply = await origin(event, lambdaContext(30_000));
@@ -117,11 +118,11 @@ export async function traffic(
       allowedQueryParams: [],
       unknownQuery: 'pass',
     },
-    handler: origin,
+    handler: deployed,
     functionTimeoutMs: 30_000,
   });
   const front = await startHttpFront({
-    handler: origin,
+    handler: deployed,
     port: 0,
     tenantHeader: undefined,
     functionTimeoutMs: 30_000,

@@ -5,7 +5,7 @@
  */
 import { htmlPage, ModuleRenderer } from '../lambda/adapters/renderer/module.js';
 import { NEXT_VARIANT_HEADERS } from '../lambda/core/settings/presets.js';
-import { buildOriginHandler } from '../lambda/origin/build.js';
+import { collecting, deployedOrigin } from '../test/helpers/streaming-origin.js';
 import { functionUrlEvent } from '../local/function-url.js';
 import { lambdaContext } from '../local/worker-poller.js';
 import { scenario, type Backends } from './fixture.js';
@@ -33,9 +33,11 @@ export async function variants(
       : htmlPage(filler, { revalidateSeconds: 3_600 }),
   );
   const config = { ...s.originConfig };
-  const origin = buildOriginHandler(
-    { ...config, keyPolicy: { ...config.keyPolicy, variants: [...NEXT_VARIANT_HEADERS] } },
-    { clients: s.clients, clock: s.clock, renderer },
+  const origin = collecting(
+    deployedOrigin(
+      { ...config, keyPolicy: { ...config.keyPolicy, variants: [...NEXT_VARIANT_HEADERS] } },
+      { clients: s.clients, clock: s.clock, renderer },
+    ),
   );
   const get = async (headers: Record<string, string>, expect: string, type: RegExp) => {
     const event = functionUrlEvent({

@@ -14,7 +14,6 @@ import {
   upstreamSecretHeader,
   type ServiceRuntime,
 } from '../shared/service.js';
-import { createOriginHandler } from './handler.js';
 import { createStreamingOriginHandler } from './streaming.js';
 import { createBudgetDeps } from '../shared/budget.js';
 import type { OriginDeps } from '../core/serve/request.js';
@@ -122,11 +121,6 @@ function originHandlerOptions(config: OriginConfig, runtime: OriginRuntime) {
     logger,
     metrics,
   };
-}
-
-/** The origin behind a BUFFERED function URL (tests that read the whole answer at once). */
-export function buildOriginHandler(config: OriginConfig, runtime: OriginRuntime) {
-  return createOriginHandler(originHandlerOptions(config, runtime));
 }
 
 /**

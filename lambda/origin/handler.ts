@@ -1,13 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import middy from '@middy/core';
 import type {
   APIGatewayProxyStructuredResultV2,
   Context,
   LambdaFunctionURLEvent,
 } from 'aws-lambda';
-import { MetricUnit, publishMetrics } from '../shared/observability.js';
+import { MetricUnit } from '../shared/observability.js';
 import { fitAnswerHeaders } from '../core/serve/header-budget.js';
 import { ServeDecision } from '../core/serve/decision.js';
 import { CacheStatus, type PageResponse } from '../core/serve/responses.js';
@@ -53,44 +51,11 @@ export function toPageRequest(
   };
 }
 
-/** What the origin returns: the structured form of a function URL response. */
-export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
-
-const TEXTUAL = /^(text\/|application\/(json|xml|javascript|xhtml\+xml|[\w.+-]+\+(json|xml)))/i;
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
- * Bodies are bytes end to end: a text body that is valid UTF-8 and not content-encoded goes out
- * as is, anything else base64-encoded (a Latin-1 page or a gzip body would be corrupted as text).
- * HEAD gets no body; each Set-Cookie is its own entry.
+ * The structured form of a BUFFERED function URL's answer (the revalidate endpoint's; the local
+ * fronts read it). The origin streams instead (`streaming.ts`).
  */
-export function toFunctionUrlResult(response: PageResponse, head: boolean): FunctionUrlResult {
-  const result: FunctionUrlResult = {
-    statusCode: response.status,
-    headers: response.headers,
-    ...(response.cookies === undefined || response.cookies.length === 0
-      ? {}
-      : { cookies: [...response.cookies] }),
-  };
-  if (head || response.body === undefined) return result;
-  const text = asUtf8Text(response.headers, response.body);
-  return text === undefined
-    ? { ...result, body: Buffer.from(response.body).toString('base64'), isBase64Encoded: true }
-    : { ...result, body: text, isBase64Encoded: false };
-}
-
-/** The body as a string when that loses nothing: textual, UTF-8 (declared or not), not encoded. */
-function asUtf8Text(headers: Record<string, string>, body: Uint8Array): string | undefined {
-  const type = headers['content-type'] ?? '';
-  if (!TEXTUAL.test(type) || headers['content-encoding'] !== undefined) return undefined;
-  const charset = /;\s*charset="?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
-  try {
-    return UTF8.decode(body);
-  } catch {
-    return undefined;
-  }
-}
+export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
 
 /** The metric each response counts towards, from what the use case decided. */
 const metricFor = (response: PageResponse): string => {
@@ -111,7 +76,7 @@ const metricFor = (response: PageResponse): string => {
   }
 };
 
-/** A served request, logged and counted: what the handler sends, in either invoke mode. */
+/** A served request, logged and counted: what the streaming handler sends. */
 export interface ServedEvent {
   readonly response: PageResponse;
   readonly head: boolean;
@@ -155,18 +120,4 @@ export async function serveEvent(
   if (response.status >= 500) logger.error('origin request failed', fields);
   else logger.info('origin request served', fields);
   return { response, head: request.method === 'HEAD' };
-}
-
-/** The origin Lambda behind a BUFFERED function URL: serves, logs, returns the whole answer. */
-export function createOriginHandler(options: OriginHandlerOptions) {
-  // A buffered answer is whole: a pass is read to its end (within what a function URL returns).
-  const buffered = { ...options, deps: { ...options.deps, streamPasses: false } };
-  return middy(
-    async (event: LambdaFunctionURLEvent, context: Context): Promise<FunctionUrlResult> => {
-      const { response, head } = await serveEvent(buffered, event, context);
-      return toFunctionUrlResult(response, head);
-    },
-  )
-    .use(injectLambdaContext(options.logger))
-    .use(publishMetrics(options.metrics));
 }

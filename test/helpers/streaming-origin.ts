@@ -6,6 +6,7 @@
  * function URLs", https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html).
  */
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
+import { buildStreamingOriginHandler } from '../../lambda/origin/build.js';
 import type { OriginHandlerOptions } from '../../lambda/origin/handler.js';
 import { createStreamingOriginHandler } from '../../lambda/origin/streaming.js';
 import type { StreamingOrigin } from '../../local/cloudfront/origins.js';
@@ -34,6 +35,20 @@ export function streamingOrigin(options: OriginHandlerOptions): StreamingOrigin 
   installLambdaStreaming();
   return { streaming: createStreamingOriginHandler(options) };
 }
+
+/** The origin as lambda/origin/index.ts builds it, from validated settings and clients. */
+export function deployedOrigin(
+  ...args: Parameters<typeof buildStreamingOriginHandler>
+): StreamingOrigin {
+  installLambdaStreaming();
+  return { streaming: buildStreamingOriginHandler(...args) };
+}
+
+/** The origin as a function of one request, answering once its stream has ended. */
+export const collecting =
+  (origin: StreamingOrigin) =>
+  (event: LambdaFunctionURLEvent, context: Context): Promise<CollectedAnswer> =>
+    invokeCollected(origin, event, context);
 
 /** Invokes the origin as the runtime does and reads the function URL's answer to its end. */
 export async function invokeCollected(
