@@ -94,6 +94,8 @@ export async function createOriginHarness(options: OriginHarnessOptions) {
     config,
     deps,
     queues,
+    /** The origin as built (a test's defects wrap it). */
+    handler,
     invoke,
     handlerWith,
     cacheTable: new DynamoCacheTable({ client: clients.dynamodb, tableName }),

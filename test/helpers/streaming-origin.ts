@@ -73,7 +73,7 @@ export async function bytesOf(body: StreamedAnswer['body']): Promise<Buffer> {
 }
 
 /** Marks `handler` as `awslambda.streamifyResponse` does, so the runtime hands it a stream. */
-const marked = (handler: StreamingHandler): StreamingHandler =>
+export const marked = (handler: StreamingHandler): StreamingHandler =>
   Object.assign(handler, { [HANDLER_STREAMING]: STREAM_RESPONSE });
 
 /** The origin, with `before` run on each invocation (counting calls); the stream untouched. */
