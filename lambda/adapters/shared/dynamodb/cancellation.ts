@@ -5,7 +5,7 @@ import {
   type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import type { CacheMeta } from '../../../core/page/model.js';
+import type { CacheMeta, Lease } from '../../../core/page/model.js';
 import {
   LeaseLostError,
   NewerGenerationError,
@@ -14,7 +14,8 @@ import {
   TransactionConflictError,
   type IsrError,
 } from '../../../core/errors.js';
-import { itemToHolder, num } from './items.js';
+import { leasedLockDelete } from './conditions.js';
+import { itemToHolder, num, type Item } from './items.js';
 
 /** What each action of the publish transaction stands for, in order. */
 export const PublishAction = {
@@ -130,4 +131,32 @@ function markMoved(
 ): boolean {
   if (observed !== undefined && live === undefined) return true;
   return live?.revalidated_by?.S !== observed?.revalidatedBy;
+}
+
+/**
+ * A row written in place of a publish (a hit-for-pass mark, a gone page): Put `item` and Delete
+ * LOCK on this caller's live, unmarked lease, `after` appended, in one TransactWriteItems; a
+ * refusal is classified as a publish's is (the LOCK's reason read at its place, second).
+ */
+export async function putInPlaceOfPublish(
+  client: DynamoDBClient,
+  tableName: string,
+  write: { readonly item: Item; readonly lease: Lease; readonly now: number },
+  after: readonly TransactWriteItem[] = [],
+): Promise<void> {
+  const { item, lease, now } = write;
+  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
+  try {
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: item } },
+          leasedLockDelete(tableName, lease, { now, unmarked: true }),
+          ...after,
+        ],
+      }),
+    );
+  } catch (error) {
+    throw classifyPublishFailure(error, lease, actions) ?? error;
+  }
 }

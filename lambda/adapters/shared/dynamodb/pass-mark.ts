@@ -2,16 +2,11 @@
  * The hit-for-pass mark on DynamoDB: its row (`META#PASS`, beside META), the one Query that reads
  * both, and the transaction that writes it under the lease. Used by `DynamoCacheTable`.
  */
-import {
-  QueryCommand,
-  TransactWriteItemsCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MarkPassInput } from '../../../core/page/ports.js';
 import type { PageRows, PassMark } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
-import { classifyPublishFailure, PublishAction } from './cancellation.js';
-import { leasedLockDelete } from './conditions.js';
+import { putInPlaceOfPublish } from './cancellation.js';
 import { itemToGone } from './gone-page.js';
 import { itemToMeta, keyOf, num, str, type Item } from './items.js';
 
@@ -73,19 +68,8 @@ export async function writePassMark(
 ): Promise<void> {
   const { lease, mark, now } = input;
   if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
-  // The failure classification reads the LOCK's reason by its place: Put, Delete LOCK, Delete META.
-  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
-  try {
-    await client.send(
-      new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: passMarkToItem(mark) } },
-          leasedLockDelete(tableName, lease, { now, unmarked: true }),
-          { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } },
-        ],
-      }),
-    );
-  } catch (error) {
-    throw classifyPublishFailure(error, lease, actions) ?? error;
-  }
+  const deleteMeta = { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } };
+  await putInPlaceOfPublish(client, tableName, { item: passMarkToItem(mark), lease, now }, [
+    deleteMeta,
+  ]);
 }
