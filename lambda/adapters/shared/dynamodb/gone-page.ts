@@ -6,6 +6,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { StoreGoneInput } from '../../../core/page/ports.js';
 import type { GonePage } from '../../../core/page/model.js';
+import { assertUnderLease } from '../../../core/page/lease.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { putInPlaceOfPublish } from './cancellation.js';
 import { keyOf, num, str, type Item } from './items.js';
@@ -65,6 +66,6 @@ export async function writeGonePage(
   input: StoreGoneInput,
 ): Promise<void> {
   const { lease, gone, now } = input;
-  if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
+  assertUnderLease('row', gone.pk, lease);
   await putInPlaceOfPublish(client, tableName, { item: goneToItem(gone), lease, now });
 }

@@ -5,6 +5,7 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MarkPassInput } from '../../../core/page/ports.js';
 import type { PageRows, PassMark } from '../../../core/page/model.js';
+import { assertUnderLease } from '../../../core/page/lease.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { putInPlaceOfPublish } from './cancellation.js';
 import { itemToGone } from './gone-page.js';
@@ -67,7 +68,7 @@ export async function writePassMark(
   input: MarkPassInput,
 ): Promise<void> {
   const { lease, mark, now } = input;
-  if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
+  assertUnderLease('mark', mark.pk, lease);
   const deleteMeta = { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } };
   await putInPlaceOfPublish(client, tableName, { item: passMarkToItem(mark), lease, now }, [
     deleteMeta,
