@@ -14,6 +14,7 @@ import {
   TransactionConflictError,
   type IsrError,
 } from '../../../core/errors.js';
+import { assertUnderLease } from '../../../core/page/lease.js';
 import { leasedLockDelete } from './conditions.js';
 import { itemToHolder, num, type Item } from './items.js';
 
@@ -134,23 +135,25 @@ function markMoved(
 }
 
 /**
- * A row written in place of a publish (a hit-for-pass mark, a gone page): Put `item` and Delete
- * LOCK on this caller's live, unmarked lease, `after` appended, in one TransactWriteItems; a
- * refusal is classified as a publish's is (the LOCK's reason read at its place, second).
+ * A row written in place of a publish (a hit-for-pass mark, a gone page): the lease's own page's
+ * row, Put with Delete LOCK on this caller's live, unmarked lease, `after` appended, in one
+ * TransactWriteItems; a refusal is classified as a publish's is (LOCK's reason is second).
  */
 export async function putInPlaceOfPublish(
   client: DynamoDBClient,
   tableName: string,
-  write: { readonly item: Item; readonly lease: Lease; readonly now: number },
+  under: { readonly lease: Lease; readonly now: number },
+  row: { readonly what: string; readonly pk: string; readonly item: Item },
   after: readonly TransactWriteItem[] = [],
 ): Promise<void> {
-  const { item, lease, now } = write;
+  const { lease, now } = under;
+  assertUnderLease(row.what, row.pk, lease);
   const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
   try {
     await client.send(
       new TransactWriteItemsCommand({
         TransactItems: [
-          { Put: { TableName: tableName, Item: item } },
+          { Put: { TableName: tableName, Item: row.item } },
           leasedLockDelete(tableName, lease, { now, unmarked: true }),
           ...after,
         ],

@@ -6,7 +6,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { StoreGoneInput } from '../../../core/page/ports.js';
 import type { GonePage } from '../../../core/page/model.js';
-import { assertUnderLease } from '../../../core/page/lease.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { putInPlaceOfPublish } from './cancellation.js';
 import { keyOf, num, str, type Item } from './items.js';
@@ -60,12 +59,9 @@ function headersOf(item: Item): GonePage['headers'] {
  * Put META#GONE, Delete LOCK on this caller's live, unmarked lease: one TransactWriteItems of
  * two items (4 WCU while the row is under 1 KB). No body object is written.
  */
-export async function writeGonePage(
-  client: DynamoDBClient,
-  tableName: string,
-  input: StoreGoneInput,
-): Promise<void> {
-  const { lease, gone, now } = input;
-  assertUnderLease('row', gone.pk, lease);
-  await putInPlaceOfPublish(client, tableName, { item: goneToItem(gone), lease, now });
-}
+export const writeGonePage = (client: DynamoDBClient, tableName: string, input: StoreGoneInput) =>
+  putInPlaceOfPublish(client, tableName, input, {
+    what: 'row',
+    pk: input.gone.pk,
+    item: goneToItem(input.gone),
+  });

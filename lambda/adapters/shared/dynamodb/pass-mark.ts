@@ -5,7 +5,6 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MarkPassInput } from '../../../core/page/ports.js';
 import type { PageRows, PassMark } from '../../../core/page/model.js';
-import { assertUnderLease } from '../../../core/page/lease.js';
 import { SortKey } from '../../../core/page/rows.js';
 import { putInPlaceOfPublish } from './cancellation.js';
 import { itemToGone } from './gone-page.js';
@@ -62,15 +61,13 @@ export async function readPageRows(
  * Put META#PASS, Delete META, Delete LOCK on this caller's live, unmarked lease: one
  * TransactWriteItems (6 WCU), once per key per `hitForPassSeconds`. No body is written.
  */
-export async function writePassMark(
+export function writePassMark(
   client: DynamoDBClient,
   tableName: string,
   input: MarkPassInput,
 ): Promise<void> {
-  const { lease, mark, now } = input;
-  assertUnderLease('mark', mark.pk, lease);
+  const { lease, mark } = input;
   const deleteMeta = { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } };
-  await putInPlaceOfPublish(client, tableName, { item: passMarkToItem(mark), lease, now }, [
-    deleteMeta,
-  ]);
+  const row = { what: 'mark', pk: mark.pk, item: passMarkToItem(mark) };
+  return putInPlaceOfPublish(client, tableName, input, row, [deleteMeta]);
 }
