@@ -2,18 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
-/** Endpoint overrides for local backends; in AWS all three are left unset. */
-export interface AwsEndpoints {
-  readonly dynamodb?: string | undefined;
-  readonly s3?: string | undefined;
-  readonly sqs?: string | undefined;
-}
-
 export interface AwsClients {
   readonly dynamodb: DynamoDBClient;
   readonly s3: S3Client;
   readonly sqs: SQSClient;
 }
+
+/** Endpoint overrides for local backends, one per client; in AWS all three are left unset. */
+export type AwsEndpoints = { readonly [client in keyof AwsClients]?: string | undefined };
 
 export interface AwsClientOptions {
   readonly region?: string | undefined;

@@ -54,41 +54,42 @@ function toServiceConfig(s: SettingValues) {
       variants: s.variantHeaders,
       keyRules: s.keyRules,
     },
-    /** The patterns behind `keyPolicy.renderable`, for tools that rebuild it (the ops CLI). */
-    renderPaths: s.renderPaths,
-    tenantHeader: s.tenantHeader,
-    /** Tenants served in multi-tenant mode; undefined serves any well-formed tenant. */
-    tenants: s.tenants,
-    deployId: s.deployId,
-    leaseSeconds: s.leaseSeconds,
-    clockSkewMarginSeconds: s.clockSkewMarginSeconds,
-    renderTimeoutMs: s.renderTimeoutMs,
     defaultRevalidateSeconds: s.revalidateSeconds,
     hitForPassSeconds: (s as { hitForPassSeconds?: number }).hitForPassSeconds ?? 0,
-    maxBodyBytes: s.maxBodyBytes,
     headerPolicy: {
       keep: s.keptHeaders,
       maxBytes: DEFAULT_KEPT_HEADERS_MAX_BYTES,
       internal: internalHeaderSet([s.upstreamTagHeader, s.cacheTagHeader]),
     },
-    setCookie: s.setCookie,
-    bodyKeyPrefix: s.bodyKeyPrefix,
-    cacheTagHeader: s.cacheTagHeader,
-    upstreamTagHeader: s.upstreamTagHeader,
-    publicOrigin: s.publicOrigin,
     retention: { idleSeconds: s.metaTtlSeconds, goneSeconds: s.goneTtlSeconds },
-    keepVersions: s.keepVersions,
-    goneInlineMaxBytes: s.goneInlineMaxBytes,
-    renderOriginUrl: s.renderOriginUrl,
     /** Where the upstream's shared secret lives and the header it goes in; never the value. */
     upstreamSecret:
       s.upstreamSecretArn === undefined
         ? undefined
         : { arn: s.upstreamSecretArn, header: s.upstreamSecretHeader },
-    functionTimeoutMs: s.functionTimeoutMs,
-    localMode: s.localMode,
-    /** The function's name (the lease owner in LOCK rows); unset outside Lambda. */
-    functionName: s.functionName,
+    // `renderPaths` (the patterns behind `keyPolicy.renderable`) is kept for tools that rebuild
+    // it (the ops CLI); `functionName` is the lease owner in LOCK rows, unset outside Lambda.
+    ...pick(s, [
+      'renderPaths',
+      'tenantHeader',
+      'tenants',
+      'deployId',
+      'leaseSeconds',
+      'clockSkewMarginSeconds',
+      'renderTimeoutMs',
+      'maxBodyBytes',
+      'setCookie',
+      'bodyKeyPrefix',
+      'cacheTagHeader',
+      'upstreamTagHeader',
+      'publicOrigin',
+      'keepVersions',
+      'goneInlineMaxBytes',
+      'renderOriginUrl',
+      'functionTimeoutMs',
+      'localMode',
+      'functionName',
+    ]),
   };
 }
 
@@ -96,17 +97,26 @@ export function loadWorkerConfig(env: Env = process.env) {
   const s = loadSettings('worker', env);
   return {
     ...toServiceConfig(s),
+    ...pick(s, [
+      'revalidationShards',
+      'fanOutBatchSize',
+      'fanOutConcurrency',
+      'maxReceiveCount',
+      'idempotencyTtlSeconds',
+      'regenerationBudget',
+    ]),
     dlqUrl: s.dlqUrl!,
     queueUrl: s.queueUrl!,
-    revalidationShards: s.revalidationShards,
-    fanOutBatchSize: s.fanOutBatchSize,
-    fanOutConcurrency: s.fanOutConcurrency,
-    maxReceiveCount: s.maxReceiveCount,
-    idempotencyTtlSeconds: s.idempotencyTtlSeconds,
     softPurge: softPurgeOf(s),
-    /** Regenerations a minute per site (per tenant); undefined: unlimited. */
-    regenerationBudget: s.regenerationBudget,
   };
+}
+
+/**
+ * Settings a function reads as the table names them, each with its table entry's type and TSDoc
+ * (a `Pick`), so the builders below list names instead of copying values one by one.
+ */
+function pick<K extends keyof SettingValues>(s: SettingValues, keys: readonly K[]) {
+  return Object.fromEntries(keys.map((key) => [key, s[key]])) as Pick<SettingValues, K>;
 }
 
 /**
@@ -142,20 +152,22 @@ export function loadOriginConfig(env: Env = process.env) {
   return {
     ...toServiceConfig(s),
     queueUrl: s.queueUrl!,
-    overloadFallbackPath: s.overloadFallbackPath,
-    dedupeWindowSeconds: s.dedupeWindowSeconds,
-    missWaitMs: s.missWaitMs,
-    passTimeoutMs: s.passTimeoutMs,
-    passBodyMaxBytes: s.passBodyMaxBytes,
-    retryAfterSeconds: s.retryAfterSeconds,
-    staleSharedMaxAge: s.staleSharedMaxAge,
-    staleWhileRevalidateSeconds: s.staleWhileRevalidateSeconds,
-    staleIfErrorSeconds: s.staleIfErrorSeconds,
-    nextCacheHeader: s.nextCacheHeader,
-    missRenderLimit: s.missRenderLimit,
-    revalidationShards: s.revalidationShards,
-    inProgressCacheMs: s.inProgressCacheMs,
-    regenerationBudget: s.regenerationBudget,
+    ...pick(s, [
+      'overloadFallbackPath',
+      'dedupeWindowSeconds',
+      'missWaitMs',
+      'passTimeoutMs',
+      'passBodyMaxBytes',
+      'retryAfterSeconds',
+      'staleSharedMaxAge',
+      'staleWhileRevalidateSeconds',
+      'staleIfErrorSeconds',
+      'nextCacheHeader',
+      'missRenderLimit',
+      'revalidationShards',
+      'inProgressCacheMs',
+      'regenerationBudget',
+    ]),
   };
 }
 
@@ -163,11 +175,8 @@ export function loadSweeperConfig(env: Env = process.env) {
   const s = loadSettings('sweeper', env);
   return {
     ...toServiceConfig(s),
-    orphanAgeSeconds: s.orphanAgeSeconds,
-    sweepPageLimit: s.sweepPageLimit,
-    orphanListLimit: s.orphanListLimit,
+    ...pick(s, ['orphanAgeSeconds', 'sweepPageLimit', 'orphanListLimit', 'fanOutStalledSeconds']),
     queueUrl: s.queueUrl!,
-    fanOutStalledSeconds: s.fanOutStalledSeconds,
     /** Whose pending purges each run submits again; unset: none to submit. */
     cdnDistributionId: s.cdnDistributionId,
     /** Deferred intents are re-queued within this budget; unset: none are deferred. */
@@ -188,14 +197,16 @@ export function loadRevalidateConfig(env: Env = process.env) {
     revalidateSecretArn: s.revalidateSecretArn,
     /** The CloudFront distribution purged by cache tag; unset: the receipt says `not-configured`. */
     cdnDistributionId: s.cdnDistributionId,
-    revalidateMaxPaths: s.revalidateMaxPaths,
-    revalidateMaxTags: s.revalidateMaxTags,
-    revalidateSkewSeconds: s.revalidateSkewSeconds,
-    revalidateKeyTtlSeconds: s.revalidateKeyTtlSeconds,
-    revalidationShards: s.revalidationShards,
-    inProgressCacheMs: s.inProgressCacheMs,
-    fanOutBatchSize: s.fanOutBatchSize,
-    fanOutConcurrency: s.fanOutConcurrency,
+    ...pick(s, [
+      'revalidateMaxPaths',
+      'revalidateMaxTags',
+      'revalidateSkewSeconds',
+      'revalidateKeyTtlSeconds',
+      'revalidationShards',
+      'inProgressCacheMs',
+      'fanOutBatchSize',
+      'fanOutConcurrency',
+    ]),
     softPurge: softPurgeOf(s),
   };
 }

@@ -9,7 +9,7 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
-import { LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/page/lease.js';
+import { assertUnderLease, LOCK_TTL_BUFFER_SECONDS, lockTtlOf } from '../../core/page/lease.js';
 import type {
   AcquireLeaseInput,
   CacheTable,
@@ -238,7 +238,7 @@ export class DynamoCacheTable extends DynamoTableAdapter implements CacheTable {
    */
   async publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
-    if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
+    assertUnderLease('META', meta.pk, lease);
     const mark = markCondition(input.observed);
     const metaCondition = allOf(Guard.notNewerGeneration, mark.condition);
     const actions: PublishAction[] = [PublishAction.PutMeta, PublishAction.DeleteLock];

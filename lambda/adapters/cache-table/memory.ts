@@ -6,7 +6,7 @@ import {
   RequestAlreadyCompletedError,
   RevalidatedDuringRenderError,
 } from '../../core/errors.js';
-import { isLeaseLive } from '../../core/page/lease.js';
+import { assertUnderLease, isLeaseLive } from '../../core/page/lease.js';
 import type {
   AcquireLeaseInput,
   CacheTable,
@@ -74,21 +74,24 @@ export class InMemoryCacheTable implements CacheTable {
 
   storeGone(input: StoreGoneInput): Promise<void> {
     const { lease, gone, now } = input;
-    if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
-    const refused = lockRefusalOf(this.state, lease, now);
-    if (refused !== undefined) return Promise.reject(refused);
-    this.state.gones.set(gone.pk, { ...gone });
-    this.state.locks.delete(lease.pk);
-    return Promise.resolve();
+    assertUnderLease('row', gone.pk, lease);
+    return this.#inPlaceOfPublish(lease, now, () => this.state.gones.set(gone.pk, { ...gone }));
   }
 
   markPass(input: MarkPassInput): Promise<void> {
     const { lease, mark, now } = input;
-    if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
+    assertUnderLease('mark', mark.pk, lease);
+    return this.#inPlaceOfPublish(lease, now, () => {
+      this.state.passes.set(mark.pk, { ...mark });
+      this.state.metas.delete(mark.pk);
+    });
+  }
+
+  /** A row written in place of a publish: only on the caller's live, unmarked lease; LOCK goes. */
+  #inPlaceOfPublish(lease: Lease, now: number, write: () => void): Promise<void> {
     const refused = lockRefusalOf(this.state, lease, now);
     if (refused !== undefined) return Promise.reject(refused);
-    this.state.passes.set(mark.pk, { ...mark });
-    this.state.metas.delete(mark.pk);
+    write();
     this.state.locks.delete(lease.pk);
     return Promise.resolve();
   }
@@ -130,7 +133,7 @@ export class InMemoryCacheTable implements CacheTable {
 
   publishGeneration(input: PublishInput): Promise<void> {
     const { lease, meta, now, seal } = input;
-    if (meta.pk !== lease.pk) throw new Error(`META ${meta.pk} is not under lease ${lease.pk}`);
+    assertUnderLease('META', meta.pk, lease);
     const refused = lockRefusalOf(this.state, lease, now);
     if (refused !== undefined) return Promise.reject(refused);
     const current = this.state.metas.get(meta.pk);

@@ -9,7 +9,6 @@
 import {
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   TransactWriteItemsCommand,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
@@ -24,6 +23,7 @@ import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { Guard } from '../shared/dynamodb/conditions.js';
 import { DEFAULT_ROW_TTL_SECONDS, keyOf, num, str, type Item } from '../shared/dynamodb/items.js';
 import { FAN_OUT_PK, fanOutSortKey } from './keys.js';
+import { queryAll } from '../shared/dynamodb/query-all.js';
 import { DynamoTableAdapter } from '../shared/dynamodb/table.js';
 
 /** How long a progress row outlives its last move if nobody finishes it. */
@@ -133,26 +133,21 @@ export class DynamoFanOutProgressRows extends DynamoTableAdapter implements FanO
 
   /** One Query of the partition, filtered on `updated_at_ms` (the rows are few). */
   async stalled(beforeMs: number, limit: number): Promise<FanOutProgress[]> {
-    const found: FanOutProgress[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk',
-          FilterExpression: 'updated_at_ms < :before',
-          ExpressionAttributeValues: {
-            ':pk': { S: FAN_OUT_PK },
-            ':before': { N: String(beforeMs) },
-          },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      found.push(...(page.Items ?? []).map(progressOf));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined && found.length < limit);
-    return found.slice(0, limit);
+    const items = await queryAll(
+      this.db,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk',
+        FilterExpression: 'updated_at_ms < :before',
+        ExpressionAttributeValues: {
+          ':pk': { S: FAN_OUT_PK },
+          ':before': { N: String(beforeMs) },
+        },
+        ConsistentRead: true,
+      },
+      limit,
+    );
+    return items.slice(0, limit).map(progressOf);
   }
 }
 

@@ -4,7 +4,6 @@
  */
 import {
   GetItemCommand,
-  QueryCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
   type CancellationReason,
@@ -22,36 +21,22 @@ import { SortKey, VERSION_PREFIX, versionIdOf } from '../../core/page/rows.js';
 import { TRANSIENT_CODES } from '../shared/dynamodb/cancellation.js';
 import { conditionalWrite } from '../shared/dynamodb/conditional-write.js';
 import { Guard, allOf, leasedLockDelete, namesOf } from '../shared/dynamodb/conditions.js';
-import {
-  itemToHolder,
-  itemToVersion,
-  keyOf,
-  metaToItem,
-  type Item,
-} from '../shared/dynamodb/items.js';
+import { itemToHolder, itemToVersion, keyOf, metaToItem } from '../shared/dynamodb/items.js';
+import { queryAll } from '../shared/dynamodb/query-all.js';
 import { DynamoVersionRows } from '../version-rows/dynamodb.js';
 
 /** The operator's side of a page's history: read its versions, restore one, hold, release. */
 export class DynamoPageHistory extends DynamoVersionRows implements PageHistory {
   async versions(pk: string): Promise<PageVersion[]> {
-    const versions: PageVersion[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-          ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: VERSION_PREFIX } },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      versions.push(...(page.Items ?? []).map(itemToVersion));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return versions;
+    const items = await queryAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+      ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: VERSION_PREFIX } },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    });
+    return items.map(itemToVersion);
   }
 
   async version(pk: string, sk: string): Promise<PageVersion | undefined> {

@@ -7,7 +7,7 @@
 import type { SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import type { PurgeQueue } from '../../core/revalidate/ports.js';
 import type { QueuedPurge } from '../../core/revalidate/purge-message.js';
-import { sendInBatches } from '../shared/sqs/send-batches.js';
+import { sendInBatches, type QueueTarget } from '../shared/sqs/send-batches.js';
 
 export interface SqsPurgeQueueOptions {
   readonly client: SQSClient;
@@ -16,17 +16,14 @@ export interface SqsPurgeQueueOptions {
 }
 
 export class SqsPurgeQueue implements PurgeQueue {
-  readonly #client: SQSClient;
-  readonly #queueUrl: string;
+  readonly #queue: QueueTarget;
 
   constructor(options: SqsPurgeQueueOptions) {
-    this.#client = options.client;
-    this.#queueUrl = options.queueUrl;
+    this.#queue = { client: options.client, queueUrl: options.queueUrl, name: 'the purge queue' };
   }
 
   async send(purges: readonly QueuedPurge[]): Promise<void> {
-    const target = { client: this.#client, queueUrl: this.#queueUrl, name: 'the purge queue' };
-    await sendInBatches(target, purges, entryOf);
+    await sendInBatches(this.#queue, purges, entryOf);
   }
 }
 

@@ -9,7 +9,7 @@ import {
   type RegenerationIntent,
 } from '../../core/page/intent.js';
 import type { BatchRegenerationQueue, FanOutQueue } from '../../core/revalidate/ports.js';
-import { sendInBatches } from '../shared/sqs/send-batches.js';
+import { sendInBatches, type QueueTarget } from '../shared/sqs/send-batches.js';
 
 export interface SqsRegenerationQueueOptions {
   readonly client: SQSClient;
@@ -18,12 +18,11 @@ export interface SqsRegenerationQueueOptions {
 }
 
 export class SqsRegenerationQueue implements BatchRegenerationQueue, FanOutQueue {
-  readonly #client: SQSClient;
-  readonly #queueUrl: string;
+  readonly #queue: QueueTarget;
 
   constructor(options: SqsRegenerationQueueOptions) {
-    this.#client = options.client;
-    this.#queueUrl = options.queueUrl;
+    const { client, queueUrl } = options;
+    this.#queue = { client, queueUrl, name: 'the regeneration queue' };
   }
 
   enqueue(
@@ -41,9 +40,9 @@ export class SqsRegenerationQueue implements BatchRegenerationQueue, FanOutQueue
     body: string,
     options: { deduplicationId: string; groupId: string },
   ): Promise<void> {
-    await this.#client.send(
+    await this.#queue.client.send(
       new SendMessageCommand({
-        QueueUrl: this.#queueUrl,
+        QueueUrl: this.#queue.queueUrl,
         MessageBody: body,
         MessageDeduplicationId: options.deduplicationId,
         MessageGroupId: options.groupId,
@@ -53,12 +52,7 @@ export class SqsRegenerationQueue implements BatchRegenerationQueue, FanOutQueue
 
   /** Ten intents a call, one call after another (a FIFO group keeps the order it is sent in). */
   async enqueueBatch(intents: readonly QueuedIntent[]): Promise<void> {
-    const target = {
-      client: this.#client,
-      queueUrl: this.#queueUrl,
-      name: 'the regeneration queue',
-    };
-    await sendInBatches(target, intents, entryOf);
+    await sendInBatches(this.#queue, intents, entryOf);
   }
 }
 

@@ -17,6 +17,11 @@ import { bodyKeyOf } from './rows.js';
 export const isLeaseLive = (lease: { readonly expiresAt: number }, nowSeconds: number): boolean =>
   lease.expiresAt > nowSeconds;
 
+/** A row written under a lease is the lease's own page's: any other is the caller's bug. */
+export function assertUnderLease(what: string, pk: string, lease: { readonly pk: string }): void {
+  if (pk !== lease.pk) throw new Error(`${what} ${pk} is not under lease ${lease.pk}`);
+}
+
 /**
  * A render may start only while the lease outlives the clock-skew margin: another worker whose
  * clock runs ahead by up to the margin may already consider the lease expired and take it over.

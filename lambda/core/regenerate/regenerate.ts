@@ -31,7 +31,7 @@ import { AnsweredRefusal } from '../page/refusal.js';
 import { admitVariant } from '../page/variants.js';
 import { indexGainedTags, indexPassedVariant, afterPublish } from './after-publish.js';
 import { generationToPublish } from './generation.js';
-import { publish } from './publish.js';
+import { publish, type PublishResult } from './publish.js';
 import { logDropped, renderInSlot, renderUnderLease } from './render.js';
 import { retireBody } from './retire.js';
 import { isUnchanged, pageDigest, refreshUnchanged } from './unchanged.js';
@@ -89,6 +89,24 @@ type Standing =
 
 /** A revalidation came during the render: its page may predate it, so render once more. */
 const RENDER_AGAIN = 'render-again';
+/**
+ * What a refused publish or refresh means: a revalidation's mark renders again; a lost lease, a
+ * newer generation or another delivery's publish ends the regeneration as the outcome of its name.
+ */
+function refusalOutcome(
+  refused: Exclude<PublishResult, { readonly status: 'published' }>,
+): RegenerateOutcome | typeof RENDER_AGAIN {
+  switch (refused.status) {
+    case 'revalidated':
+      return RENDER_AGAIN;
+    case 'superseded':
+      return { decision: 'superseded', currentGeneratedAt: refused.currentGeneratedAt };
+    case 'lease-lost':
+    case 'duplicate':
+      return { decision: refused.status };
+  }
+}
+
 /** Renders after a revalidation before the intent is left to a retry. */
 const MAX_RENDERS_AFTER_REVALIDATION = 2;
 
@@ -203,16 +221,8 @@ class Regeneration {
       page,
       generatedAt,
     });
-    switch (refreshed.status) {
-      case 'refreshed':
-        return { decision: 'unchanged', meta: refreshed.meta, page };
-      case 'revalidated':
-        return RENDER_AGAIN;
-      case 'lease-lost':
-        return { decision: 'lease-lost' };
-      case 'superseded':
-        return { decision: 'superseded', currentGeneratedAt: refreshed.currentGeneratedAt };
-    }
+    if (refreshed.status !== 'refreshed') return refusalOutcome(refreshed);
+    return { decision: 'unchanged', meta: refreshed.meta, page };
   }
 
   /** Writes the page's body (S3 first: META will point at it) and returns the META to publish. */
@@ -268,14 +278,7 @@ class Regeneration {
       return ours ? { decision: 'new', meta, page } : { decision: 'lease-lost' };
     }
     this.#standing = { step: 'refused', s3Key: meta.s3Key }; // cancelled: LOCK is still ours
-    switch (published.status) {
-      case 'revalidated':
-        return RENDER_AGAIN;
-      case 'duplicate':
-        return { decision: 'duplicate' };
-      case 'superseded':
-        return { decision: 'superseded', currentGeneratedAt: published.currentGeneratedAt };
-    }
+    return refusalOutcome(published);
   }
 
   /**

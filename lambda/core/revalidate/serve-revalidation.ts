@@ -283,35 +283,53 @@ async function applyOnce(
       return answered(run.outcome.response, false, log);
     case 'replayed':
       return answered(storedAnswerOf(run.outcome.response), true, log);
-    case 'conflict': {
-      const claim = await store.claimOf(pk, key);
-      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
-      return reply(
-        409,
-        {
-          error: 'idempotency-key-reused',
-          message: 'this Idempotency-Key was used with another request; nothing was applied',
-          effect_id: effectId ?? null,
-          diff: requestDiff(await store.firstRequest(pk, key), request),
-        },
-        { ...log, effect_id: effectId, decision: RevalidateDecision.Conflict },
-      );
-    }
-    case 'in-progress': {
-      const claim = await store.claimOf(pk, key);
-      const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
-      return reply(
-        409,
-        {
-          error: 'in-progress',
-          message: 'a request with this Idempotency-Key is being applied; retry later',
-          effect_id: effectId ?? null,
-        },
-        { ...log, effect_id: effectId, decision: RevalidateDecision.InProgress },
-        { 'retry-after': String(claimRetryAfter(deps, claim?.inProgressExpiresAtMs)) },
-      );
-    }
+    case 'conflict':
+    case 'in-progress':
+      return refuseClaimed(deps, run.status, { pk, key, request, log });
   }
+}
+
+/** The two 409s of a key another request claimed: what each says and logs. */
+const CLAIM_REFUSALS = {
+  conflict: {
+    error: 'idempotency-key-reused',
+    message: 'this Idempotency-Key was used with another request; nothing was applied',
+    decision: RevalidateDecision.Conflict,
+  },
+  'in-progress': {
+    error: 'in-progress',
+    message: 'a request with this Idempotency-Key is being applied; retry later',
+    decision: RevalidateDecision.InProgress,
+  },
+} as const;
+
+/**
+ * A 409 for a key another request claimed, with the claim's effect id (null without one): a
+ * reused key also gets the diff of the two bodies, a key in progress its claim's Retry-After.
+ */
+async function refuseClaimed(
+  deps: RevalidateServiceDeps,
+  status: keyof typeof CLAIM_REFUSALS,
+  at: {
+    pk: string;
+    key: string;
+    request: ReturnType<typeof requestJson>;
+    log: Omit<RevalidateLog, 'decision'>;
+  },
+): Promise<RevalidateReply> {
+  const { store } = deps.idempotency;
+  const { pk, key, request, log } = at;
+  const claim = await store.claimOf(pk, key);
+  const effectId = claim?.token === undefined ? undefined : effectIdOf(pk, key, claim.token);
+  const { error, message, decision } = CLAIM_REFUSALS[status];
+  const body = { error, message, effect_id: effectId ?? null };
+  const logged = { ...log, effect_id: effectId, decision };
+  if (status === 'in-progress') {
+    const retryAfter = String(claimRetryAfter(deps, claim?.inProgressExpiresAtMs));
+    return reply(409, body, logged, { 'retry-after': retryAfter });
+  }
+  const diff = requestDiff(await store.firstRequest(pk, key), request);
+  return reply(409, { ...body, diff }, logged);
 }
 
 /**

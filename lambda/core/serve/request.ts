@@ -3,11 +3,10 @@
  * the request's cache key under the service's tenancy. Apart from `serve.ts`, so the folder's
  * helpers (MISS, generation) import these without importing the entry that imports them.
  */
-import type { FailurePolicy } from '../backoff.js';
-import type { BudgetDeps } from '../page/budget.js';
-import { cacheKeyFor, type CacheKeyPolicy } from '../page/cache-key.js';
+import { cacheKeyFor } from '../page/cache-key.js';
 import type { HeaderPairs } from '../forwarding.js';
 import type { CacheKey } from '../page/model.js';
+import type { RegenerationCaller } from '../page/regeneration.js';
 import type { PageStores, RegenerationQueue, TagPageCounter } from '../page/ports.js';
 import type { InProgressReader } from '../page/in-progress.js';
 import type { TrafficRules } from '../traffic-rules.js';
@@ -19,10 +18,10 @@ import type { CachingPolicy } from './responses.js';
  * The origin's deps: the stores serving reads, and the regeneration a MISS runs, which the
  * origin's wiring passes in with its own ports (`regenerateInRequest`).
  */
-export interface OriginDeps extends InRequestRegeneration, PassDeps, PageStores {
+export interface OriginDeps
+  extends InRequestRegeneration, PassDeps, PageStores, RegenerationCaller {
   /** Counts a page's variants (`maxVariantsPerPage`); none are counted without it. */
   readonly tagIndex?: TagPageCounter | undefined;
-  readonly keyPolicy: CacheKeyPolicy;
   /**
    * Multi-tenant mode: the request header that names the tenant (set by the edge from `Host`),
    * and the tenants served. A request without a tenant, or with one not on the list, is refused;
@@ -39,14 +38,11 @@ export interface OriginDeps extends InRequestRegeneration, PassDeps, PageStores 
   readonly caching: CachingPolicy;
   /** The header every page lists its CDN cache tags in (CloudFront's CacheTagConfig). */
   readonly cacheTagHeader: string;
-  /** @default DEFAULT_FAILURE_POLICY */
-  readonly failurePolicy?: FailurePolicy | undefined;
   /**
    * A page served (with 503 and Retry-After) when every render slot is taken, if it is cached;
    * a plain 503 otherwise. A path, as a viewer would request it.
    */
   readonly overloadFallbackPath?: string | undefined;
-  readonly owner?: string | undefined;
   /**
    * Revalidations still marking in the background (`page/in-progress.ts`), read beside
    * META; absent: none are (every revalidation marks its pages before its 202).
@@ -59,8 +55,6 @@ export interface OriginDeps extends InRequestRegeneration, PassDeps, PageStores 
    * of them is passed, never rendered (`routedPathReason`). @default none
    */
   readonly routing?: Pick<TrafficRules, 'bypassPaths' | 'staticPrefixes'> | undefined;
-  /** The regeneration budget, for a stale page's `detail=budget` (`budget-status.ts`). */
-  readonly budget?: BudgetDeps | undefined;
 }
 
 /** An origin request, as the use case needs it (never the Host header). */

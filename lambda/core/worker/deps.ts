@@ -3,14 +3,12 @@
  * became of the message. Apart from the dispatcher, so the handlers of each message kind import
  * these without importing the dispatcher that imports them.
  */
-import type { FailurePolicy } from '../backoff.js';
-import type { CacheKeyPolicy } from '../page/cache-key.js';
 import type { Disposition } from '../decision.js';
 import type { Idempotency } from '../idempotency.js';
 import type { RegenerateDeps } from '../regenerate/deps.js';
 import type { FanOutDeps } from '../revalidate/fan-out.js';
 import type { PurgeQueue } from '../revalidate/ports.js';
-import type { BudgetDeps } from '../page/budget.js';
+import type { RegenerationCaller } from '../page/regeneration.js';
 
 /** One SQS record, as the worker needs it. */
 export interface WorkerMessage {
@@ -22,20 +20,14 @@ export interface WorkerMessage {
 }
 
 /** A regeneration's deps, and the worker's own: idempotency, receive budget, fan-outs, purges. */
-export interface WorkerDeps extends RegenerateDeps {
-  readonly keyPolicy: CacheKeyPolicy;
+export interface WorkerDeps extends RegenerateDeps, RegenerationCaller {
   readonly idempotency: Idempotency;
   /** Receives after which a retryable failure is dead-lettered instead of retried. */
   readonly maxReceiveCount: number;
-  /** @default DEFAULT_FAILURE_POLICY */
-  readonly failurePolicy?: FailurePolicy | undefined;
-  readonly owner?: string | undefined;
   /** Revalidation fan-out steps, queued beside intents (`revalidate/fan-out.ts`). */
   readonly fanOut?: FanOutDeps | undefined;
   /** A flagged intent's soft purge, once its page is published (`revalidate/soft-purge.ts`). */
   readonly purgeQueue?: PurgeQueue | undefined;
-  /** The regeneration budget (`budget.ts`). @default - unlimited */
-  readonly budget?: BudgetDeps | undefined;
 }
 
 /** The disposition of one message, with what the log line needs to find it. */

@@ -5,7 +5,7 @@ import {
   type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import type { CacheMeta } from '../../../core/page/model.js';
+import type { CacheMeta, Lease } from '../../../core/page/model.js';
 import {
   LeaseLostError,
   NewerGenerationError,
@@ -14,7 +14,9 @@ import {
   TransactionConflictError,
   type IsrError,
 } from '../../../core/errors.js';
-import { itemToHolder, num } from './items.js';
+import { assertUnderLease } from '../../../core/page/lease.js';
+import { leasedLockDelete } from './conditions.js';
+import { itemToHolder, num, type Item } from './items.js';
 
 /** What each action of the publish transaction stands for, in order. */
 export const PublishAction = {
@@ -130,4 +132,34 @@ function markMoved(
 ): boolean {
   if (observed !== undefined && live === undefined) return true;
   return live?.revalidated_by?.S !== observed?.revalidatedBy;
+}
+
+/**
+ * A row written in place of a publish (a hit-for-pass mark, a gone page): the lease's own page's
+ * row, Put with Delete LOCK on this caller's live, unmarked lease, `after` appended, in one
+ * TransactWriteItems; a refusal is classified as a publish's is (LOCK's reason is second).
+ */
+export async function putInPlaceOfPublish(
+  client: DynamoDBClient,
+  tableName: string,
+  under: { readonly lease: Lease; readonly now: number },
+  row: { readonly what: string; readonly pk: string; readonly item: Item },
+  after: readonly TransactWriteItem[] = [],
+): Promise<void> {
+  const { lease, now } = under;
+  assertUnderLease(row.what, row.pk, lease);
+  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
+  try {
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: row.item } },
+          leasedLockDelete(tableName, lease, { now, unmarked: true }),
+          ...after,
+        ],
+      }),
+    );
+  } catch (error) {
+    throw classifyPublishFailure(error, lease, actions) ?? error;
+  }
 }

@@ -3,12 +3,11 @@
  * writes it under the lease. Read with META by `readPageRows` (`pass-mark.ts`). Used by
  * `DynamoCacheTable`.
  */
-import { TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { StoreGoneInput } from '../../../core/page/ports.js';
 import type { GonePage } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
-import { classifyPublishFailure, PublishAction } from './cancellation.js';
-import { leasedLockDelete } from './conditions.js';
+import { putInPlaceOfPublish } from './cancellation.js';
 import { keyOf, num, str, type Item } from './items.js';
 
 /** The row: FaceTheory-like names (`status_code`, `content_type`...) plus the body, inline. */
@@ -60,25 +59,9 @@ function headersOf(item: Item): GonePage['headers'] {
  * Put META#GONE, Delete LOCK on this caller's live, unmarked lease: one TransactWriteItems of
  * two items (4 WCU while the row is under 1 KB). No body object is written.
  */
-export async function writeGonePage(
-  client: DynamoDBClient,
-  tableName: string,
-  input: StoreGoneInput,
-): Promise<void> {
-  const { lease, gone, now } = input;
-  if (gone.pk !== lease.pk) throw new Error(`row ${gone.pk} is not under lease ${lease.pk}`);
-  // The failure classification reads the LOCK's reason by its place: Put, then Delete LOCK.
-  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
-  try {
-    await client.send(
-      new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: goneToItem(gone) } },
-          leasedLockDelete(tableName, lease, { now, unmarked: true }),
-        ],
-      }),
-    );
-  } catch (error) {
-    throw classifyPublishFailure(error, lease, actions) ?? error;
-  }
-}
+export const writeGonePage = (client: DynamoDBClient, tableName: string, input: StoreGoneInput) =>
+  putInPlaceOfPublish(client, tableName, input, {
+    what: 'row',
+    pk: input.gone.pk,
+    item: goneToItem(input.gone),
+  });

@@ -2,16 +2,11 @@
  * The hit-for-pass mark on DynamoDB: its row (`META#PASS`, beside META), the one Query that reads
  * both, and the transaction that writes it under the lease. Used by `DynamoCacheTable`.
  */
-import {
-  QueryCommand,
-  TransactWriteItemsCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MarkPassInput } from '../../../core/page/ports.js';
 import type { PageRows, PassMark } from '../../../core/page/model.js';
 import { SortKey } from '../../../core/page/rows.js';
-import { classifyPublishFailure, PublishAction } from './cancellation.js';
-import { leasedLockDelete } from './conditions.js';
+import { putInPlaceOfPublish } from './cancellation.js';
 import { itemToGone } from './gone-page.js';
 import { itemToMeta, keyOf, num, str, type Item } from './items.js';
 
@@ -66,26 +61,13 @@ export async function readPageRows(
  * Put META#PASS, Delete META, Delete LOCK on this caller's live, unmarked lease: one
  * TransactWriteItems (6 WCU), once per key per `hitForPassSeconds`. No body is written.
  */
-export async function writePassMark(
+export function writePassMark(
   client: DynamoDBClient,
   tableName: string,
   input: MarkPassInput,
 ): Promise<void> {
-  const { lease, mark, now } = input;
-  if (mark.pk !== lease.pk) throw new Error(`mark ${mark.pk} is not under lease ${lease.pk}`);
-  // The failure classification reads the LOCK's reason by its place: Put, Delete LOCK, Delete META.
-  const actions = [PublishAction.PutMeta, PublishAction.DeleteLock];
-  try {
-    await client.send(
-      new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: passMarkToItem(mark) } },
-          leasedLockDelete(tableName, lease, { now, unmarked: true }),
-          { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } },
-        ],
-      }),
-    );
-  } catch (error) {
-    throw classifyPublishFailure(error, lease, actions) ?? error;
-  }
+  const { lease, mark } = input;
+  const deleteMeta = { Delete: { TableName: tableName, Key: keyOf(lease.pk, SortKey.Meta) } };
+  const row = { what: 'mark', pk: mark.pk, item: passMarkToItem(mark) };
+  return putInPlaceOfPublish(client, tableName, input, row, [deleteMeta]);
 }

@@ -9,6 +9,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 
+/** The queue a batch goes to, and its name for a failed batch's message. */
+export interface QueueTarget {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  readonly name: string;
+}
+
 /** SQS takes at most 10 entries per SendMessageBatch. */
 export const SQS_BATCH_SIZE = 10;
 /** Sends of the entries SQS failed in a batch, before the batch is reported as failed. */
@@ -19,7 +26,7 @@ const ENTRY_ATTEMPTS = 3;
  * there, as SQS requires of an entry's Id).
  */
 export async function sendInBatches<T>(
-  target: { readonly client: SQSClient; readonly queueUrl: string; readonly name: string },
+  target: QueueTarget,
   items: readonly T[],
   entryOf: (item: T, index: number) => SendMessageBatchRequestEntry,
 ): Promise<void> {
@@ -29,7 +36,7 @@ export async function sendInBatches<T>(
 }
 
 async function sendBatch(
-  target: { readonly client: SQSClient; readonly queueUrl: string; readonly name: string },
+  target: QueueTarget,
   entries: SendMessageBatchRequestEntry[],
 ): Promise<void> {
   let pending = entries;
