@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /**
  * Three tiers, one `npm test`:
  * - unit (`*.unit.test.ts`): pure code and use-case branches on in-memory fakes of the ports;
@@ -32,6 +34,11 @@ const common = {
 
 export default {
   testTimeout: 30_000,
+  // Jest's default is one worker per core but one, so on a 2-core CI machine every suite ran in
+  // turn. The slow suites mostly wait on child processes (next build, next start, npm, Java),
+  // so two workers overlap that waiting; the slow ones start first (slow-first-sequencer.js).
+  maxWorkers: Math.max(2, availableParallelism() - 1),
+  testSequencer: '<rootDir>/test/helpers/slow-first-sequencer.js',
   projects: [
     {
       ...common,

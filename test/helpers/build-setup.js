@@ -2,12 +2,25 @@
 // TypeScript build through tsx.
 import { tsImport } from 'tsx/esm/api';
 
+const buildTargets = async (targets) => {
+  const build = await tsImport('../../scripts/build-targets.ts', import.meta.url);
+  return build.buildTargets(targets);
+};
+
 /**
  * Builds the prebuilt Lambda bundles the construct deploys (`dist/functions`) when they are
  * missing or older than their sources, so a fresh clone's `npm test` works; a few
  * milliseconds when nothing changed.
  */
 export default async function buildSetup() {
-  const { buildTargets } = await tsImport('../../scripts/build-targets.ts', import.meta.url);
   await buildTargets(['functions']);
+}
+
+/**
+ * The rest of what `npm pack` ships (cli, next, esm), before any worker starts: suites in two
+ * workers pack at once, and two builds of a stale target would replace each other's `dist/`
+ * folder under the tarball. A failed build is left to the pack, whose suite reports it.
+ */
+export async function buildPackedTargets() {
+  await buildTargets(['cli', 'next', 'esm']).catch(() => undefined);
 }

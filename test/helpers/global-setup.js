@@ -4,19 +4,23 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
-import buildSetup from './build-setup.js';
+import buildSetup, { buildPackedTargets } from './build-setup.js';
 
 /**
  * Starts the real local backends once per test run: DynamoDB Local, s3rver and local-aws-sqs.
  * Test files reach them through the endpoints exported here (workers inherit the environment).
  * A backend that cannot start fails the whole run, loudly. The prebuilt Lambda bundles are
- * built first when stale (test/package invokes them).
+ * built first when stale (test/package invokes them), and what `npm pack` ships besides.
  */
 export default async function globalSetup() {
   await buildSetup();
   const { startLocalBackends } = await tsImport('../../local/backends/index.ts', import.meta.url);
   const directory = mkdtempSync(join(tmpdir(), 'isr-test-'));
-  const backends = await startLocalBackends({ s3Directory: join(directory, 's3') });
+  // The packed targets build while the backends start (mostly waiting on the JVM).
+  const [backends] = await Promise.all([
+    startLocalBackends({ s3Directory: join(directory, 's3') }),
+    buildPackedTargets(),
+  ]);
   process.env.ISR_TEST_DYNAMODB_ENDPOINT = backends.endpoints.dynamodb;
   process.env.ISR_TEST_S3_ENDPOINT = backends.endpoints.s3;
   process.env.ISR_TEST_SQS_ENDPOINT = backends.endpoints.sqs;
