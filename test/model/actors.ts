@@ -147,7 +147,7 @@ export function wireActors(
       // Multi-tenant: the upstream a pass reaches (single-tenant runs have none, as before).
       ...(scope.tenantWatch === undefined
         ? {}
-        : { passThrough: modelPassThrough(world.log, actor) }),
+        : { passThrough: modelPassThrough(world.log, actor, mutation === 'pass-crossed-tenant') }),
       inProgress:
         mutation === 'origin-ignores-in-progress' ? undefined : (reader ?? deps.inProgress),
     };

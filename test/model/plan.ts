@@ -234,4 +234,5 @@ export type Mutation =
   | 'no-variant-tag-time'
   | 'variants-keep-pass'
   | 'tenant-crossed-tag-times'
+  | 'pass-crossed-tenant'
   | SweeperMutation;

@@ -108,13 +108,26 @@ export class TenantWatch {
   }
 }
 
+/** The other of the two tenants. */
+const otherTenant = (tenant: string | undefined) =>
+  tenant === TENANTS[0] ? TENANTS[1] : TENANTS[0];
+
 /**
  * The upstream a multi-tenant origin passes to: it answers `private`, its body stamped with the
  * tenant the pass named (the header the service sets, `passHeaders`), and logs what it got.
+ * `crossed` (negative control): the pass arrives naming the other tenant.
  */
-export function modelPassThrough(log: ModelEvent[], actor: string): PassThrough {
+export function modelPassThrough(log: ModelEvent[], actor: string, crossed = false): PassThrough {
   return {
-    forward: (request) => {
+    forward: (sent) => {
+      const request = crossed
+        ? {
+            ...sent,
+            headers: sent.headers.map(([name, value]): readonly [string, string] =>
+              name === TENANT_HEADER ? [name, otherTenant(value)] : [name, value],
+            ),
+          }
+        : sent;
       const named = request.headers.filter(([name]) => name === TENANT_HEADER);
       const tenant = named.length === 1 ? named[0][1] : `${named.length} tenants`;
       log.push({ kind: 'passed', actor, path: request.path, tenant });
@@ -153,9 +166,8 @@ export const keysOfTenant = (keys: readonly CacheKey[], tenant: string | undefin
  * tenant crossed on the tag-time row), as a tag index keyed without care for tenants would.
  */
 export function crossedTagTimes(tagIndex: TagRevalidations): TagRevalidations {
-  const other = (tenant: string | undefined) => (tenant === TENANTS[0] ? TENANTS[1] : TENANTS[0]);
   const recordRevalidation: TagRevalidations['recordRevalidation'] = (tenant, tag, at) =>
-    tagIndex.recordRevalidation(other(tenant), tag, at);
+    tagIndex.recordRevalidation(otherTenant(tenant), tag, at);
   return new Proxy(tagIndex, {
     get: (target, property) => {
       if (property === 'recordRevalidation') return recordRevalidation;
