@@ -40,7 +40,7 @@ export function pkOfBody(s3Key: string): string {
 /**
  * Where a partition key, sort key or body key names a tenant (`_`: the single-tenant rows,
  * nobody's in multi-tenant mode): cache entries, tag rows, in-progress rows, revalidation
- * requests, and bodies (`bodyKeyOf`).
+ * requests, fan-out progress rows, and bodies (`bodyKeyOf`).
  */
 const TENANT_NAMES = [
   /^TENANT#([^#]+)#CACHE#/,
@@ -51,6 +51,8 @@ const TENANT_NAMES = [
   /^REVALIDATING#([^#]+)#/,
   /^REVALIDATE#(.+)$/,
   /^pages\/([^/]+)\//,
+  // A fan-out's progress row: `<tenant or _>#<effect id>#...` (the model's effect ids: `rv_`).
+  new RegExp(`^(${[...TENANTS, '_'].join('|')})#rv_`),
 ];
 function tenantNamed(value: string): string | undefined {
   for (const pattern of TENANT_NAMES) {
