@@ -8,7 +8,7 @@ import {
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { MAX_SKEW_SECONDS } from './plan.js';
-import { TENANTS } from './tenants.js';
+import { TENANT_HEADER, TENANTS } from './tenants.js';
 import { LEASE_SECONDS, REVALIDATE_SECONDS } from './world.js';
 
 export interface ModelContext {
@@ -51,7 +51,7 @@ export function modelContext(
     ...(tenants === undefined
       ? {}
       : {
-          ISR_TENANT_HEADER: 'x-tenant',
+          ISR_TENANT_HEADER: TENANT_HEADER,
           ISR_TENANTS: tenants.join(','),
           ISR_TENANT_ORIGINS: JSON.stringify(
             Object.fromEntries(tenants.map((tenant) => [tenant, `https://${tenant}.example`])),
