@@ -20,6 +20,7 @@ import { observedMarks, type FanOutPlan } from './fan-out.js';
 import type { Interleaver } from './interleaver.js';
 import type { Mutation } from './plan.js';
 import type { FakeSqs } from './queue.js';
+import { modelPassThrough, type TenantWatch } from './tenants.js';
 import { holdBeatsExpire } from './writers.js';
 import { sharedKeyBodies, type ActorFaults, type World } from './world.js';
 
@@ -29,6 +30,8 @@ export interface RunScope {
   readonly world: World;
   readonly interleaver: Interleaver;
   readonly mutation: Mutation;
+  /** Multi-tenant runs: what each actor sends, watched for another tenant's rows. */
+  readonly tenantWatch?: TenantWatch | undefined;
   /** Torn down with the run. */
   readonly destroyers: (() => void)[];
 }
@@ -79,6 +82,7 @@ export function wireActors(
   const clientsOf = (actor: string, faults: ActorFaults) => {
     const clients = world.clientsFor(actor, interleaver, faults);
     guard(mutation, clients.dynamodb);
+    scope.tenantWatch?.watch(actor, clients);
     scope.destroyers.push(() => {
       clients.dynamodb.destroy();
       clients.s3.destroy();
@@ -140,6 +144,10 @@ export function wireActors(
         },
       },
       bodies: bodiesOf(deps.bodies),
+      // Multi-tenant: the upstream a pass reaches (single-tenant runs have none, as before).
+      ...(scope.tenantWatch === undefined
+        ? {}
+        : { passThrough: modelPassThrough(world.log, actor, mutation === 'pass-crossed-tenant') }),
       inProgress:
         mutation === 'origin-ignores-in-progress' ? undefined : (reader ?? deps.inProgress),
     };

@@ -8,6 +8,7 @@ import {
   type WorkerConfig,
 } from '../../lambda/shared/config.js';
 import { MAX_SKEW_SECONDS } from './plan.js';
+import { TENANT_HEADER, TENANTS } from './tenants.js';
 import { LEASE_SECONDS, REVALIDATE_SECONDS } from './world.js';
 
 export interface ModelContext {
@@ -17,11 +18,15 @@ export interface ModelContext {
   readonly revalidateConfig: RevalidateConfig;
 }
 
-/** The configuration every model run uses: the lease, freshness and skew margin the plans assume. */
+/**
+ * The configuration every model run uses: the lease, freshness and skew margin the plans assume;
+ * with `tenants`, multi-tenant mode (each tenant's public origin at `https://<tenant>.example`).
+ */
 export function modelContext(
   endpoints: ModelContext['endpoints'],
   tableName: string,
   bucketName: string,
+  tenants?: readonly string[],
 ): ModelContext {
   const env = {
     FACETHEORY_CACHE_TABLE_NAME: tableName,
@@ -43,6 +48,15 @@ export function modelContext(
     ISR_VARIANT_HEADERS: JSON.stringify([{ name: 'rsc', values: ['1'] }]),
     // A key whose render was not to be stored is passed for 5 minutes (the default).
     ISR_HIT_FOR_PASS_SECONDS: '300',
+    ...(tenants === undefined
+      ? {}
+      : {
+          ISR_TENANT_HEADER: TENANT_HEADER,
+          ISR_TENANTS: tenants.join(','),
+          ISR_TENANT_ORIGINS: JSON.stringify(
+            Object.fromEntries(tenants.map((tenant) => [tenant, `https://${tenant}.example`])),
+          ),
+        }),
   };
   return {
     endpoints,
@@ -50,6 +64,17 @@ export function modelContext(
     originConfig: loadOriginConfig(env),
     revalidateConfig: loadRevalidateConfig(env),
   };
+}
+
+const contexts = new WeakMap<ModelContext, ModelContext>();
+/** `context` in multi-tenant mode: the same table, bucket and settings, with the two tenants. */
+export function tenantContext(context: ModelContext): ModelContext {
+  const known = contexts.get(context);
+  if (known !== undefined) return known;
+  const { tableName, bucket } = context.workerConfig;
+  const made = modelContext(context.endpoints, tableName, bucket, TENANTS);
+  contexts.set(context, made);
+  return made;
 }
 
 export class InvariantViolation extends Error {

@@ -269,6 +269,8 @@ export async function checkFanOutsDone(
     readonly found: ReadonlyMap<string, ReadonlySet<string>>;
     readonly shards: number;
     readonly tagPrefix: string;
+    /** The run's tenants (`[undefined]` single-tenant): each has its own in-progress rows. */
+    readonly tenants: readonly (string | undefined)[];
   },
 ): Promise<string | undefined> {
   for (const effectId of input.effectIds) {
@@ -280,10 +282,12 @@ export async function checkFanOutsDone(
     if (status.marked > found)
       return `revalidation ${effectId} counts ${status.marked} pages marked, but found ${found} with META`;
   }
-  for (let shard = 0; shard < input.shards; shard++) {
-    for (const [key, entry] of await inProgress.read(undefined, shard)) {
-      if (!key.includes(input.tagPrefix)) continue;
-      return `in-progress entry ${key} of ${entry.effectId} is left on shard ${shard} after every fan-out finished`;
+  for (const tenant of input.tenants) {
+    for (let shard = 0; shard < input.shards; shard++) {
+      for (const [key, entry] of await inProgress.read(tenant, shard)) {
+        if (!key.includes(input.tagPrefix)) continue;
+        return `in-progress entry ${key} of ${entry.effectId} is left on shard ${shard} after every fan-out finished`;
+      }
     }
   }
   return undefined;

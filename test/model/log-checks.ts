@@ -157,6 +157,7 @@ export function checkLog(log: readonly ModelEvent[]): void {
       case 'step':
       case 'crash':
       case 'pass':
+      case 'passed':
         break;
     }
   }

@@ -19,7 +19,7 @@ import {
   retriedRevalidation,
   variantRace,
 } from './races.js';
-import { modelContext, planArbitrary, runPlan, type Mutation } from './run.js';
+import { modelContext, planArbitrary, runPlan, tenantPlans, type Mutation } from './run.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -40,6 +40,7 @@ const families = {
   variants: variantRace,
   conflicts: conflictingRace,
   pass: passRace,
+  tenants: tenantPlans,
 } as const;
 const family = (flags.find((flag) => flag.startsWith('--plans='))?.split('=')[1] ??
   'all') as keyof typeof families;

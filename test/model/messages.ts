@@ -38,6 +38,7 @@ export function startMessages(
       id: `m${index}-${run.runId}`,
       body: encodeIntent({
         v: 1,
+        ...(key.tenant === undefined ? {} : { tenant: key.tenant }),
         path: key.path,
         query: '',
         deployId: scope.context.workerConfig.deployId,

@@ -8,6 +8,7 @@ import {
   modelContext,
   planArbitrary,
   runPlan,
+  tenantPlans,
   type ModelContext,
   type Mutation,
   type Plan,
@@ -226,6 +227,33 @@ describe('model check', () => {
   it('negative control: a path revalidation that lifts only its own key’s mark leaves its variant passed', async () => {
     expect(await firstViolation('variants-keep-pass', 1, 10, passRace)).toMatch(
       /keeps the hit-for-pass mark written at log \d+, before its request began/,
+    );
+  }, 600_000);
+
+  // Issue 33: two tenants with the same paths; a tenant never reads, marks, purges or passes
+  // another tenant's rows or pages (every request an actor sends, every body a viewer gets).
+  it('two tenants with the same paths hold every invariant, their rows and pages apart', async () => {
+    await fc.assert(
+      fc.asyncProperty(tenantPlans, async (plan) => {
+        await runPlan(context, plan);
+      }),
+      { numRuns: 2, seed: 1, endOnFailure: true },
+    );
+  }, 600_000);
+
+  // Seed 1 finds it at run 1: the tenant race's revalidation records its variant tag's time
+  // on the other tenant's row.
+  it('negative control: a revalidation that records its tag times under the other tenant crosses tenants', async () => {
+    expect(await firstViolation('tenant-crossed-tag-times', 1, 10, tenantPlans)).toMatch(
+      /acting for tenant t[ab], sent .* \(t[ab]'s\)/,
+    );
+  }, 600_000);
+
+  // Seed 1 finds it at run 1: the second tenant's page, marked for pass, is passed to an
+  // upstream told it is the first tenant's, and its viewer gets the first tenant's answer.
+  it('negative control: a pass that names the other tenant gives a viewer another tenant’s page', async () => {
+    expect(await firstViolation('pass-crossed-tenant', 1, 10, tenantPlans)).toMatch(
+      /a viewer of tenant t[ab], got "pass .* \[t=t[ab]\]"/,
     );
   }, 600_000);
 

@@ -19,6 +19,7 @@ import {
   type SweeperMutation,
   type SweepPlan,
 } from './sweeper.js';
+import { inTenants, tenantBits, tenantRace } from './tenant-plans.js';
 import { writerArbitraries, type HoldPlan, type RevalidationPlan } from './writers.js';
 import { CrashPoint, LEASE_SECONDS, type ActorFaults } from './world.js';
 
@@ -80,6 +81,11 @@ export interface Plan {
   readonly conflicts?: boolean | undefined;
   /** The run's first renders answer `private`: the key is marked for pass (hit-for-pass). */
   readonly passRenders?: number | undefined;
+  /**
+   * Multi-tenant mode: two tenants with the same paths (`tenant-plans.ts`); each viewer,
+   * message and revalidation acts for one of them.
+   */
+  readonly tenants?: boolean | undefined;
   readonly schedule: readonly Step[];
 }
 
@@ -174,24 +180,36 @@ const randomWithRetries: fc.Arbitrary<Plan> = fc
   }));
 
 /**
+ * Half of `plans` moved into two tenants with the same paths. The tenant draws come after the
+ * plan's: a plan left single-tenant is the very plan (and run) it was before tenants.
+ */
+const maybeInTenants = (plans: fc.Arbitrary<Plan>): fc.Arbitrary<Plan> =>
+  fc
+    .tuple(plans, fc.boolean(), tenantBits)
+    .map(([plan, tenants, bits]) => (tenants ? inTenants(plan, bits) : plan));
+
+/** Multi-tenant plans alone (`--plans=tenants`): random ones, and the tenant race. */
+export const tenantPlans: fc.Arbitrary<Plan> = fc.oneof(
+  fc.tuple(randomWithRetries, tenantBits).map(([plan, bits]) => inTenants(plan, bits)),
+  tenantRace,
+);
+
+/**
  * Half the plans are random (RSC variants, failed in-progress reads and crashed revalidations
  * among them, and transaction conflicts in half); a quarter are targeted races around one page (`plans.ts`), which random
  * schedules make too rarely for their guards' negative controls to be caught; a quarter are
  * issue 33's races: a variant's first render across a path revalidation, a revalidation
  * crashed and retried, viewers whose read of the in-progress rows fails, a variant marked for
- * pass across a path revalidation, background marking under transaction conflicts.
+ * pass across a path revalidation, background marking under transaction conflicts. Half the
+ * random plans and half of issue 33's races run with two tenants (`maybeInTenants`).
  */
 export const planArbitrary: fc.Arbitrary<Plan> = fc.oneof(
-  { weight: 2, arbitrary: randomWithRetries },
+  { weight: 2, arbitrary: maybeInTenants(randomWithRetries) },
   { weight: 1, arbitrary: targetedPlanArbitrary },
   {
     weight: 1,
-    arbitrary: fc.oneof(
-      variantRace,
-      passRace,
-      retriedRevalidation,
-      failedInProgressReads,
-      conflictingRace,
+    arbitrary: maybeInTenants(
+      fc.oneof(variantRace, passRace, retriedRevalidation, failedInProgressReads, conflictingRace),
     ),
   },
 );
@@ -215,4 +233,6 @@ export type Mutation =
   | 'origin-ignores-in-progress'
   | 'no-variant-tag-time'
   | 'variants-keep-pass'
+  | 'tenant-crossed-tag-times'
+  | 'pass-crossed-tenant'
   | SweeperMutation;

@@ -13,7 +13,7 @@ import type { Actors, RunScope } from './actors.js';
 import { InvariantViolation } from './context.js';
 import { progressRowsOf, type FanOutDeliveries } from './fan-out.js';
 import type { Messages } from './messages.js';
-import { checkLiveBody, type Observer } from './observer.js';
+import { checkLiveBody, passMarksOf, type Observer } from './observer.js';
 import { MAX_REMAINING_MS, MAX_SKEW_SECONDS } from './plan.js';
 import type { FakeSqs } from './queue.js';
 import { FAN_OUT_STALLED_SECONDS, fanOutSweepDeps } from './sweeper.js';
@@ -78,6 +78,19 @@ async function finishFanOuts(ctx: QuietContext, next: QuietNames): Promise<void>
   }
 }
 
+/**
+ * Multi-tenant runs pass a key marked for pass to the upstream until its mark ends (single-tenant
+ * ones have no upstream and render it): a key with a mark and no META waits the mark out.
+ */
+async function waitOutPasses(ctx: QuietContext, metas: readonly unknown[]): Promise<void> {
+  const { world, context } = ctx.scope;
+  if (ctx.scope.tenantWatch === undefined) return;
+  const marks = await passMarksOf(ctx.observer, ctx.keys);
+  if (ctx.keys.some((key, index) => metas[index] === undefined && marks.get(key.pk) === true)) {
+    world.trueTime += context.workerConfig.hitForPassSeconds + 2 * MAX_SKEW_SECONDS + 1;
+  }
+}
+
 /** Unfinished intents delivered again, and every page asked for, until all are fresh. */
 async function redeliverUntilFresh(ctx: QuietContext, next: QuietNames): Promise<void> {
   const { world } = ctx.scope;
@@ -108,6 +121,7 @@ async function redeliverUntilFresh(ctx: QuietContext, next: QuietNames): Promise
       (meta) => meta !== undefined && needsNoRegeneration(meta, world.trueTime),
     );
     if (allFresh && messages.messages.every((message) => messages.done(message.id))) return;
+    await waitOutPasses(ctx, metas);
     if (round >= 40) {
       throw new InvariantViolation(
         `not settled after the faults stopped: ${JSON.stringify({ metas, reports: [...messages.reports] })}`,

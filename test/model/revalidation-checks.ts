@@ -12,6 +12,7 @@ import {
   InProgressVerdict,
   type InProgressState,
 } from '../../lambda/core/page/in-progress.js';
+import { tenantOfPk } from './tenants.js';
 import type { ModelEvent } from './world.js';
 
 type Revalidated = Extract<ModelEvent, { kind: 'revalidated' }>;
@@ -39,10 +40,11 @@ function tagsOf(log: readonly ModelEvent[], content: string): string[] {
   return render?.kind === 'render' ? render.tags : [];
 }
 
+/** A tag revalidation covers its own tenant's pages only: tenants share tag names, not pages. */
 const covers = (revalidation: Revalidated, pk: string, tags: readonly string[]): boolean =>
   revalidation.tags.length === 0
     ? revalidation.pks.includes(pk)
-    : revalidation.tags.some((tag) => tags.includes(tag));
+    : revalidation.tenant === tenantOfPk(pk) && revalidation.tags.some((tag) => tags.includes(tag));
 
 /** An operator restored the page between two points of the log (a rollback is the exception). */
 const restoredBetween = (log: readonly ModelEvent[], from: number, to: number, pk: string) =>
@@ -120,7 +122,8 @@ function answersHit(
 export function checkRows(
   log: readonly ModelEvent[],
   metas: ReadonlyMap<string, CacheMeta | undefined>,
-  shards: readonly InProgressState[],
+  /** The in-progress rows of each shard, of `pk`'s tenant. */
+  shardsOf: (pk: string) => readonly InProgressState[],
   at: { readonly nowSeconds: number; readonly marginSeconds: number },
 ): string | undefined {
   for (const [index, event] of log.entries()) {
@@ -131,7 +134,7 @@ export function checkRows(
       if (rendered < 0 || rendered >= event.from) continue;
       if (restoredBetween(log, event.from, log.length, pk)) continue;
       if (event.mode === 'stale' && isHeld(meta, at.nowSeconds)) continue;
-      const shard = shards.findIndex((state) =>
+      const shard = shardsOf(pk).findIndex((state) =>
         answersHit(meta, state, at.nowSeconds, at.marginSeconds),
       );
       if (shard < 0) continue;

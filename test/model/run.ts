@@ -11,7 +11,7 @@ import { normaliseCacheKey } from '../../lambda/core/page/cache-key.js';
 import type { RegenerationIntent } from '../../lambda/core/page/intent.js';
 import type { CacheKey } from '../../lambda/core/page/model.js';
 import { wireActors, type RunScope } from './actors.js';
-import { InvariantViolation, START, type ModelContext } from './context.js';
+import { InvariantViolation, START, tenantContext, type ModelContext } from './context.js';
 import { checkFanOutsDone, FanOutDeliveries } from './fan-out.js';
 import { Interleaver } from './interleaver.js';
 import { checkLog, logDigest, normalisedLog } from './log-checks.js';
@@ -31,6 +31,7 @@ import { checkRevalidations, runSchedule } from './schedule.js';
 import { runKeys, seed } from './setup.js';
 import { settleQuietly } from './quiet.js';
 import { checkPurges, clearRunRows, FakeCdn, startSweepers } from './sweeper.js';
+import { checkServedTenants, TenantWatch, tenantsOf } from './tenants.js';
 import { startViewers, VARIANT_HEADERS } from './viewers.js';
 import { checkTagIndex, startWriters } from './writers.js';
 import { World } from './world.js';
@@ -39,6 +40,7 @@ export { InvariantViolation, modelContext, type ModelContext } from './context.j
 export { checkLog, logDigest, normalisedLog } from './log-checks.js';
 export {
   planArbitrary,
+  tenantPlans,
   type DeliveryPlan,
   type MessagePlan,
   type Mutation,
@@ -49,15 +51,18 @@ export {
 } from './plan.js';
 
 export async function runPlan(
-  context: ModelContext,
+  singleTenant: ModelContext,
   plan: Plan,
   mutation: Mutation = 'none',
 ): Promise<{ readonly digest: string; readonly log: string }> {
-  const { runId, keys } = runKeys(plan.keys, context);
+  // Multi-tenant plans: two tenants with the same paths, each actor for one of them.
+  const context = plan.tenants === true ? tenantContext(singleTenant) : singleTenant;
+  const tenants = tenantsOf(context);
+  const { runId, keys } = runKeys(plan.keys, context, tenants);
   // The RSC variants of the pages, when a viewer asks for one: pages the checks look at too.
   const variantOf = (key: CacheKey) =>
     normaliseCacheKey(
-      { rawPath: key.path, variantHeaders: VARIANT_HEADERS },
+      { tenant: key.tenant, rawPath: key.path, variantHeaders: VARIANT_HEADERS },
       context.originConfig.keyPolicy,
     );
   const variants = plan.origins.some((origin) => origin.variant === true);
@@ -69,10 +74,23 @@ export async function runPlan(
   world.holdTransactions = plan.conflicts === true;
   world.passRenders = plan.passRenders ?? 0;
   const observer = observerFor(context);
-  const scope: RunScope = { context, world, interleaver, mutation, destroyers: [observer.destroy] };
+  const tenantWatch = plan.tenants === true ? new TenantWatch() : undefined;
+  const destroyers = [observer.destroy];
+  const scope: RunScope = { context, world, interleaver, mutation, tenantWatch, destroyers };
+  // A viewer acts for its key's tenant, a revalidation (and its retry) for its plan's.
+  plan.origins.forEach((origin, index) => {
+    const tenant = keys[origin.key % keys.length].tenant;
+    if (tenant !== undefined) tenantWatch?.expect(`o${index}`, tenant);
+  });
+  plan.revalidations.forEach((revalidation, index) => {
+    const tenant = tenants[revalidation.tenant ?? 0];
+    if (tenant === undefined) return;
+    tenantWatch?.expect(`v${index}`, tenant);
+    tenantWatch?.expect(`v${index}r`, tenant);
+  });
   try {
     const shards = context.originConfig.revalidationShards;
-    await clearRunRows(observer.dynamodb, observer.tableName, shards);
+    await clearRunRows(observer.dynamodb, observer.tableName, shards, tenants);
     const cdn = new FakeCdn(plan.cdn, world.log, interleaver);
     const seeded = await seed(world, interleaver, context, keys[0]);
     const queued: RegenerationIntent[] = [];
@@ -113,6 +131,7 @@ export async function runPlan(
         world,
         interleaver,
         keys,
+        tenants,
         pagesOf,
         tableName,
         bucket,
@@ -177,6 +196,7 @@ export async function runPlan(
       found,
       shards,
       tagPrefix: world.tagPrefix,
+      tenants,
     });
     if (finished !== undefined) throw new InvariantViolation(finished);
     if (deliveries.problems.length > 0) throw new InvariantViolation(deliveries.problems[0]);
@@ -199,6 +219,9 @@ export async function runPlan(
     });
     const publishes = world.log.filter((event) => event.kind === 'publish');
     await checkLiveBody(world.log, publishes, observer);
+    // A tenant never reads, marks, purges or passes another tenant's rows or pages.
+    const crossed = tenantWatch?.problems[0] ?? (tenantWatch && checkServedTenants(world.log));
+    if (crossed !== undefined) throw new InvariantViolation(crossed);
     return { digest: logDigest(world.log), log: normalisedLog(world.log) };
   } catch (error) {
     // ISR_MODEL_DUMP=1: the failing run's event log, to read what led to the violation.

@@ -14,6 +14,7 @@ import type { InProgressState } from '../../lambda/core/page/in-progress.js';
 import type { Step } from './plan.js';
 import { checkRows } from './revalidation-checks.js';
 import { checkRetired } from './sweeper.js';
+import { tenantOfPk, tenantsOf } from './tenants.js';
 import { checkTagIndex } from './writers.js';
 import { WRITES } from './world.js';
 
@@ -42,7 +43,8 @@ export interface ScheduleContext {
 /** The rows `checkRevalidations` last read: still what the table holds until the next write. */
 interface RowsRead {
   metas: Awaited<ReturnType<typeof metasOf>>;
-  states: InProgressState[];
+  /** Each tenant's shards (`undefined`: single-tenant). */
+  states: Map<string | undefined, InProgressState[]>;
 }
 
 /**
@@ -58,13 +60,18 @@ export async function checkRevalidations(
   const shards = context.originConfig.revalidationShards;
   let rows = reuse?.fresh === false ? reuse.rows : undefined;
   if (rows === undefined) {
-    const states = await Promise.all(
-      Array.from({ length: shards }, (_, shard) => ctx.observer.inProgress.read(undefined, shard)),
-    );
+    const states = new Map<string | undefined, InProgressState[]>();
+    for (const tenant of tenantsOf(context)) {
+      const reads = Array.from({ length: shards }, (_, shard) =>
+        ctx.observer.inProgress.read(tenant, shard),
+      );
+      states.set(tenant, await Promise.all(reads));
+    }
     rows = { metas: await metasOf(ctx.observer, ctx.keys), states };
     if (reuse !== undefined) reuse.rows = rows;
   }
-  const violation = checkRows(world.log, rows.metas, rows.states, {
+  const { states } = rows;
+  const violation = checkRows(world.log, rows.metas, (pk) => states.get(tenantOfPk(pk)) ?? [], {
     nowSeconds: world.trueTime,
     marginSeconds: context.originConfig.clockSkewMarginSeconds,
   });

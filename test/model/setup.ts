@@ -6,18 +6,29 @@ import type { CacheKey } from '../../lambda/core/page/model.js';
 import { versionSortKey } from '../../lambda/core/page/rows.js';
 import type { ModelContext } from './context.js';
 import type { Interleaver } from './interleaver.js';
+import { stampOf } from './tenants.js';
 import { LEASE_SECONDS, uniqueRunId, type World } from './world.js';
 
 /**
  * The run's id and keys. Keys are named after the id (runs share one table), but their hashes
  * decide where they sort in a tag's index (the order a fan-out marks them): an id is drawn until
- * key n sorts n-th, so a plan replays the same way whatever the id.
+ * key n sorts n-th, so a plan replays the same way whatever the id. Multi-tenant: the same
+ * paths for each tenant, the first tenant's keys first.
  */
-export function runKeys(count: number, context: ModelContext): { runId: string; keys: CacheKey[] } {
+export function runKeys(
+  count: number,
+  context: ModelContext,
+  tenants: readonly (string | undefined)[] = [undefined],
+): { runId: string; keys: CacheKey[] } {
   for (;;) {
     const runId = uniqueRunId();
-    const keys = Array.from({ length: count }, (_, index) =>
-      normaliseCacheKey({ rawPath: `/model-${runId}-k${index}` }, context.workerConfig.keyPolicy),
+    const keys = tenants.flatMap((tenant) =>
+      Array.from({ length: count }, (_, index) =>
+        normaliseCacheKey(
+          { tenant, rawPath: `/model-${runId}-k${index}` },
+          context.workerConfig.keyPolicy,
+        ),
+      ),
     );
     if (keys.every((key, index) => index === 0 || keys[index - 1].pk < key.pk)) {
       return { runId, keys };
@@ -54,8 +65,8 @@ export async function seed(
         durationSeconds: LEASE_SECONDS,
       });
       const stored = await bodies.putBody({
-        s3Key: `pages/_/${key.hash}/seed${index}`,
-        body: new TextEncoder().encode(`seed page ${index}`),
+        s3Key: `pages/${key.tenant ?? '_'}/${key.hash}/seed${index}`,
+        body: new TextEncoder().encode(`seed page ${index}${stampOf(key.tenant)}`),
         contentType: 'text/html',
       });
       const currentSk = versionSortKey(generatedAt, lease.token);

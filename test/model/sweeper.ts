@@ -308,11 +308,18 @@ function references(real: BodyReferences, mutation: string): BodyReferences {
  * Forgets the rows of earlier runs that a sweeper or an origin reads whole (pending purges,
  * fan-out progress, in-progress entries): runs share one table, each sees only its own.
  */
-export async function clearRunRows(client: DynamoDBClient, tableName: string, shards: number) {
+export async function clearRunRows(
+  client: DynamoDBClient,
+  tableName: string,
+  shards: number,
+  tenants: readonly (string | undefined)[] = [undefined],
+) {
   const partitions = [
     PENDING_PURGES_PK,
     FAN_OUT_PK,
-    ...Array.from({ length: shards }, (_, shard) => inProgressPartition(undefined, shard)),
+    ...tenants.flatMap((tenant) =>
+      Array.from({ length: shards }, (_, shard) => inProgressPartition(tenant, shard)),
+    ),
   ];
   for (const pk of partitions) {
     const { Items } = await client.send(

@@ -48,7 +48,7 @@ export const getOf = (key: CacheKey, variant = false) => ({
   method: 'GET',
   rawPath: key.path,
   rawQueryString: '',
-  tenant: undefined,
+  tenant: key.tenant,
   ifNoneMatch: undefined,
   ...(variant ? { variantHeaders: VARIANT_HEADERS } : {}),
 });

@@ -22,6 +22,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.
 import { TransactionConflicts } from '../helpers/dynamodb-conflicts.js';
 import { seededRandom } from '../helpers/random.js';
 import type { Interleaver } from './interleaver.js';
+import { pkOfBody, stampOf } from './tenants.js';
 
 /** Where a crash can strike: right after this call has taken effect. */
 export const CrashPoint = {
@@ -118,6 +119,8 @@ export type ModelEvent =
   | { kind: 'crash'; actor: string; after: string }
   /** A key marked as pass (hit-for-pass, `META#PASS`): its render was not to be stored. */
   | { kind: 'pass'; actor: string; pk: string }
+  /** A viewer's request passed to the upstream, and the tenant the pass named (multi-tenant). */
+  | { kind: 'passed'; actor: string; path: string; tenant: string }
   /** A fan-out step's delivery ended: what the worker reported (or `dropped`, never delivered). */
   | { kind: 'step'; actor: string; body: string; outcome: string }
   /** An operator's hold: `hold_until` alone, under its seized lease. */
@@ -137,6 +140,8 @@ export type ModelEvent =
       pks: string[];
       tags: string[];
       mode: 'stale' | 'expire';
+      /** Multi-tenant runs: the tenant it was for (only its pages are covered). */
+      tenant?: string;
       /** The CDN purge it asked for (CloudFront's CallerReference). */
       purgeId: string | undefined;
     }
@@ -299,7 +304,7 @@ export class World {
     return new ModuleRenderer((request) => {
       calls += 1;
       this.renders += 1;
-      const content = `page ${request.cacheKey.key} by ${actor} #${calls}`;
+      const content = `page ${request.cacheKey.key} by ${actor} #${calls}${stampOf(request.cacheKey.tenant)}`;
       // Tags change between generations: `all` always, then `p0` or `p1` by turns.
       const tags = [`${this.tagPrefix}all`, `${this.tagPrefix}p${this.renders % 2}`];
       this.log.push({
@@ -479,7 +484,7 @@ export class World {
         this.log.push({
           kind: 'body',
           actor,
-          pk: `CACHE#${key.split('/')[2] ?? ''}`,
+          pk: pkOfBody(key),
           s3Key: key,
           content: new TextDecoder().decode(put.Body as Uint8Array),
           at: this.trueTime,
@@ -488,7 +493,7 @@ export class World {
       }
       case 's3:DeleteObjectCommand': {
         const key = (input as { Key?: string }).Key ?? '';
-        const pk = `CACHE#${key.split('/')[2] ?? ''}`;
+        const pk = pkOfBody(key);
         this.log.push({ kind: 'retire', actor, pk, s3Key: key, at: this.trueTime });
         return undefined;
       }
