@@ -72,14 +72,22 @@ export async function createOriginHarness(options: OriginHarnessOptions) {
 
   const invoke = async (
     target: string,
-    init: { method?: string; headers?: Record<string, string>; handler?: StreamingOrigin } = {},
+    init: {
+      method?: string;
+      headers?: Record<string, string>;
+      handler?: StreamingOrigin;
+      /** The handler may throw (a 502 at the function URL); otherwise a throw fails the test. */
+      crashes?: 'expected';
+    } = {},
   ): Promise<Reply> => {
     const event = functionUrlEvent({
       method: init.method ?? 'GET',
       target,
       headers: init.headers ?? {},
     });
-    const answer = await invokeCollected(init.handler ?? handler, event, lambdaContext(30_000));
+    const answer = await invokeCollected(init.handler ?? handler, event, lambdaContext(30_000), {
+      ...(init.crashes === undefined ? {} : { crashes: init.crashes }),
+    });
     return {
       status: answer.statusCode,
       headers: answer.headers,

@@ -50,18 +50,41 @@ export const collecting =
   (event: LambdaFunctionURLEvent, context: Context): Promise<CollectedAnswer> =>
     invokeCollected(origin, event, context);
 
-/** Invokes the origin as the runtime does and reads the function URL's answer to its end. */
+/**
+ * Invokes the origin as the runtime does and reads the function URL's answer to its end. A
+ * handler that throws is a 502 at a real function URL, which a status check could not tell from
+ * the origin's own 502: here it fails the test with its error, unless the test expects the crash
+ * (`crashes: 'expected'`, e.g. a pass that breaks off mid-body).
+ */
 export async function invokeCollected(
   origin: StreamingOrigin,
   event: LambdaFunctionURLEvent,
   context: Context,
+  options: { readonly crashes?: 'expected' } = {},
 ): Promise<CollectedAnswer> {
-  const answer = await invokeStreaming(origin.streaming, event, context);
+  let crash: { readonly error: unknown } | undefined;
+  let settled: Promise<unknown> = Promise.resolve();
+  const watched = marked((...args) => {
+    settled = origin.streaming(...args).catch((error: unknown): never => {
+      crash = { error };
+      throw error;
+    });
+    return settled;
+  });
+  const answer = await invokeStreaming(watched, event, context);
+  const body = await bytesOf(answer.body).catch((error: unknown) => {
+    if (options.crashes !== 'expected') throw error;
+    return Buffer.alloc(0);
+  });
+  await settled.catch(() => undefined);
+  if (crash !== undefined && options.crashes !== 'expected') {
+    throw new Error('the origin handler threw (a 502 at the function URL)', { cause: crash.error });
+  }
   return {
     statusCode: answer.status,
     headers: { ...answer.headers },
     cookies: answer.cookies,
-    body: await bytesOf(answer.body),
+    body,
   };
 }
 

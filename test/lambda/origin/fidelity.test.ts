@@ -73,6 +73,8 @@ describe('pages reach the viewer as the upstream meant them', () => {
     expect(hit.cache).toBe('HIT');
     for (const reply of [miss, hit]) {
       expect(reply.headers['set-cookie']).toBeUndefined();
+      // A streamed answer's cookies travel in the prelude's own list, apart from its headers.
+      expect(reply.cookies).toEqual([]);
       expect(JSON.stringify(reply.headers)).not.toContain('viewer-1-secret');
     }
     const meta = await h.cacheTable.getMeta(h.keyFor('/cookie-page').pk, { consistent: true });

@@ -7,6 +7,8 @@
  * using Lambda function URLs", https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html).
  * Each check passes on the origin as built and fails, through the same harness, on a copy with
  * one streaming defect: headers written after the first chunk, a Set-Cookie lost from the prelude.
+ * A handler that throws is a 502 at the function URL, which a test's status check could take for
+ * the origin's own 502: the harness fails the test with the error instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { StreamingOrigin } from '../../../local/cloudfront/origins.js';
@@ -60,6 +62,11 @@ const preludeAfterFirstChunk = (origin: StreamingOrigin): StreamingOrigin => ({
 const cookiesLost = (origin: StreamingOrigin): StreamingOrigin =>
   rewritten(origin, (answer) => ({ ...answer, cookies: [] }));
 
+/** Defect: the handler throws before its prelude. */
+const crashing: StreamingOrigin = {
+  streaming: marked(() => Promise.reject(new Error('boom in the handler'))),
+};
+
 /** What a test of a stored page asserts: its status, type, cache decision and bytes. */
 async function expectPageArrives(path: string, handler?: StreamingOrigin): Promise<void> {
   const reply = await h.invoke(path, { handler });
@@ -92,5 +99,20 @@ describe('the harness reads the origin as its function URL streams it', () => {
 
   it('negative control: a cookie lost from the prelude fails the same check', async () => {
     await expect(expectCookiesArrive(cookiesLost(h.handler))).rejects.toThrow(/sid=1/);
+  });
+
+  it('a handler that throws fails the test with its error, not as a 502 to assert on', async () => {
+    const thrown = await h.invoke('/crash', { handler: crashing }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as Error).message).toMatch(/origin handler threw/);
+    expect(((thrown as Error).cause as Error).message).toBe('boom in the handler');
+    // Where a test expects the crash, it sees what the function URL answers.
+    const reply = await h.invoke('/crash', { handler: crashing, crashes: 'expected' });
+    expect(reply.status).toBe(502);
+    // Negative control: the origin as built does not throw on the same request.
+    await expectPageArrives('/crash');
   });
 });
