@@ -19,8 +19,9 @@ export default async function buildSetup() {
 /**
  * The rest of what `npm pack` ships (cli, next, esm), before any worker starts: suites in two
  * workers pack at once, and two builds of a stale target would replace each other's `dist/`
- * folder under the tarball. A failed build is left to the pack, whose suite reports it.
+ * folder under the tarball. A failed build fails the run here, with its own error, rather than
+ * later as two packs racing to rebuild it.
  */
 export async function buildPackedTargets() {
-  await buildTargets(['cli', 'next', 'esm']).catch(() => undefined);
+  await buildTargets(['cli', 'next', 'esm']);
 }

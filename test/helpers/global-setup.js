@@ -17,10 +17,17 @@ export default async function globalSetup() {
   const { startLocalBackends } = await tsImport('../../local/backends/index.ts', import.meta.url);
   const directory = mkdtempSync(join(tmpdir(), 'isr-test-'));
   // The packed targets build while the backends start (mostly waiting on the JVM).
-  const [backends] = await Promise.all([
+  const [started, packed] = await Promise.allSettled([
     startLocalBackends({ s3Directory: join(directory, 's3') }),
     buildPackedTargets(),
   ]);
+  if (started.status === 'rejected') throw started.reason;
+  const backends = started.value;
+  if (packed.status === 'rejected') {
+    // The build's own error fails the run, with no backend left running behind it.
+    await backends.stop();
+    throw packed.reason;
+  }
   process.env.ISR_TEST_DYNAMODB_ENDPOINT = backends.endpoints.dynamodb;
   process.env.ISR_TEST_S3_ENDPOINT = backends.endpoints.s3;
   process.env.ISR_TEST_SQS_ENDPOINT = backends.endpoints.sqs;

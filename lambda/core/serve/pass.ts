@@ -19,7 +19,10 @@ import {
   type PageResponse,
 } from './responses.js';
 
-/** The largest answer a buffered function URL returns (6 MB), less base64's growth. */
+/**
+ * The largest pass answer read whole (`streamPasses` off: HEAD requests and the core's own
+ * tests): a buffered function URL's 6 MB, less base64's growth. The deployed origin streams.
+ */
 export const MAX_PASS_ANSWER_BYTES = 4_400_000;
 
 export interface PassDeps {
@@ -39,7 +42,8 @@ export interface PassDeps {
   /**
    * The answer streams to the viewer as the upstream sends it (`PageResponse.stream`), its
    * headers decided from the upstream's first: the origin behind a RESPONSE_STREAM function URL.
-   * @default false: read whole within what a buffered function URL returns
+   * @default false: read whole within what a buffered function URL returns (the deployed
+   * origin, `createStreamingOriginHandler`, sets it)
    */
   readonly streamPasses?: boolean | undefined;
   readonly clock: Clock;

@@ -59,7 +59,11 @@ function headersOf(item: Item): GonePage['headers'] {
  * Put META#GONE, Delete LOCK on this caller's live, unmarked lease: one TransactWriteItems of
  * two items (4 WCU while the row is under 1 KB). No body object is written.
  */
-export const writeGonePage = (client: DynamoDBClient, tableName: string, input: StoreGoneInput) =>
+export const writeGonePage = async (
+  client: DynamoDBClient,
+  tableName: string,
+  input: StoreGoneInput,
+): Promise<void> =>
   putInPlaceOfPublish(client, tableName, input, {
     what: 'row',
     pk: input.gone.pk,

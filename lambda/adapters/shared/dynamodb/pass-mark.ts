@@ -61,7 +61,7 @@ export async function readPageRows(
  * Put META#PASS, Delete META, Delete LOCK on this caller's live, unmarked lease: one
  * TransactWriteItems (6 WCU), once per key per `hitForPassSeconds`. No body is written.
  */
-export function writePassMark(
+export async function writePassMark(
   client: DynamoDBClient,
   tableName: string,
   input: MarkPassInput,
