@@ -91,7 +91,7 @@ export async function runPlan(
   try {
     const shards = context.originConfig.revalidationShards;
     await clearRunRows(observer.dynamodb, observer.tableName, shards, tenants);
-    const cdn = new FakeCdn(plan.cdn, world.log, interleaver);
+    const cdn = new FakeCdn(plan.cdn, world.log, interleaver, tenantWatch);
     const seeded = await seed(world, interleaver, context, keys[0]);
     const queued: RegenerationIntent[] = [];
     const sqs = new FakeSqs(world, interleaver, queued);
