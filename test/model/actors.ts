@@ -154,6 +154,9 @@ export function wireActors(
   };
   /** A fan-out step's delivery: the worker as wired, with the model's queue and batch size. */
   const fanOutWorker = (actor: string, faults: ActorFaults, step: FanOutMessage) => {
+    // A step acts for its revalidation's tenant (its effect id: `rv_<revalidation>-<run id>`).
+    const revalidation = /^rv_(v\d+)-/.exec(step.effectId)?.[1];
+    if (revalidation !== undefined) scope.tenantWatch?.expectAs(actor, revalidation);
     const deps = worker(actor, faults, 60_000, `fan-out:${actor}`);
     if (deps.fanOut === undefined) throw new Error('the worker is wired without fan-out steps');
     const queue = run.sqs.queueFor(actor, faults);

@@ -4,11 +4,12 @@
  * plans; and, once the faults stop, delivered again until every one is done.
  */
 import type { CacheKey } from '../../lambda/core/page/model.js';
-import { encodeIntent } from '../../lambda/core/page/intent.js';
+import { encodeIntent, parseIntent } from '../../lambda/core/page/intent.js';
 import { processMessage } from '../../lambda/core/worker/process-message.js';
 import type { MessageReport } from '../../lambda/core/worker/deps.js';
 import type { Actors, RunScope } from './actors.js';
 import type { MessagePlan } from './plan.js';
+import { otherTenant } from './tenants.js';
 
 export interface QueuedMessage {
   readonly id: string;
@@ -34,11 +35,14 @@ export function startMessages(
   const messages: QueuedMessage[] = run.plans.map((message, index) => {
     const key = keys[message.key % keys.length];
     const observed = key === keys[0] && !message.forced ? { observedGeneratedAt: run.seeded } : {};
+    // Negative control: the message names the other tenant (its worker acts for the key's).
+    const crossed = scope.mutation === 'worker-crossed-tenant' && key.tenant !== undefined;
+    const tenant = crossed ? otherTenant(key.tenant) : key.tenant;
     return {
       id: `m${index}-${run.runId}`,
       body: encodeIntent({
         v: 1,
-        ...(key.tenant === undefined ? {} : { tenant: key.tenant }),
+        ...(tenant === undefined ? {} : { tenant }),
         path: key.path,
         query: '',
         deployId: scope.context.workerConfig.deployId,
@@ -54,6 +58,7 @@ export function startMessages(
     const { id, body } = messages[m];
     message.deliveries.forEach((delivery, d) => {
       const actor = `w${m}.${d}`;
+      scope.tenantWatch?.expect(actor, keys[message.key % keys.length].tenant);
       const deps = actors.worker(actor, delivery, delivery.remainingMs, id);
       void scope.interleaver
         .start(actor, () =>
@@ -65,6 +70,7 @@ export function startMessages(
   const done = (id: string) => (reports.get(id) ?? []).some((report) => report.action !== 'retry');
   /** One more delivery of `message` by `actor`, outside the schedule (no faults). */
   const redeliver = async (actor: string, message: QueuedMessage, receiveCount?: number) => {
+    scope.tenantWatch?.expect(actor, parseIntent(message.body).tenant);
     const deps = actors.worker(actor, { skew: 0 }, 60_000, message.id);
     const report = await processMessage(deps, {
       messageId: message.id,

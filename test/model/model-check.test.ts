@@ -257,6 +257,21 @@ describe('model check', () => {
     );
   }, 600_000);
 
+  // Seed 1 finds it at run 1: the tenant race's revalidation purges the other tenant's tags
+  // (its CloudFront invalidation, or its pending-purge row when throttled).
+  it('negative control: a revalidation that purges the other tenant’s tags crosses tenants', async () => {
+    expect(await firstViolation('tenant-crossed-purge', 1, 10, tenantPlans)).toMatch(
+      /v\d+r?, acting for tenant t[ab], sent #?t[ab]\/\S+ \(t[ab]'s\)/,
+    );
+  }, 600_000);
+
+  // Seed 1 finds it at run 1: a worker handles its message's page as the other tenant's.
+  it('negative control: a worker that renders its message for the other tenant crosses tenants', async () => {
+    expect(await firstViolation('worker-crossed-tenant', 1, 10, tenantPlans)).toMatch(
+      /w\d+\.\d+, acting for tenant t[ab], sent .* \(t[ab]'s\)/,
+    );
+  }, 600_000);
+
   it('negative control: without the sweeper’s resend, a fan-out whose step was lost never finishes', async () => {
     expect(await firstViolation('no-stall-resend', 1, 10, backgroundRace)).toMatch(
       /a fan-out never finished/,

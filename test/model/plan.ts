@@ -235,4 +235,6 @@ export type Mutation =
   | 'variants-keep-pass'
   | 'tenant-crossed-tag-times'
   | 'pass-crossed-tenant'
+  | 'tenant-crossed-purge'
+  | 'worker-crossed-tenant'
   | SweeperMutation;

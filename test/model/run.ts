@@ -88,10 +88,13 @@ export async function runPlan(
     tenantWatch?.expect(`v${index}`, tenant);
     tenantWatch?.expect(`v${index}r`, tenant);
   });
+  // A hold and a rollback act on the first key's page, for its tenant.
+  plan.holds.forEach((_, index) => tenantWatch?.expect(`h${index}`, keys[0].tenant));
+  plan.rollbacks.forEach((_, index) => tenantWatch?.expect(`r${index}`, keys[0].tenant));
   try {
     const shards = context.originConfig.revalidationShards;
     await clearRunRows(observer.dynamodb, observer.tableName, shards, tenants);
-    const cdn = new FakeCdn(plan.cdn, world.log, interleaver);
+    const cdn = new FakeCdn(plan.cdn, world.log, interleaver, tenantWatch);
     const seeded = await seed(world, interleaver, context, keys[0]);
     const queued: RegenerationIntent[] = [];
     const sqs = new FakeSqs(world, interleaver, queued);

@@ -41,6 +41,7 @@ import type { AwsClients } from '../../lambda/shared/aws-clients.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/backends/local-aws.js';
 import type { Interleaver } from './interleaver.js';
 import type { FakeSqs } from './queue.js';
+import type { TenantWatch } from './tenants.js';
 import { LEASE_SECONDS, type ModelEvent } from './world.js';
 
 export interface SweepPlan {
@@ -87,6 +88,8 @@ export class FakeCdn {
     outcomes: readonly CdnOutcome[],
     readonly log: ModelEvent[],
     readonly interleaver: Interleaver,
+    /** Multi-tenant runs: every actor's invalidations are checked for other tenants' tags. */
+    readonly tenantWatch?: TenantWatch,
   ) {
     this.#outcomes = [...outcomes];
   }
@@ -112,6 +115,7 @@ export class FakeCdn {
       },
       { step: 'initialize', name: 'model-cdn' },
     );
+    this.tenantWatch?.watch(actor, { cloudfront: client });
     return client;
   }
 }
@@ -271,7 +275,8 @@ function runListing(ctx: SweeperContext, clients: AwsClients): BodyListing {
     list: async () => {
       const bodies = [];
       for (const key of ctx.keys) {
-        const prefix = `${BODY_KEY_PREFIX}_/${key.hash}/`;
+        // `bodyKeyOf`: `pages/<tenant or _>/<hash>/` (a tenant's bodies are under its name).
+        const prefix = `${BODY_KEY_PREFIX}${key.tenant ?? '_'}/${key.hash}/`;
         const listing = new S3BodyListing({ client: clients.s3, bucket: ctx.bucket, prefix });
         const page = await listing.list({ cursor: undefined, limit: 1_000 });
         bodies.push(...page.bodies.map((body) => ({ ...body, writtenAt: writtenAt(ctx, body) })));

@@ -1,10 +1,12 @@
 /**
  * Two tenants with the same paths (issue 33): the model's service in multi-tenant mode, and the
  * invariant that a tenant never reads, marks, purges or passes another tenant's rows or pages.
- * Held two ways: on the wire (every DynamoDB and S3 request an actor sends names one tenant's
- * partitions and bodies only), and by what viewers get (every body was made for their tenant:
- * the model's upstream stamps the tenant it rendered or passed for).
+ * Held two ways: on the wire (every DynamoDB, S3 and CloudFront request an actor sends names one
+ * tenant's partitions, bodies and CDN tags only), and by what viewers get (every body was made for their tenant:
+ * the model's upstream stamps the tenant it rendered or passed for). The model has no purge
+ * queue (`ISR_PURGE_QUEUE_URL` unset), so its purges are the CloudFront calls and pending rows.
  */
+import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { CacheKey } from '../../lambda/core/page/model.js';
@@ -40,7 +42,9 @@ export function pkOfBody(s3Key: string): string {
 /**
  * Where a partition key, sort key or body key names a tenant (`_`: the single-tenant rows,
  * nobody's in multi-tenant mode): cache entries, tag rows, in-progress rows, revalidation
- * requests, fan-out progress rows, and bodies (`bodyKeyOf`).
+ * requests, fan-out progress rows, bodies (`bodyKeyOf`), and CDN tags (`cdnTagOf`,
+ * `cdnKeyTagOf`: `<tenant or _>/<tag>`, `#`-prefixed in an invalidation, listed in a pending
+ * purge's row).
  */
 const TENANT_NAMES = [
   /^TENANT#([^#]+)#CACHE#/,
@@ -53,6 +57,7 @@ const TENANT_NAMES = [
   /^pages\/([^/]+)\//,
   // A fan-out's progress row: `<tenant or _>#<effect id>#...` (the model's effect ids: `rv_`).
   new RegExp(`^(${[...TENANTS, '_'].join('|')})#rv_`),
+  new RegExp(`^#?(${[...TENANTS, '_'].join('|')})/`),
 ];
 function tenantNamed(value: string): string | undefined {
   for (const pattern of TENANT_NAMES) {
@@ -75,43 +80,61 @@ function namedIn(input: unknown, found: [string, string][] = []): [string, strin
   return found;
 }
 
+/** The clients of an actor the watch hooks: every request they send is checked as sent. */
+export interface WatchedClients {
+  readonly dynamodb?: DynamoDBClient;
+  readonly s3?: S3Client;
+  readonly cloudfront?: CloudFrontClient;
+}
+
 /**
  * Watches what each actor of a multi-tenant run sends: an actor acts for one tenant (its
- * viewer's or revalidation's, or else the first it names), and any row or body of another
- * tenant (or of none) it names is a violation. The sweeper works for every tenant.
+ * viewer's, message's or revalidation's, or else the first it names), and any row, body or CDN
+ * tag of another tenant (or of none) it names is a violation. The sweeper works for every
+ * tenant, but each single request of its names one.
  */
 export class TenantWatch {
   readonly problems: string[] = [];
   readonly #tenantOf = new Map<string, string>();
 
-  /** `actor` acts for `tenant` alone (a viewer's request, a revalidation). */
-  expect(actor: string, tenant: string): void {
-    this.#tenantOf.set(actor, tenant);
+  /** `actor` acts for `tenant` alone (a viewer's request, a message, a revalidation). */
+  expect(actor: string, tenant: string | undefined): void {
+    if (tenant !== undefined) this.#tenantOf.set(actor, tenant);
+  }
+
+  /** `actor` acts for the tenant `other` acts for (a fan-out step, for its revalidation). */
+  expectAs(actor: string, other: string): void {
+    this.expect(actor, this.#tenantOf.get(other));
   }
 
   /** Checks every request of `actor`'s clients as sent (after any control's rewrite). */
-  watch(actor: string, clients: { dynamodb: DynamoDBClient; s3: S3Client }): void {
-    if (/^s\d+$/.test(actor)) return;
+  watch(actor: string, clients: WatchedClients): void {
+    const sweeper = /^s\d+$/.test(actor);
     const check =
       (next: (args: { input: object }) => Promise<unknown>) =>
       (args: { input: object }): Promise<unknown> => {
+        let own = sweeper ? undefined : this.#tenantOf.get(actor);
         for (const [value, tenant] of namedIn(args.input)) {
-          const own = this.#tenantOf.get(actor) ?? tenant;
-          this.#tenantOf.set(actor, own);
+          own ??= tenant;
+          if (!sweeper) this.#tenantOf.set(actor, own);
           if (tenant !== own || !(TENANTS as readonly string[]).includes(tenant)) {
-            this.problems.push(`${actor}, acting for tenant ${own}, sent ${value} (${tenant}'s)`);
+            const whose = sweeper ? 'in a request for tenant' : 'acting for tenant';
+            this.problems.push(`${actor}, ${whose} ${own}, sent ${value} (${tenant}'s)`);
           }
         }
         return next(args);
       };
     const options = { step: 'build', name: 'model-tenant-watch' } as const;
-    clients.dynamodb.middlewareStack.add(check as never, options);
-    clients.s3.middlewareStack.add(check as never, options);
+    clients.dynamodb?.middlewareStack.add(check as never, options);
+    clients.s3?.middlewareStack.add(check as never, options);
+    // The model's CloudFront answers at `initialize` (`FakeCdn`): the watch goes first.
+    const first = { step: 'initialize', priority: 'high', name: 'model-tenant-watch' } as const;
+    clients.cloudfront?.middlewareStack.add(check as never, first);
   }
 }
 
 /** The other of the two tenants. */
-const otherTenant = (tenant: string | undefined) =>
+export const otherTenant = (tenant: string | undefined) =>
   tenant === TENANTS[0] ? TENANTS[1] : TENANTS[0];
 
 /**
@@ -178,3 +201,13 @@ export function crossedTagTimes(tagIndex: TagRevalidations): TagRevalidations {
     },
   });
 }
+
+/**
+ * Negative control: a revalidation's purge names the other tenant's CDN tags (its own tenant
+ * swapped in each `<tenant>/<tag>`), as a purge keyed without care for tenants would.
+ */
+export const crossedCdnTags = (tags: readonly string[]): string[] =>
+  tags.map((tag) => {
+    const slash = tag.indexOf('/');
+    return `${otherTenant(tag.slice(0, slash))}${tag.slice(slash)}`;
+  });

@@ -38,7 +38,7 @@ import { createRevalidateDeps } from '../../lambda/revalidate/build.js';
 import type { Interleaver } from './interleaver.js';
 import type { FakeSqs } from './queue.js';
 import { purgerFor, type FakeCdn } from './sweeper.js';
-import { crossedTagTimes, keysOfTenant, tenantOfPk } from './tenants.js';
+import { crossedCdnTags, crossedTagTimes, keysOfTenant, tenantOfPk } from './tenants.js';
 import { LEASE_SECONDS, type ActorFaults, type ModelEvent } from './world.js';
 
 export interface RevalidationPlan {
@@ -206,7 +206,9 @@ async function runRevalidation(
   const purger = purgerFor(ctx.cdn, actor, clients.dynamodb, ctx.tableName, clock, ctx.mutation);
   let purgeId: string | undefined;
   const cdn: CdnInvalidator = {
-    invalidateTags: (cdnTags, options) => {
+    invalidateTags: (own, options) => {
+      // Negative control: the purge names the other tenant's tags (caught on the wire).
+      const cdnTags = ctx.mutation === 'tenant-crossed-purge' ? crossedCdnTags(own) : own;
       purgeId = purgeIdOf(purgeTagsOf(cdnTags), { effectIds: [effectId] });
       return purger.invalidateTags(cdnTags, options);
     },
