@@ -7,32 +7,42 @@ import { versionSortKey } from '../../lambda/core/page/rows.js';
 import type { ModelContext } from './context.js';
 import type { Interleaver } from './interleaver.js';
 import { stampOf } from './tenants.js';
+import { VARIANT_HEADERS } from './viewers.js';
 import { LEASE_SECONDS, uniqueRunId, type World } from './world.js';
 
 /**
  * The run's id and keys. Keys are named after the id (runs share one table), but their hashes
  * decide where they sort in a tag's index (the order a fan-out marks them): an id is drawn until
- * key n sorts n-th, so a plan replays the same way whatever the id. Multi-tenant: the same
- * paths for each tenant, the first tenant's keys first.
+ * key n sorts n-th, each page's RSC variant right after it, so a plan replays the same way
+ * whatever the id. Multi-tenant: the same paths for each tenant, the first tenant's keys first
+ * (a tag's index holds one tenant's pages, so the order is asked of each tenant's alone).
  */
 export function runKeys(
   count: number,
   context: ModelContext,
   tenants: readonly (string | undefined)[] = [undefined],
 ): { runId: string; keys: CacheKey[] } {
+  const policy = context.workerConfig.keyPolicy;
   for (;;) {
     const runId = uniqueRunId();
-    const keys = tenants.flatMap((tenant) =>
-      Array.from({ length: count }, (_, index) =>
-        normaliseCacheKey(
-          { tenant, rawPath: `/model-${runId}-k${index}` },
-          context.workerConfig.keyPolicy,
-        ),
-      ),
+    const pages = tenants.map((tenant) =>
+      Array.from({ length: count }, (_, index) => {
+        const rawPath = `/model-${runId}-k${index}`;
+        const key = normaliseCacheKey({ tenant, rawPath }, policy);
+        const variant = normaliseCacheKey(
+          { tenant, rawPath, variantHeaders: VARIANT_HEADERS },
+          context.originConfig.keyPolicy,
+        );
+        return { key, variant };
+      }),
     );
-    if (keys.every((key, index) => index === 0 || keys[index - 1].pk < key.pk)) {
-      return { runId, keys };
-    }
+    const sorted = (list: readonly CacheKey[]) =>
+      list.every((key, index) => index === 0 || list[index - 1].pk < key.pk);
+    const keys = pages.flat().map((page) => page.key);
+    const eachTenant = pages.every((own) =>
+      sorted(own.flatMap((page) => [page.key, page.variant])),
+    );
+    if (sorted(keys) && eachTenant) return { runId, keys };
   }
 }
 
