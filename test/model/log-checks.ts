@@ -55,6 +55,14 @@ export function checkLog(log: readonly ModelEvent[]): void {
     holder.set(event.pk, undefined);
     ended.add(event.token);
   };
+  /** The lease passes to the event's token; the one before it, if any, has ended. */
+  const take = (event: { actor: string; pk: string; token: string; expiresAt: number }) => {
+    const previous = holder.get(event.pk);
+    if (previous !== undefined) ended.add(previous);
+    holder.set(event.pk, event.token);
+    expiresAt.set(event.token, event.expiresAt);
+    leaseOf.set(event.actor, event.token);
+  };
   const advance = (event: { pk: string; generatedAt: number }) => {
     const before = generation.get(event.pk) ?? -Infinity;
     if (event.generatedAt < before) {
@@ -66,14 +74,9 @@ export function checkLog(log: readonly ModelEvent[]): void {
   };
   for (const event of log) {
     switch (event.kind) {
-      case 'seize': {
-        const previous = holder.get(event.pk);
-        if (previous !== undefined) ended.add(previous);
-        holder.set(event.pk, event.token);
-        expiresAt.set(event.token, event.expiresAt);
-        leaseOf.set(event.actor, event.token);
+      case 'seize':
+        take(event);
         break;
-      }
       case 'restore':
         fromHolder(event, 'restored');
         advance(event);
@@ -92,10 +95,7 @@ export function checkLog(log: readonly ModelEvent[]): void {
             `${event.actor} was granted ${event.pk} at ${takerNow} (its clock) while lease ${previous} was live until ${expiresAt.get(previous)}`,
           );
         }
-        if (previous !== undefined) ended.add(previous);
-        holder.set(event.pk, event.token);
-        expiresAt.set(event.token, event.expiresAt);
-        leaseOf.set(event.actor, event.token);
+        take(event);
         break;
       }
       case 'release':

@@ -11,6 +11,21 @@ import { backgroundRace, base, cut, forcedMessage, run, tail } from './plans.js'
 import type { RevalidationPlan } from './writers.js';
 
 /**
+ * What the variant races share: the page's RSC variant asked for first (in container 0), the
+ * page revalidated by path, and the later viewers of the key, each in its drawn container.
+ */
+function variantFirst(
+  mode: RevalidationPlan['mode'],
+  viewers: readonly { readonly container: number; readonly variant: boolean }[],
+): { revalidation: RevalidationPlan; first: OriginPlan; later: OriginPlan[] } {
+  return {
+    revalidation: { skew: 0, by: 'path', tag: 'all', mode, regenerate: false },
+    first: { skew: 0, key: 0, container: 0, variant: true },
+    later: viewers.map((viewer): OriginPlan => ({ skew: 0, key: 0, ...viewer })),
+  };
+}
+
+/**
  * A page's RSC variant rendered for the first time (a viewer's MISS, in the origin), stopped
  * after `k` writes (lease taken, body written...), while a revalidation of the page by path is
  * accepted in full; then the render goes on, and viewers in both containers ask for the variant
@@ -31,15 +46,7 @@ export const variantRace = fc
     tail,
   })
   .map(({ k, mode, page, viewers, tail }): Plan => {
-    const revalidation: RevalidationPlan = {
-      skew: 0,
-      by: 'path',
-      tag: 'all',
-      mode,
-      regenerate: false,
-    };
-    const first: OriginPlan = { skew: 0, key: 0, container: 0, variant: true };
-    const later = viewers.map((viewer): OriginPlan => ({ skew: 0, key: 0, ...viewer }));
+    const { revalidation, first, later } = variantFirst(mode, viewers);
     return {
       ...base,
       // The page published first (or not: its variant is then the first of the key rendered).
@@ -74,15 +81,7 @@ export const passRace = fc
     tail,
   })
   .map(({ mode, viewers, fanOut, tail }): Plan => {
-    const revalidation: RevalidationPlan = {
-      skew: 0,
-      by: 'path',
-      tag: 'all',
-      mode,
-      regenerate: false,
-    };
-    const first: OriginPlan = { skew: 0, key: 0, container: 0, variant: true };
-    const later = viewers.map((viewer): OriginPlan => ({ skew: 0, key: 0, ...viewer }));
+    const { revalidation, first, later } = variantFirst(mode, viewers);
     return {
       ...base,
       passRenders: 1,
